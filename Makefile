@@ -1,0 +1,121 @@
+# nbdkit-cfq: a CFQ-scheduled, io_uring-backed nbdkit plugin.
+#
+#   make            build the plugin, the tools and the tests
+#   make deps       install the Debian packages we need (apt-get, as root)
+#   make check      run the test suite; ends with "N passed, N failed, N skipped"
+#   make demo       serve a demo image and show how to connect
+#   make bench      run the benchmarks (not tests: numbers, not verdicts)
+#   make install    install the plugin into nbdkit's plugin directory
+#
+# CI builds with WERROR=-Werror.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WERROR  ?=
+WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter
+CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE
+CFLAGS_ALL   := -std=gnu11 -fPIC $(WARN) $(WERROR) $(CFLAGS)
+DEPFLAGS = -MMD -MP
+
+PKG_PLUGIN := nbdkit liburing libev
+NBDKIT_CFLAGS := $(shell pkg-config --cflags nbdkit 2>/dev/null)
+URING_LIBS    := $(shell pkg-config --libs liburing 2>/dev/null || echo -luring)
+NBD_CFLAGS    := $(shell pkg-config --cflags libnbd 2>/dev/null)
+NBD_LIBS      := $(shell pkg-config --libs libnbd 2>/dev/null || echo -lnbd)
+INIH_LIBS     := $(shell pkg-config --libs inih 2>/dev/null || echo -linih)
+PLUGINDIR     := $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
+
+# ---- core/: policy, a static library with no outside dependencies -------
+CORE_SRC := $(wildcard core/*.c)
+CORE_OBJ := $(CORE_SRC:.c=.o)
+CORE_LIB := core/libcfqcore.a
+
+# ---- plugin/: mechanism ---------------------------------------------------
+PLUGIN_SRC := $(wildcard plugin/*.c)
+PLUGIN_OBJ := $(PLUGIN_SRC:.c=.o)
+PLUGIN     := plugin/nbdkit-cfq-plugin.so
+PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) -lpthread -lm
+
+# ---- tools/: cfqsim (core only), cfqctl ----------------------------------
+TOOL_SRC := $(wildcard tools/*.c)
+TOOLS    := $(TOOL_SRC:.c=)
+
+# ---- tests ------------------------------------------------------------------
+# tests/unit/test-*.c: unit tests of core/, linked with core only.
+# tests/nbd/*.c: libnbd client programs used by the shell tests.
+UNIT_SRC := $(wildcard tests/unit/test-*.c)
+UNIT_BIN := $(UNIT_SRC:.c=)
+NBDP_SRC := $(wildcard tests/nbd/*.c)
+NBDP_BIN := $(NBDP_SRC:.c=)
+
+# ---- bench/: C benchmark programs (bench/*.c, core only) ---------------
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:.c=)
+
+ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN)
+
+.PHONY: all deps check check-kernel demo bench install clean
+all: $(ALL)
+
+core/%.o: core/%.c
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -c -o $@ $<
+
+$(CORE_LIB): $(CORE_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+plugin/%.o: plugin/%.c
+	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_ALL) -fvisibility=hidden $(DEPFLAGS) -c -o $@ $<
+
+$(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
+	$(CC) -shared -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS) -Wl,-z,defs
+
+tools/%: tools/%.c $(CORE_LIB)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) -lm
+
+tests/unit/%: tests/unit/%.c $(CORE_LIB)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) -lm
+
+tests/nbd/%: tests/nbd/%.c
+	$(CC) $(CPPFLAGS_ALL) $(NBD_CFLAGS) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(NBD_LIBS) -lpthread
+
+bench/%: bench/%.c $(CORE_LIB)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) -lm
+
+-include $(wildcard core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d bench/*.d)
+
+# Debian packages: build, run, test and benchmark.
+DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
+	libnbd-bin python3-libnbd liburing-dev libev-dev libinih-dev fio \
+	qemu-utils fsmark valgrind e2fsprogs util-linux fuse3 procps \
+	qemu-system-common
+deps:
+	@if [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS); \
+	else \
+	  echo "run as root: apt-get update && apt-get install -y $(DEB_PKGS)"; \
+	fi
+
+check: all
+	@tests/run.sh
+
+
+check-kernel: all
+	@tests/kernel/run.sh
+
+demo: all
+	@bench/demo.sh
+
+bench: all
+	@bench/run.sh
+
+install: $(PLUGIN)
+	install -d $(DESTDIR)$(PLUGINDIR)
+	install -m 0755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/nbdkit-cfq-plugin.so
+
+clean:
+	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) \
+	  $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) \
+	  core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d bench/*.d
+	rm -rf tests/logs

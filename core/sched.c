@@ -1,0 +1,18 @@
+/* sched.c: the table of policies the mechanism can choose by name. */
+#include <string.h>
+
+#include "sched.h"
+
+static const struct sched_ops *const policies[] = {
+  &fifo_ops,
+  /* &cfq_ops: added when core/cfq.c lands. */
+};
+
+const struct sched_ops *
+sched_lookup (const char *name)
+{
+  for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
+    if (strcmp (policies[i]->name, name) == 0)
+      return policies[i];
+  return NULL;
+}

@@ -1,0 +1,175 @@
+/* sched.h: the interface between a scheduling policy and the mechanism.
+ *
+ * The kernel's elevators never issue I/O: the block layer inserts requests,
+ * asks for the next one to dispatch and reports completions.  We keep the
+ * same split.  A policy (core/fifo.c, core/cfq.c) sees only struct rq and the
+ * calls below; the mechanism (the plugin's dispatcher thread, the simulator,
+ * the benchmarks) owns the clock, the device and all memory of requests.
+ *
+ * Time is always an absolute count of nanoseconds passed in by the caller
+ * ("now").  dispatch() returns the next request, or NULL, and in *next the
+ * absolute time at which the caller must call dispatch() again even if
+ * nothing else happens (an idle window closing, a slice ending, a fifo
+ * expiring); SCHED_NEVER means no timer is needed.
+ *
+ * Threading: a struct sched is used by one thread only (the dispatcher).
+ * Nothing here locks, sleeps or reads a clock.  Error returns are -errno.
+ *
+ * Lifetime of a request, owned by the caller throughout:
+ *   fill in off/len/op/flags/q  ->  sched_insert()  ->  sched_dispatch()
+ *   returns it  ->  caller does the I/O  ->  sched_completed().
+ * Every inserted request is returned by dispatch exactly once, and must be
+ * completed exactly once after that.
+ */
+#ifndef CFQ_SCHED_H
+#define CFQ_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "list.h"
+#include "rbtree.h"
+
+#define SCHED_NEVER UINT64_MAX
+
+#define NSEC_PER_USEC 1000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_SEC  1000000000ULL
+
+enum rq_op {
+  RQ_READ = 0,
+  RQ_WRITE,
+  RQ_FLUSH,
+  RQ_TRIM,
+  RQ_ZERO,
+};
+
+/* rq->flags */
+#define RQ_SYNC  0x01           /* sync (reads, FUA writes, flushes, writes=sync) */
+#define RQ_FUA   0x02           /* write must be durable on completion */
+#define RQ_META  0x04           /* metadata: CFQ serves it first */
+#define RQ_MAYTRIM 0x08         /* zero may punch a hole */
+
+/* Priority classes, numbered as Linux IOPRIO_CLASS_*. */
+enum sched_class {
+  SCHED_CLASS_RT = 1,
+  SCHED_CLASS_BE = 2,
+  SCHED_CLASS_IDLE = 3,
+};
+#define SCHED_LEVELS 8          /* levels 0 (highest) .. 7 */
+#define SCHED_WEIGHT_MIN 100
+#define SCHED_WEIGHT_MAX 1000
+#define SCHED_WEIGHT_DEFAULT 500
+
+struct sched_queue;             /* one per client connection (cfqq) */
+struct sched_group;             /* one per tenant group (cfqg) */
+
+struct rq {
+  /* Filled in by the caller before insert. */
+  uint64_t off;                 /* byte offset on the device */
+  uint32_t len;                 /* bytes; 0 for flush */
+  uint8_t op;                   /* enum rq_op */
+  uint8_t flags;                /* RQ_* */
+  struct sched_queue *q;        /* the submitting connection's queue */
+  void *priv;                   /* the caller's, never touched by policy */
+
+  /* Owned by the policy from insert until completed. */
+  struct list fifo;             /* on the queue's fifo, arrival order */
+  struct rb_node rb;            /* in the queue's sector-sorted tree */
+  uint64_t t_insert;            /* ns: when inserted */
+  uint64_t t_fifo;              /* ns: fifo expiry deadline */
+  uint64_t t_dispatch;          /* ns: when dispatched */
+  void *sq;                     /* policy's: queue actually serving it */
+};
+
+static inline uint64_t
+rq_sector (const struct rq *rq)
+{
+  return rq->off >> 9;
+}
+
+static inline bool
+rq_is_sync (const struct rq *rq)
+{
+  return rq->flags & RQ_SYNC;
+}
+
+struct sched;
+
+struct sched_ops {
+  const char *name;
+
+  /* Create and destroy an instance.  create returns NULL only on ENOMEM. */
+  struct sched *(*create) (void);
+  void (*destroy) (struct sched *s);
+
+  /* Tunables, by their CFQ name ("slice_idle", "quantum" ...).  Values are
+   * in the tunable's own unit (ns for times).  set clamps nothing silently:
+   * it returns -ENOENT for an unknown key and -ERANGE for a bad value.
+   */
+  int (*set) (struct sched *s, const char *key, uint64_t val);
+  int (*get) (struct sched *s, const char *key, uint64_t *val);
+
+  /* Groups and queues.  Called from setup paths: these may allocate.
+   * group_new returns NULL on ENOMEM or a bad weight.
+   * queue_free may be called while the queue still has requests queued or
+   * in flight: they are still dispatched and completed as usual, and the
+   * memory goes when the last one completes.
+   */
+  struct sched_group *(*group_new) (struct sched *s, const char *name,
+                                    unsigned weight);
+  int (*group_set_weight) (struct sched *s, struct sched_group *g,
+                           unsigned weight);
+  struct sched_queue *(*queue_new) (struct sched *s, struct sched_group *g,
+                                    enum sched_class cls, unsigned level);
+  void (*queue_free) (struct sched *s, struct sched_queue *q);
+
+  /* The request path: no allocation, no syscalls. */
+  void (*insert) (struct sched *s, struct rq *rq, uint64_t now);
+  struct rq *(*dispatch) (struct sched *s, uint64_t now, uint64_t *next);
+  void (*completed) (struct sched *s, struct rq *rq, uint64_t now);
+  bool (*has_work) (struct sched *s);
+};
+
+/* Every policy's instance starts with this. */
+struct sched {
+  const struct sched_ops *ops;
+};
+
+extern const struct sched_ops fifo_ops;
+extern const struct sched_ops cfq_ops;
+
+/* Look a policy up by name ("fifo", "cfq"); NULL if unknown. */
+extern const struct sched_ops *sched_lookup (const char *name);
+
+static inline struct sched *sched_create (const struct sched_ops *ops)
+{ return ops->create (); }
+static inline void sched_destroy (struct sched *s)
+{ s->ops->destroy (s); }
+static inline int sched_set (struct sched *s, const char *k, uint64_t v)
+{ return s->ops->set (s, k, v); }
+static inline int sched_get (struct sched *s, const char *k, uint64_t *v)
+{ return s->ops->get (s, k, v); }
+static inline struct sched_group *
+sched_group_new (struct sched *s, const char *name, unsigned weight)
+{ return s->ops->group_new (s, name, weight); }
+static inline int
+sched_group_set_weight (struct sched *s, struct sched_group *g, unsigned w)
+{ return s->ops->group_set_weight (s, g, w); }
+static inline struct sched_queue *
+sched_queue_new (struct sched *s, struct sched_group *g,
+                 enum sched_class cls, unsigned level)
+{ return s->ops->queue_new (s, g, cls, level); }
+static inline void sched_queue_free (struct sched *s, struct sched_queue *q)
+{ s->ops->queue_free (s, q); }
+static inline void sched_insert (struct sched *s, struct rq *rq, uint64_t now)
+{ s->ops->insert (s, rq, now); }
+static inline struct rq *
+sched_dispatch (struct sched *s, uint64_t now, uint64_t *next)
+{ return s->ops->dispatch (s, now, next); }
+static inline void sched_completed (struct sched *s, struct rq *rq, uint64_t now)
+{ s->ops->completed (s, rq, now); }
+static inline bool sched_has_work (struct sched *s)
+{ return s->ops->has_work (s); }
+
+#endif /* CFQ_SCHED_H */

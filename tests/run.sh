@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# tests/run.sh: run the test suite, each test under a timeout.
+#
+# A test is an executable: tests/unit/test-* (C, core only) or tests/test-*.sh.
+# Exit 0 passes, 77 skips, anything else (or the timeout) fails.  Output goes
+# to tests/logs/NAME.log; a failing test's log tail is printed.  A test may
+# name its own limit with a line "# timeout: SECONDS" (default 300).
+#
+# Usage: tests/run.sh [TEST...]      (default: every test)
+# The last line is "N passed, N failed, N skipped".
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+mkdir -p tests/logs
+
+if [ $# -gt 0 ]; then
+  tests=("$@")
+else
+  tests=()
+  for t in tests/unit/test-*; do
+    case "$t" in *.c|*.d|*.o) continue ;; esac
+    [ -x "$t" ] && tests+=("$t")
+  done
+  for t in tests/test-*.sh; do
+    [ -f "$t" ] && tests+=("$t")
+  done
+fi
+
+pass=0 fail=0 skip=0
+failed=()
+for t in "${tests[@]}"; do
+  name=$(basename "$t")
+  log="tests/logs/$name.log"
+  limit=$(sed -n 's/^# timeout: *\([0-9][0-9]*\).*/\1/p' "$t" 2>/dev/null | head -1)
+  [ -n "$limit" ] || limit=300
+  start=$(date +%s)
+  case "$t" in
+    *.sh) timeout -k 10 "$limit" bash "$t" >"$log" 2>&1 </dev/null ;;
+    *)    timeout -k 10 "$limit" "$t" >"$log" 2>&1 </dev/null ;;
+  esac
+  rc=$?
+  secs=$(( $(date +%s) - start ))
+  case $rc in
+    0)  echo "PASS: $name (${secs}s)"; pass=$((pass+1)) ;;
+    77) echo "SKIP: $name ($(tail -1 "$log"))"; skip=$((skip+1)) ;;
+    124|137) echo "FAIL: $name (timeout after ${limit}s)"; fail=$((fail+1)); failed+=("$name") ;;
+    *)  echo "FAIL: $name (exit $rc)"; fail=$((fail+1)); failed+=("$name") ;;
+  esac
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+    tail -20 "$log" | sed 's/^/    | /'
+  fi
+done
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
