@@ -54,7 +54,7 @@ BENCH_BIN := $(BENCH_SRC:.c=)
 
 ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN)
 
-.PHONY: all deps check check-kernel demo bench install clean
+.PHONY: all deps deps-kernel check check-kernel demo bench install clean
 all: $(ALL)
 
 core/%.o: core/%.c
@@ -71,16 +71,16 @@ $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
 	$(CC) -shared -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS) -Wl,-z,defs
 
 tools/%: tools/%.c $(CORE_LIB)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) -lm
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
 
 tests/unit/%: tests/unit/%.c $(CORE_LIB)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) -lm
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
 
 tests/nbd/%: tests/nbd/%.c
 	$(CC) $(CPPFLAGS_ALL) $(NBD_CFLAGS) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(NBD_LIBS) -lpthread
 
 bench/%: bench/%.c $(CORE_LIB)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) -lm
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
 
 -include $(wildcard core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d bench/*.d)
 
@@ -100,6 +100,16 @@ deps:
 check: all
 	@tests/run.sh
 
+
+# The real kernel NBD client runs in a software-emulated VM: its packages
+# are big, so they are only installed for this target.
+KERNEL_PKGS := linux-image-amd64 qemu-system-x86 nbd-client busybox-static cpio kmod
+deps-kernel:
+	@if [ "$$(id -u)" = 0 ]; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(KERNEL_PKGS); \
+	else \
+	  echo "run as root: apt-get install -y $(KERNEL_PKGS)"; \
+	fi
 
 check-kernel: all
 	@tests/kernel/run.sh
