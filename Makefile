@@ -124,7 +124,7 @@ deps-kernel:
 check-kernel: all
 	@tests/kernel/run.sh
 
-demo: all
+demo:
 	@bench/demo.sh
 
 bench: all
