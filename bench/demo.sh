@@ -66,7 +66,7 @@ cat <<MSG
     mkdir -p /tmp/nbd && nbdfuse /tmp/nbd $uri &
     dev=\$(losetup -f --show --direct-io=on /tmp/nbd/nbd)
     mkfs.ext4 \$dev && mkdir -p /mnt/demo && mount \$dev /mnt/demo
-    ... umount /mnt/demo; losetup -d \$dev; fusermount3 -u /tmp/nbd
+    ... umount /mnt/demo; losetup -d \$dev; umount /tmp/nbd
   With the kernel NBD client (a kernel with nbd.ko):
     nbd-client -N '' 127.0.0.1 $port /dev/nbd0
 
