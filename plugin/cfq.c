@@ -791,7 +791,7 @@ static int
 cfq_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
            uint32_t flags)
 {
-  int err = do_pread (handle, buf, count, offset);
+  int err = count ? do_pread (handle, buf, count, offset) : 0;
 
   return err ? fail ("pread", err) : 0;
 }
@@ -800,8 +800,8 @@ static int
 cfq_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
             uint32_t flags)
 {
-  int err = do_pwrite (handle, buf, count, offset,
-                       flags & NBDKIT_FLAG_FUA ? RWF_DSYNC : 0);
+  int err = count ? do_pwrite (handle, buf, count, offset,
+                               flags & NBDKIT_FLAG_FUA ? RWF_DSYNC : 0) : 0;
 
   return err ? fail ("pwrite", err) : 0;
 }
@@ -822,6 +822,8 @@ cfq_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   uint64_t ioff = offset, ilen = count;
   int err = 0;
 
+  if (count == 0)
+    return 0;
   if (cfq_dev.is_blockdev) {
     /* Discard is advisory: the partial edge blocks are left as they are. */
     rmw_interior (offset, count, cfq_bs, &ioff, &ilen);
@@ -864,6 +866,8 @@ cfq_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   struct rlock l;
   int err;
 
+  if (count == 0)
+    return 0;
   /* The fast ways hold the span like a plain write would. */
   rmw_plan (offset, count, cfq_bs, &p);
   rl_lock (&l, p.span_off, p.span_len, false);
