@@ -500,9 +500,11 @@ cfq_config (const char *key, const char *value)
 {
   if (strcmp (key, "file") == 0) {
     free (cfq_file);
-    cfq_file = nbdkit_realpath (value);
-    if (!cfq_file)
+    cfq_file = strdup (value);  /* made absolute in config_complete */
+    if (!cfq_file) {
+      nbdkit_error ("cfq: strdup: %m");
       return -1;
+    }
   }
   else if (strcmp (key, "scheduler") == 0) {
     free (cfq_sched_name);
@@ -545,12 +547,21 @@ cfq_config_complete (void)
 {
   const char *name = cfq_sched_name ? cfq_sched_name : "fifo";
   struct stat st;
+  char *abs;
 
   if (!cfq_file) {
     nbdkit_error ("cfq: the file parameter is required "
                   "(file=PATH: a regular file or a block device)");
     return -1;
   }
+  /* nbdkit changes to / when it daemonizes. */
+  abs = realpath (cfq_file, NULL);
+  if (!abs) {
+    nbdkit_error ("cfq: file=%s: %m", cfq_file);
+    return -1;
+  }
+  free (cfq_file);
+  cfq_file = abs;
   if (stat (cfq_file, &st) == -1) {
     nbdkit_error ("cfq: file=%s: %m", cfq_file);
     return -1;
