@@ -688,8 +688,14 @@ static void
 cfq_cleanup (void)
 {
   struct bounce *b;
+  struct engine_stats st;
 
-  engine_stop ();
+  if (engine_stop (&st))
+    nbdkit_debug ("cfq: dispatcher: %" PRIu64 " requests in %" PRIu64
+                  " submits over %" PRIu64 " loop passes; %" PRIu64
+                  " run by workers; at most %u at the device",
+                  st.dispatched, st.submits, st.passes, st.worker_ops,
+                  st.max_inflight);
   for (int i = 0; i < FILE_NR; i++)
     if (cfq_fds[i] >= 0) {
       close (cfq_fds[i]);

@@ -92,6 +92,7 @@ struct engine {
   ev_prepare pump;              /* the pass, once per iteration */
   ev_timer timer;               /* the scheduler's next deadline */
   uint64_t timer_at;            /* ns: when timer fires; SCHED_NEVER if idle */
+  struct engine_stats st;       /* counters, read after the thread is gone */
 };
 
 static struct engine *eng;      /* one per nbdkit process */
@@ -231,8 +232,10 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
   uint64_t now = now_ns ();
   uint64_t next = SCHED_NEVER;
   struct rq *rq = NULL;
+  uint64_t dispatched0 = e->st.dispatched;
 
   ASSERT_DISPATCHER (e);
+  e->st.passes++;
   drain (e, now);
 
   for (;;) {
@@ -242,13 +245,21 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
       int err;
 
       e->inflight++;
+      e->st.dispatched++;
+      if (e->inflight > e->st.max_inflight)
+        e->st.max_inflight = e->inflight;
       if (r->eop == EOP_WORKER) {
+        e->st.worker_ops++;
         creq_wake (r, CREQ_ST_RUN);
         continue;
       }
       err = e->bops->queue (e->be, r);
       if (err)
         finish (e, r, err, now);
+    }
+    if (e->st.dispatched != dispatched0) {
+      e->st.submits++;
+      dispatched0 = e->st.dispatched;
     }
     e->bops->submit (e->be);
     /* A backend that completes inside submit (null) frees slots at once:
@@ -403,14 +414,15 @@ engine_start (const struct engine_cfg *cfg)
   return err;
 }
 
-void
-engine_stop (void)
+bool
+engine_stop (struct engine_stats *stats)
 {
   struct engine *e = eng;
   struct creq stop, *r = &stop;
+  bool ran;
 
   if (!e)
-    return;
+    return false;
   if (e->thread_started) {
     memset (&stop, 0, sizeof stop);
     stop.kind = CREQ_STOP;
@@ -418,8 +430,12 @@ engine_stop (void)
     __atomic_store_n (&e->running, 0, __ATOMIC_RELEASE);
     pthread_join (e->thread, NULL);
   }
+  ran = e->thread_started;
+  if (stats)
+    *stats = e->st;
   eng = NULL;
   engine_free (e);
+  return ran;
 }
 
 int
