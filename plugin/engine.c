@@ -36,6 +36,9 @@
  * PENDING to SLEEPING, and the dispatcher exchanges in DONE and calls
  * futex_wake only when it saw SLEEPING.
  *
+ * The scheduler instance is created before the thread starts and destroyed
+ * after it has been joined; in between only the dispatcher touches it.
+ *
  * Blocking operations that io_uring cannot do on this kernel (BLKDISCARD
  * on a block device) are still scheduled like any request, but when the
  * scheduler dispatches one the dispatcher does not run it: it wakes the
@@ -280,6 +283,7 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
     if (next != SCHED_NEVER) {
       ev_tstamp after = next > now ? (double) (next - now) / 1e9 : 0.;
 
+      ev_now_update (loop);     /* the timer counts from the loop's clock */
       ev_timer_set (&e->timer, after, 0.);
       ev_timer_start (loop, &e->timer);
     }
