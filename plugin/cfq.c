@@ -70,6 +70,8 @@
 #define CFQ_MAX_REQUEST (32u << 20)     /* bytes: NBD's largest data request */
 #define CFQ_PREFERRED_BLOCK 4096        /* bytes */
 #define CFQ_ZERO_CHUNK (1u << 20)       /* bytes: write-zeroes fallback step */
+#define CFQ_BOUNCE_STEP (64u << 10)     /* bytes: bounce sizes are multiples */
+#define CFQ_BOUNCE_KEEP (8u << 20)      /* bytes: larger bounces are not kept */
 
 /* ---- configuration (main thread, before get_ready) ------------------------- */
 
@@ -154,7 +156,7 @@ static void *
 bounce_get (size_t n)
 {
   struct bounce *b = pthread_getspecific (cfq_bounce_key);
-  size_t size = 64 * 1024;
+  size_t size;
   void *p;
 
   if (b && b->size >= n)
@@ -168,14 +170,28 @@ bounce_get (size_t n)
       return NULL;
     }
   }
-  while (size < n)
-    size <<= 1;
+  size = (n + CFQ_BOUNCE_STEP - 1) / CFQ_BOUNCE_STEP * CFQ_BOUNCE_STEP;
   if (posix_memalign (&p, cfq_buf_align, size))
     return NULL;
   free (b->p);
   b->p = p;
   b->size = size;
   return p;
+}
+
+/* After a request: keep the common sizes for the next one, but do not let
+ * each of nbdkit's threads hold on to 32 MiB after one huge request.
+ */
+static void
+bounce_done (void)
+{
+  struct bounce *b = pthread_getspecific (cfq_bounce_key);
+
+  if (b && b->size > CFQ_BOUNCE_KEEP) {
+    free (b->p);
+    b->p = NULL;
+    b->size = 0;
+  }
 }
 
 /* ---- the write range lock ------------------------------------------------------ */
@@ -329,6 +345,7 @@ do_pread (struct cfq_handle *h, void *buf, uint32_t count, uint64_t off)
   err = io_rw (h, RQ_READ, FILE_DIRECT, b, p.span_len, p.span_off, 0);
   if (!err)
     memcpy (buf, (char *) b + p.head, count);
+  bounce_done ();
   return err;
 }
 
@@ -394,6 +411,7 @@ do_pwrite (struct cfq_handle *h, const void *buf, uint32_t count,
     err = do_rmw (h, buf, count, &p, rw_flags);
   }
   rl_unlock (&l);
+  bounce_done ();
   return err;
 }
 
