@@ -200,6 +200,7 @@ const size_t cfq_nr_tunables = T_NR;
 #define CFQQ_CLOSE_THR          (8 * 1024)      /* sectors */
 #define CFQQ_SECT_THR_NONROT    (2 * 32)        /* sectors */
 #define CFQ_PAGE_SIZE           4096
+#define CFQ_IDLE_GRACE          (100 * MS)      /* HZ / 10, CFQ <= 2.6.27 */
 #define CFQ_PRIO_LISTS          SCHED_LEVELS
 #define CFQ_SAMPLE_VALID(s)     ((s) > 80)
 
@@ -336,6 +337,8 @@ struct cfqd {
   struct sched_group *serving_group;
 
   unsigned busy_queues;         /* queues on rr */
+  unsigned busy_idle_queues;    /* of which IDLE class */
+  uint64_t last_end_nonidle;    /* ns: last completion of a non-IDLE rq */
   unsigned rq_queued;           /* rqs inserted, not dispatched */
   unsigned rq_in_driver;        /* rqs dispatched, not completed */
   unsigned rq_in_flight[2];     /* same, by queue sync-ness */
@@ -832,6 +835,7 @@ cfq_add_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   cfqq->on_rr = true;
   cfqd->busy_queues++;
+  cfqd->busy_idle_queues += cfq_class_idle (cfqq);
   cfq_resort_rr_list (cfqd, cfqq, now);
 }
 
@@ -846,6 +850,7 @@ cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq)
   cfq_prio_tree_del (cfqq);
   cfq_group_service_tree_del (cfqd, cfqq->cfqg);
   cfqd->busy_queues--;
+  cfqd->busy_idle_queues -= cfq_class_idle (cfqq);
 }
 
 /* ---- Requests in a queue --------------------------------------------- */
@@ -1289,6 +1294,20 @@ cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
   choose_service_tree (cfqd, cfqg, now);
 }
 
+/* Idle-class grace (CFQ_IDLE_GRACE of CFQ up to 2.6.27, kept because
+ * "IDLE only when nothing else waits" should survive a sync reader's think
+ * time): when only IDLE-class queues have work, none starts until 100 ms
+ * after the last completion of a non-IDLE request.  2.6.36 relies on the
+ * class order inside a group only.  Across groups an IDLE queue still gets
+ * its group's turn while other groups are busy, as in 2.6.36.
+ */
+static bool
+cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now)
+{
+  return cfqd->busy_queues && cfqd->busy_queues == cfqd->busy_idle_queues
+    && now - cfqd->last_end_nonidle < CFQ_IDLE_GRACE;
+}
+
 /* Keep serving the active queue, or expire it and choose the next one.
  * NULL: nothing to dispatch now (idling, or waiting for completions).
  */
@@ -1344,6 +1363,8 @@ check_group_idle:
 expire:
   cfq_slice_expired (cfqd, false, now);
 new_queue:
+  if (!new_cfqq && cfq_idle_grace_wait (cfqd, now))
+    return NULL;
   if (!new_cfqq)
     cfq_choose_cfqg (cfqd, now);
   else
@@ -1819,6 +1840,7 @@ cfq_create (void)
    * starting clock.
    */
   cfqd->last_delayed_sync = (uint64_t) 0 - NSEC_PER_SEC;
+  cfqd->last_end_nonidle = (uint64_t) 0 - NSEC_PER_SEC;
   cfqd->root_group = cfq_group_alloc (cfqd, "root", CFQ_ROOT_WEIGHT);
   if (!cfqd->root_group)
     goto err;
@@ -2007,6 +2029,8 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
 
   if (!cfqd->busy_queues)
     return next;
+  if (!cfqq && cfq_idle_grace_wait (cfqd, now))
+    next = umin64 (next, cfqd->last_end_nonidle + CFQ_IDLE_GRACE);
   if (cfqq && !cfqq->slice_new && cfqq->slice_end > now)
     next = umin64 (next, cfqq->slice_end);
   if (cfqq && !cfqq->sync && !rb_empty (&cfqq->sort_list)
@@ -2110,6 +2134,8 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   cfqq->cfqg->dispatched--;
   cfqd->rq_in_flight[cfqq->sync]--;
   cfqd->stats.completed++;
+  if (!cfq_class_idle (cfqq))
+    cfqd->last_end_nonidle = now;
 
   if (sync) {
     cic->last_end_request = now;

@@ -97,7 +97,25 @@ test_classes (void)
   be->stop = 300 * MS;
   h_run (&h, 1000 * MS);
   assert (idle->dispatched > 0);
-  assert (idle->first_dispatch >= be->last_dispatch);
+  /* ... and not before the idle-class grace after the last BE completion
+   * (be->cost after its last dispatch).
+   */
+  assert (idle->first_dispatch >= be->last_dispatch + be->cost + 100 * MS);
+  h_fini (&h);
+
+  /* A BE reader thinking 30 ms between requests (too long to idle for):
+   * the IDLE queue still does not get in between.
+   */
+  h_init (&h, 1);
+  be = h_client (&h, NULL, SCHED_CLASS_BE, 4);
+  idle = h_client (&h, NULL, SCHED_CLASS_IDLE, 0);
+  idle->depth = 4;
+  be->think = 30 * MS;
+  be->random = true;
+  be->stop = 1000 * MS;
+  h_run (&h, 1500 * MS);
+  assert (be->dispatched > 20);
+  assert (idle->first_dispatch > be->last_dispatch);
   h_fini (&h);
 
   /* Levels: without low_latency scaling the slices are 180 ms (level 0)
@@ -336,10 +354,16 @@ test_preemption (void)
   sched_queue_free (s, be);
   sched_queue_free (s, idle);
   /* Freed with requests queued: still dispatched and completed. */
+  next = 4 * MS;
   for (int n = 0; n < 100 && sched_has_work (s); n++) {
-    r = sched_dispatch (s, (4 + n) * MS, &next);
-    if (r)
-      sched_completed (s, r, (4 + n) * MS + 100);
+    uint64_t t = next;
+    r = sched_dispatch (s, t, &next);
+    if (r) {
+      sched_completed (s, r, t + 100);
+      next = t + 100;
+    }
+    else
+      assert (next != SCHED_NEVER);
   }
   assert (!sched_has_work (s));
   sched_destroy (s);
