@@ -61,9 +61,13 @@
  *    No allow= means anyone.
  *  - Relative paths in the file are relative to the file's directory.
  *
- * The tunable table below is ours until include/cfq.h (the CFQ policy) lands
- * with its own: then tunable_defs should become a view of that table so
- * that ranges and defaults are defined once.
+ * Defined once.  The scheduler keys, their units and ranges are CFQ's own
+ * table (cfq_tunables in include/cfq.h), so a value accepted here is one
+ * sched_set() accepts.  CFQ keeps "mode" as a tunable too; the config puts
+ * it in [device] (auto|time|iops) and passes it on as that tunable.  The
+ * model.* parameters are checked by the device model itself
+ * (include/devmodel.h): cfg_validate() makes the model [device] emulate
+ * names and sets each parameter on it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -76,49 +80,40 @@
 #include <strings.h>
 #include <sys/un.h>
 
+#include "cfq.h"
 #include "config.h"
+#include "devmodel.h"
 
 #define MS NSEC_PER_MSEC
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
 
 /* ---- the tunables --------------------------------------------------------
- * Defaults from CFQ 2.6.36 (Documentation/block/cfq-iosched.txt); the ranges
- * are ours: wide enough to experiment, narrow enough to catch a slip of
- * units (slice_idle=8000 meant as us is 8 s here, and refused).
+ * CFQ's table, seen through two questions: is entry i a [scheduler] key
+ * (all but "mode"), and how is its value written?
  */
-static const struct cfg_tunable_def tunable_defs[] = {
-  { "slice_sync",        CFG_UNIT_NS,    100 * MS, 1 * MS, 10000 * MS,
-    "time slice of a sync queue at prio 4" },
-  { "slice_async",       CFG_UNIT_NS,    40 * MS,  1 * MS, 10000 * MS,
-    "time slice of an async queue at prio 4" },
-  { "slice_async_rq",    CFG_UNIT_COUNT, 2,        1,      1024,
-    "async requests per slice unit before expiry" },
-  { "slice_idle",        CFG_UNIT_NS,    8 * MS,   0,      1000 * MS,
-    "idle window on an emptied sync queue; 0 disables" },
-  { "group_idle",        CFG_UNIT_NS,    8 * MS,   0,      1000 * MS,
-    "idle window on an emptied group; 0 disables" },
-  { "quantum",           CFG_UNIT_COUNT, 8,        1,      CFG_QUEUE_DEPTH_MAX,
-    "requests the active queue may have on the device" },
-  { "fifo_expire_sync",  CFG_UNIT_NS,    125 * MS, 1 * MS, 60000 * MS,
-    "deadline of a sync request" },
-  { "fifo_expire_async", CFG_UNIT_NS,    250 * MS, 1 * MS, 60000 * MS,
-    "deadline of an async request" },
-  { "back_seek_max",     CFG_UNIT_KIB,   16384,    0,      1048576,
-    "backward seek still served in order" },
-  { "back_seek_penalty", CFG_UNIT_COUNT, 2,        1,      1000,
-    "cost factor of a backward seek" },
-  { "low_latency",       CFG_UNIT_BOOL,  1,        0,      1,
-    "scale slices to meet target_latency" },
-  { "target_latency",    CFG_UNIT_NS,    300 * MS, 1 * MS, 10000 * MS,
-    "round of all busy queues with low_latency" },
-};
-#define NR_TUNABLES (sizeof tunable_defs / sizeof tunable_defs[0])
-
-const struct cfg_tunable_def *
-cfg_tunable_defs (size_t *nr)
+static bool
+tunable_is_key (size_t i)
 {
-  *nr = NR_TUNABLES;
-  return tunable_defs;
+  return strcmp (cfq_tunables[i].name, "mode") != 0;
+}
+
+enum tunit {
+  TU_TIME,                      /* "ns": a time, a bare number is ms */
+  TU_KIB,                       /* "KiB": a bare number is KiB, or a size */
+  TU_BOOL,                      /* "bool" */
+  TU_COUNT,                     /* "requests", "factor": a plain number */
+};
+
+static enum tunit
+tunit (const struct cfq_tunable *t)
+{
+  if (strcmp (t->unit, "ns") == 0)
+    return TU_TIME;
+  if (strcmp (t->unit, "KiB") == 0)
+    return TU_KIB;
+  if (strcmp (t->unit, "bool") == 0)
+    return TU_BOOL;
+  return TU_COUNT;
 }
 
 /* ---- sections and keys ------------------------------------------------- */
@@ -142,8 +137,8 @@ enum {
   GK_EMULATE,
   GK_SCHEDULER,
   GK_TUNABLE,
-  NR_GKEYS = GK_TUNABLE + NR_TUNABLES,
 };
+#define NR_GKEYS (GK_TUNABLE + cfq_nr_tunables)
 
 static const char *const gk_names[GK_TUNABLE] = {
   "file", "queue_depth", "mode", "emulate", "scheduler",
@@ -165,8 +160,8 @@ gkey_lookup (const char *name)
   for (int i = 0; i < GK_TUNABLE; i++)
     if (strcmp (gk_names[i], name) == 0)
       return i;
-  for (size_t i = 0; i < NR_TUNABLES; i++)
-    if (strcmp (tunable_defs[i].name, name) == 0)
+  for (size_t i = 0; i < cfq_nr_tunables; i++)
+    if (tunable_is_key (i) && strcmp (cfq_tunables[i].name, name) == 0)
       return GK_TUNABLE + (int) i;
   return -1;
 }
@@ -235,7 +230,7 @@ struct cfg {
   char *filename;               /* NULL until cfg_parse */
   char *dir;                    /* of filename, with '/', or "" */
   unsigned l_device, l_sched;   /* section header lines; 0 = absent */
-  struct gval gv[NR_GKEYS];
+  struct gval *gv;              /* [NR_GKEYS] */
   struct xparam *fparams, *cparams; /* model.* in the file / command line */
   size_t nr_fparams, nr_cparams;
   struct xgroup *groups;
@@ -489,12 +484,11 @@ cfg_format_size (uint64_t bytes, char *buf, size_t len)
 
 /* Text for a tunable's value in its unit, for messages. */
 static char *
-format_unit (enum cfg_unit unit, uint64_t v, char *buf, size_t len)
+format_unit (enum tunit unit, uint64_t v, char *buf, size_t len)
 {
   switch (unit) {
-  case CFG_UNIT_NS: return cfg_format_time (v, buf, len);
-  case CFG_UNIT_KIB: snprintf (buf, len, "%lluK", (unsigned long long) v);
-    return buf;
+  case TU_TIME: return cfg_format_time (v, buf, len);
+  case TU_KIB: return cfg_format_size (v * 1024, buf, len);
   default: snprintf (buf, len, "%llu", (unsigned long long) v); return buf;
   }
 }
@@ -546,10 +540,10 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
     return -EINVAL;
   }
 
-  const struct cfg_tunable_def *t = &tunable_defs[k - GK_TUNABLE];
+  const struct cfq_tunable *t = &cfq_tunables[k - GK_TUNABLE];
   bool b;
-  switch (t->unit) {
-  case CFG_UNIT_NS:
+  switch (tunit (t)) {
+  case TU_TIME:
     r = cfg_parse_time (value, v);
     if (r < 0) {
       snprintf (why, len, "not a time (want a number with ns, us, ms or s;"
@@ -557,7 +551,7 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
       return -EINVAL;
     }
     break;
-  case CFG_UNIT_KIB:
+  case TU_KIB:
     if (value[0] && strchr ("0123456789", value[strlen (value) - 1]))
       r = parse_uint (value, v);
     else {
@@ -573,13 +567,13 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
       return -EINVAL;
     }
     break;
-  case CFG_UNIT_COUNT:
+  case TU_COUNT:
     if (parse_uint (value, v) < 0) {
       snprintf (why, len, "not a number");
       return -EINVAL;
     }
     break;
-  case CFG_UNIT_BOOL:
+  case TU_BOOL:
     if (cfg_parse_bool (value, &b) < 0) {
       snprintf (why, len, "not a boolean (want 0/1, yes/no, on/off)");
       return -EINVAL;
@@ -589,8 +583,8 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
   }
   if (*v < t->min || *v > t->max) {
     snprintf (why, len, "out of range %s..%s",
-              format_unit (t->unit, t->min, b1, sizeof b1),
-              format_unit (t->unit, t->max, b2, sizeof b2));
+              format_unit (tunit (t), t->min, b1, sizeof b1),
+              format_unit (tunit (t), t->max, b2, sizeof b2));
     return -EINVAL;
   }
   return 0;
@@ -1565,11 +1559,98 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
   }
 }
 
+/* An error about model.KEY from the file (at its line) or the command
+ * line (line 0).
+ */
+static void __attribute__ ((format (printf, 3, 4)))
+param_err (struct cfg *cfg, const struct xparam *p, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  if (p->line)
+    add_error (cfg, cfg->filename, p->line, fmt, ap);
+  else
+    add_error (cfg, NULL, 0, fmt, ap);
+  va_end (ap);
+}
+
+/* "a, b, c" */
+static const char *
+join (const char *const *names, char *buf, size_t len)
+{
+  size_t off = 0;
+
+  buf[0] = '\0';
+  for (size_t i = 0; names[i] && off < len; i++)
+    off += snprintf (buf + off, len - off, "%s%s", i ? ", " : "", names[i]);
+  return buf;
+}
+
+/* Set every model.* parameter on the device model [device] emulate names,
+ * exactly as the plugin will.  With emulate = none a parameter is checked
+ * on whichever model has it, so a typo is caught even while emulation is
+ * off for a comparison run.  -ENOMEM or 0.
+ */
+static int
+check_model_params (struct cfg *cfg, const struct xparam *const *src,
+                    size_t np)
+{
+  static const char *const kinds[2] = { "hdd", "ssd" };
+  struct devmodel *dm[2] = { NULL, NULL };
+  enum cfg_emulate emu = cfg->m.dev.emulate;
+  char l0[256], l1[256];
+  int err = 0;
+
+  for (int k = 0; k < 2 && np; k++)
+    if (emu == CFG_EMULATE_NONE || (int) emu == k + 1) {
+      dm[k] = devmodel_new (kinds[k], &err);
+      if (!dm[k])
+        goto out;
+    }
+  for (size_t i = 0; i < np; i++) {
+    const struct xparam *p = src[i];
+    const char *eq = p->line ? " = " : "=", *kind = NULL;
+    int r = -ENOENT;
+
+    for (int k = 0; k < 2 && r != 0; k++) {
+      int rk;
+      if (!dm[k] || (rk = devmodel_set (dm[k], p->key, p->value)) == -ENOENT)
+        continue;
+      if (r == -ENOENT || rk == 0) {
+        r = rk;
+        kind = kinds[k];
+      }
+    }
+    if (r == -ENOENT && emu == CFG_EMULATE_NONE)
+      param_err (cfg, p, "model.%s: not a parameter of any device model"
+                 " (hdd: %s; ssd: %s)", p->key,
+                 join (devmodel_params (dm[0]), l0, sizeof l0),
+                 join (devmodel_params (dm[1]), l1, sizeof l1));
+    else if (r == -ENOENT)
+      param_err (cfg, p, "model.%s: not a parameter of the %s model (want"
+                 " %s)", p->key, kinds[emu - 1],
+                 join (devmodel_params (dm[emu - 1]), l0, sizeof l0));
+    else if (r == -ERANGE)
+      param_err (cfg, p, "model.%s%s%s: out of range for the %s model",
+                 p->key, eq, p->value, kind);
+    else if (r < 0)
+      param_err (cfg, p, "model.%s%s%s: not a valid value for the %s model",
+                 p->key, eq, p->value, kind);
+  }
+out:
+  devmodel_free (dm[0]);
+  devmodel_free (dm[1]);
+  return err == -ENOMEM ? -ENOMEM : 0;
+}
+
 int
 cfg_validate (struct cfg *cfg, uint64_t device_size)
 {
   struct xexport *xs = cfg->exports;
   size_t nr = cfg->nr_exports, np = 0;
+  const struct sched_ops *ops;
+  const struct xparam **src = NULL;
   bool *ok = NULL;
 
   free_model (cfg);
@@ -1581,36 +1662,56 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   cfg->m.dev.queue_depth = gget (cfg, GK_QUEUE_DEPTH, CFG_QUEUE_DEPTH_DEFAULT);
   cfg->m.dev.mode = gget (cfg, GK_MODE, CFG_MODE_AUTO);
   cfg->m.dev.emulate = gget (cfg, GK_EMULATE, CFG_EMULATE_NONE);
-  cfg->m.scheduler = sched_names[gget (cfg, GK_SCHEDULER, 0)];
+  ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
+  if (!ops)                     /* only if core/ was built without it */
+    cerr (cfg, "scheduler %s is not built in",
+          sched_names[gget (cfg, GK_SCHEDULER, 0)]);
+  cfg->m.scheduler = ops ? ops->name : sched_names[0];
 
   /* model.*: the file's, with the command line's replacing or added. */
   cfg->m_params = calloc (cfg->nr_fparams + cfg->nr_cparams + 1,
                           sizeof *cfg->m_params);
-  cfg->m_tunables = calloc (NR_TUNABLES, sizeof *cfg->m_tunables);
-  if (!cfg->m_params || !cfg->m_tunables)
+  src = calloc (cfg->nr_fparams + cfg->nr_cparams + 1, sizeof *src);
+  cfg->m_tunables = calloc (cfq_nr_tunables, sizeof *cfg->m_tunables);
+  if (!cfg->m_params || !src || !cfg->m_tunables)
     goto oom;
   for (size_t i = 0; i < cfg->nr_fparams; i++) {
     const struct xparam *c = param_find (cfg->cparams, cfg->nr_cparams,
                                          cfg->fparams[i].key);
+    src[np] = c ? c : &cfg->fparams[i];
     cfg->m_params[np].key = cfg->fparams[i].key;
-    cfg->m_params[np++].value = c ? c->value : cfg->fparams[i].value;
+    cfg->m_params[np].value = src[np]->value;
+    np++;
   }
   for (size_t i = 0; i < cfg->nr_cparams; i++)
     if (!param_find (cfg->fparams, cfg->nr_fparams, cfg->cparams[i].key)) {
+      src[np] = &cfg->cparams[i];
       cfg->m_params[np].key = cfg->cparams[i].key;
       cfg->m_params[np++].value = cfg->cparams[i].value;
     }
   cfg->m.dev.model = cfg->m_params;
   cfg->m.dev.nr_model = np;
-  /* TODO: check model.* against include/devmodel.h once it lands. */
+  if (check_model_params (cfg, src, np) < 0)
+    goto oom;
+  free (src);
+  src = NULL;
 
+  /* The tunables given, in CFQ's table order; "mode" from [device]. */
   if (strcmp (cfg->m.scheduler, "cfq") == 0)
-    for (size_t i = 0; i < NR_TUNABLES; i++)
-      if (gset (cfg, GK_TUNABLE + i)) {
-        struct cfg_tunable *t = &cfg->m_tunables[cfg->m.nr_tunables++];
-        t->name = tunable_defs[i].name;
-        t->val = gget (cfg, GK_TUNABLE + i, 0);
+    for (size_t i = 0; i < cfq_nr_tunables; i++) {
+      struct cfg_tunable *t = &cfg->m_tunables[cfg->m.nr_tunables];
+      if (!tunable_is_key (i)) {
+        if (!gset (cfg, GK_MODE)
+            || cfq_mode_parse (mode_names[cfg->m.dev.mode], &t->val) < 0)
+          continue;
       }
+      else if (gset (cfg, GK_TUNABLE + i))
+        t->val = gget (cfg, GK_TUNABLE + i, 0);
+      else
+        continue;
+      t->name = cfq_tunables[i].name;
+      cfg->m.nr_tunables++;
+    }
   cfg->m.tunables = cfg->m_tunables;
 
   /* Exports: with no file, one over the whole device. */
@@ -1659,6 +1760,7 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
 oom:
   free (ok);
+  free (src);
   free_model (cfg);
   cfg->oom = true;
   return -ENOMEM;
@@ -1688,6 +1790,11 @@ cfg_new (cfg_report_fn report, void *opaque)
 
   if (!cfg)
     return NULL;
+  cfg->gv = calloc (NR_GKEYS, sizeof *cfg->gv);
+  if (!cfg->gv) {
+    free (cfg);
+    return NULL;
+  }
   cfg->report = report;
   cfg->opaque = opaque;
   return cfg;
@@ -1708,6 +1815,7 @@ cfg_free (struct cfg *cfg)
     free (cfg->gv[i].file_s);
     free (cfg->gv[i].cmd_s);
   }
+  free (cfg->gv);
   for (size_t i = 0; i < cfg->nr_fparams; i++) {
     free (cfg->fparams[i].key);
     free (cfg->fparams[i].value);

@@ -55,8 +55,9 @@ enum cfg_emulate {              /* [device] emulate: device model in front */
   CFG_EMULATE_SSD,              /* add flash-like service times */
 };
 
-/* A device-model parameter, "model.KEY = VALUE" in [device].  Kept as text:
- * the device model (include/devmodel.h, not yet landed) checks them.
+/* A device-model parameter, "model.KEY = VALUE" in [device], as text for
+ * devmodel_set(); cfg_validate() has checked it on the model emulate names
+ * (with emulate = none, on whichever model has it).
  */
 struct cfg_param {
   char *key;                    /* without the "model." prefix */
@@ -74,7 +75,9 @@ struct cfg_device {
 
 /* A scheduler tunable to pass to sched_set(): only those given in the file
  * or on the command line (the policy keeps its own defaults otherwise), and
- * none when the scheduler is fifo (it has no tunables).
+ * none when the scheduler is fifo (it has no tunables).  Names, units and
+ * ranges are CFQ's table (include/cfq.h); [device] mode is passed on as the
+ * "mode" tunable (enum cfq_mode).
  */
 struct cfg_tunable {
   const char *name;             /* CFQ's name, "slice_idle" */
@@ -173,23 +176,6 @@ extern int cfg_export_allows (const struct cfg_export *exp,
  */
 extern int cfg_export_allows_str (const struct cfg_export *exp,
                                   const char *addr);
-
-/* The scheduler tunables the config knows, with units and ranges. */
-enum cfg_unit {
-  CFG_UNIT_NS,                  /* a time; a bare number is ms */
-  CFG_UNIT_KIB,                 /* a size; a bare number is KiB */
-  CFG_UNIT_COUNT,               /* a plain number */
-  CFG_UNIT_BOOL,                /* 0 or 1; also yes/no, on/off, true/false */
-};
-
-struct cfg_tunable_def {
-  const char *name;
-  enum cfg_unit unit;
-  uint64_t def, min, max;       /* in the unit */
-  const char *doc;              /* one line */
-};
-
-extern const struct cfg_tunable_def *cfg_tunable_defs (size_t *nr);
 
 /* Value syntax, exposed for tools and tests.  0 or -EINVAL (or -ERANGE on
  * overflow).  Times: DIGITS[.DIGITS][ns|us|ms|s], a bare number is ms.

@@ -6,7 +6,8 @@
  * KEY=VALUE overrides as the plugin applies its command-line keys, and
  * validates against the device size: SIZE if given (nbdkit size syntax),
  * else the size of the device file, opened read-only.  Prints the resolved
- * model (groups, exports with their regions, scheduler tunables) or every
+ * model (groups, exports with their regions, scheduler tunables: CFQ's
+ * whole table, marked "(set)" where the config gives a value) or every
  * error as FILE:LINE: message.  --check prints nothing on success.
  * With no FILE the model is the plugin's default (needs file=PATH).
  *
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cfq.h"
 #include "config.h"
 
 static void
@@ -97,9 +99,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
 {
   static const char *const modes[] = { "auto", "time", "iops" };
   static const char *const emus[] = { "none", "hdd", "ssd" };
-  const struct cfg_tunable_def *defs;
   char b1[32], b2[32], b3[32];
-  size_t nd;
 
   printf ("config: %s\n", file ? file : "(none)");
   printf ("device: %s, size %s (%llu bytes)\n",
@@ -111,23 +111,25 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 
   printf ("scheduler: %s\n", m->scheduler);
-  defs = cfg_tunable_defs (&nd);
   if (strcmp (m->scheduler, "cfq") == 0)
-    for (size_t i = 0; i < nd; i++) {
+    for (size_t i = 0; i < cfq_nr_tunables; i++) {
+      const struct cfq_tunable *d = &cfq_tunables[i];
       const struct cfg_tunable *t = NULL;
-      uint64_t v = defs[i].def;
+      uint64_t v = d->def;
       for (size_t j = 0; j < m->nr_tunables; j++)
-        if (strcmp (m->tunables[j].name, defs[i].name) == 0)
+        if (strcmp (m->tunables[j].name, d->name) == 0)
           t = &m->tunables[j];
       if (t)
         v = t->val;
-      if (defs[i].unit == CFG_UNIT_NS)
+      if (strcmp (d->unit, "ns") == 0)
         cfg_format_time (v, b1, sizeof b1);
-      else if (defs[i].unit == CFG_UNIT_KIB)
+      else if (strcmp (d->unit, "KiB") == 0)
         cfg_format_size (v * 1024, b1, sizeof b1);
+      else if (strcmp (d->unit, "mode") == 0)
+        snprintf (b1, sizeof b1, "%s", cfq_mode_name (v));
       else
         snprintf (b1, sizeof b1, "%llu", (unsigned long long) v);
-      printf ("  %-18s %-8s %s\n", defs[i].name, b1, t ? "(set)" : "(default)");
+      printf ("  %-18s %-8s %s\n", d->name, b1, t ? "(set)" : "(default)");
     }
 
   printf ("groups:\n");

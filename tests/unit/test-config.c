@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/un.h>
 
+#include "cfq.h"
 #include "config.h"
 
 #define G (1ULL << 30)
@@ -171,7 +172,7 @@ test_malformed (void)
   BAD (DEV "model.RPM = 1\n[export a]\n",
        "t.conf:3: 'model.RPM': a model parameter is model.NAME with NAME of"
        " a-z, 0-9 and _\n");
-  BAD (DEV "model.rpm = 1\nmodel.rpm = 2\n[export a]\n",
+  BAD (DEV "model.rpm = 7200\nmodel.rpm = 5400\n[export a]\n",
        "t.conf:4: duplicate key 'model.rpm' (first at line 3)\n");
   BAD (DEV "queue_depth = 8\nqueue_depth = 8\n[export a]\n",
        "t.conf:4: duplicate key 'queue_depth' (first at line 3)\n");
@@ -209,14 +210,33 @@ test_malformed (void)
   BAD (DEV "[scheduler]\nquantum = abc\n[export a]\n",
        "t.conf:4: quantum = abc: not a number\n");
   BAD (DEV "[scheduler]\nquantum = 0\n[export a]\n",
-       "t.conf:4: quantum = 0: out of range 1..4096\n");
+       "t.conf:4: quantum = 0: out of range 1..1024\n");
   BAD (DEV "[scheduler]\nlow_latency = maybe\n[export a]\n",
        "t.conf:4: low_latency = maybe: not a boolean (want 0/1, yes/no,"
        " on/off)\n");
   BAD (DEV "[scheduler]\nback_seek_max = 1000b\n[export a]\n",
        "t.conf:4: back_seek_max = 1000b: not a whole number of KiB\n");
-  BAD (DEV "[scheduler]\nback_seek_max = 2G\n[export a]\n",
-       "t.conf:4: back_seek_max = 2G: out of range 0K..1048576K\n");
+  BAD (DEV "[scheduler]\nback_seek_max = 2T\n[export a]\n",
+       "t.conf:4: back_seek_max = 2T: out of range 0..1T\n");
+  BAD (DEV "[scheduler]\nrotational = 2\n[export a]\n",
+       "t.conf:4: rotational = 2: not a boolean (want 0/1, yes/no, on/off)\n");
+  BAD (DEV "[scheduler]\nmode = iops\n[export a]\n",
+       "t.conf:4: 'mode' belongs in [device], not in [scheduler]\n");
+
+  /* Device-model parameters, checked by the model emulate= names. */
+  BAD (DEV "model.heads = 4\n[export a]\n",
+       "t.conf:3: model.heads: not a parameter of any device model (hdd:"
+       " capacity, seed, flush, trim, rpm, seek_min, seek_max, rate, near;"
+       " ssd: capacity, seed, flush, trim, channels, read, write, bw)\n");
+  BAD (DEV "emulate = ssd\nmodel.rpm = 7200\n[export a]\n",
+       "t.conf:4: model.rpm: not a parameter of the ssd model (want capacity,"
+       " seed, flush, trim, channels, read, write, bw)\n");
+  BAD (DEV "emulate = hdd\nmodel.rpm = 10\n[export a]\n",
+       "t.conf:4: model.rpm = 10: out of range for the hdd model\n");
+  BAD (DEV "model.rpm = fast\n[export a]\n",
+       "t.conf:3: model.rpm = fast: not a valid value for the hdd model\n");
+  BAD (DEV "model.channels = 0\n[export a]\n",
+       "t.conf:3: model.channels = 0: out of range for the ssd model\n");
   BAD (DEV "[scheduler]\nback_seek_max = 16Q\n[export a]\n",
        "t.conf:4: back_seek_max = 16Q: not a size (a bare number is KiB)\n");
 
@@ -319,6 +339,9 @@ test_malformed (void)
     static const char *const o3[] = { "queue_depth", "", NULL };
     static const char *const o4[] = { "model.X", "1", NULL };
     static const char *const o5[] = { "emulate", "tape", NULL };
+    static const char *const o6[] = { "model.rpm", "1", NULL };
+    BAD_OVR (DEV "model.rpm = 7200\n[export a]\n", o6,
+             "command line: model.rpm=1: out of range for the hdd model\n");
     BAD_OVR (DEV "[export a]\n", o1,
              "command line: weight=5: not a [device] or [scheduler] key\n");
     BAD_OVR (DEV "[export a]\n", o2,
@@ -489,21 +512,54 @@ test_defaults (void)
   assert (cfg_export_allows_str (e, "unix") == 1);
   cfg_free (cfg);
 
-  /* The tunable table has CFQ's defaults. */
-  {
-    size_t n;
-    const struct cfg_tunable_def *d = cfg_tunable_defs (&n);
-    assert (n == 12);
-    for (size_t i = 0; i < n; i++) {
-      assert (d[i].min <= d[i].def && d[i].def <= d[i].max);
-      if (strcmp (d[i].name, "slice_idle") == 0)
-        assert (d[i].def == 8 * NSEC_PER_MSEC);
-      if (strcmp (d[i].name, "back_seek_max") == 0)
-        assert (d[i].def == 16384 && d[i].unit == CFG_UNIT_KIB);
-      if (strcmp (d[i].name, "quantum") == 0)
-        assert (d[i].def == 8);
+}
+
+/* Every CFQ tunable (but mode, a [device] key) is a [scheduler] key with
+ * CFQ's range: its min and max pass through unchanged, max + 1 is refused,
+ * and what passes is what sched_set() takes.
+ */
+static void
+test_cfq_table (void)
+{
+  const struct sched_ops *ops = sched_lookup ("cfq");
+  struct sched *s = sched_create (ops);
+  size_t keys = 0;
+
+  assert (s);
+  for (size_t i = 0; i < cfq_nr_tunables; i++) {
+    const struct cfq_tunable *t = &cfq_tunables[i];
+    bool ns = strcmp (t->unit, "ns") == 0;
+    uint64_t ends[2] = { t->min, t->max };
+    char text[256];
+    int rc;
+
+    if (strcmp (t->name, "mode") == 0)
+      continue;
+    keys++;
+    for (int e = 0; e < 3; e++) {
+      uint64_t v = e < 2 ? ends[e] : t->max + 1;
+      struct cfg *cfg;
+      /* Times in ns so that every value can be written exactly. */
+      snprintf (text, sizeof text, DEV "[scheduler]\n%s = %llu%s\n"
+                "[export a]\n", t->name, (unsigned long long) v,
+                ns ? "ns" : "");
+      cfg = load (text, NULL, G, &rc);
+      if (e == 2) {
+        assert (rc == -EINVAL && cfg_nr_errors (cfg) == 1);
+        assert (strstr (cfg_error (cfg, 0), "t.conf:4: ") == cfg_error (cfg, 0));
+        cfg_free (cfg);
+        continue;
+      }
+      assert (rc == 0);
+      assert (cfg_model (cfg)->nr_tunables == 1);
+      assert (strcmp (cfg_model (cfg)->tunables[0].name, t->name) == 0);
+      assert (cfg_model (cfg)->tunables[0].val == v);
+      assert (sched_set (s, t->name, v) == 0);
+      cfg_free (cfg);
     }
   }
+  assert (keys == cfq_nr_tunables - 1);
+  sched_destroy (s);
 }
 
 static const char full[] =
@@ -515,7 +571,7 @@ static const char full[] =
   "mode = iops\n"
   "emulate = hdd\n"
   "model.rpm = 7200\n"
-  "model.seek_ms = 8\n"
+  "model.seek_max = 20ms\n"
   "\n"
   "[scheduler]\n"
   "scheduler = cfq\n"
@@ -588,13 +644,14 @@ test_full (void)
   assert (m->dev.nr_model == 2);
   assert (strcmp (m->dev.model[0].key, "rpm") == 0);
   assert (strcmp (m->dev.model[0].value, "7200") == 0);
-  assert (strcmp (m->dev.model[1].key, "seek_ms") == 0);
-  assert (strcmp (m->dev.model[1].value, "8") == 0);
+  assert (strcmp (m->dev.model[1].key, "seek_max") == 0);
+  assert (strcmp (m->dev.model[1].value, "20ms") == 0);
 
   assert (strcmp (m->scheduler, "cfq") == 0);
-  assert (m->nr_tunables == 5);
-  /* In table order, not file order. */
-  assert (strcmp (m->tunables[0].name, "slice_sync") == 0);
+  assert (m->nr_tunables == 6);
+  /* In CFQ's table order, not file order. */
+  assert (strcmp (m->tunables[0].name, "quantum") == 0);
+  assert (tunable (m, "mode") == CFQ_MODE_IOPS);       /* from [device] */
   assert (tunable (m, "slice_idle") == 0);
   assert (tunable (m, "slice_sync") == 50 * NSEC_PER_MSEC);
   assert (tunable (m, "back_seek_max") == 32768);
@@ -647,7 +704,7 @@ test_overrides (void)
     DEV
     "queue_depth = 16\n"
     "model.rpm = 5400\n"
-    "model.heads = 4\n"
+    "model.seek_min = 2ms\n"
     "[scheduler]\n"
     "slice_idle = 4ms\n"
     "quantum = 4\n"
@@ -658,7 +715,7 @@ test_overrides (void)
     "queue_depth", "128",
     "file", "/dev/other",
     "model.rpm", "15000",
-    "model.cache_mb", "64",
+    "model.seed", "64",
     "target_latency", "1s",
     "target_latency", "150ms",              /* a later override wins */
     "mode", "time",
@@ -673,13 +730,14 @@ test_overrides (void)
   assert (tunable (m, "slice_idle") == 0);
   assert (tunable (m, "quantum") == 4);
   assert (tunable (m, "target_latency") == 150 * NSEC_PER_MSEC);
-  assert (m->nr_tunables == 3);
+  assert (tunable (m, "mode") == CFQ_MODE_TIME);
+  assert (m->nr_tunables == 4);
   assert (m->dev.nr_model == 3);
   assert (strcmp (m->dev.model[0].key, "rpm") == 0);
   assert (strcmp (m->dev.model[0].value, "15000") == 0);
-  assert (strcmp (m->dev.model[1].key, "heads") == 0);
-  assert (strcmp (m->dev.model[1].value, "4") == 0);
-  assert (strcmp (m->dev.model[2].key, "cache_mb") == 0);
+  assert (strcmp (m->dev.model[1].key, "seek_min") == 0);
+  assert (strcmp (m->dev.model[1].value, "2ms") == 0);
+  assert (strcmp (m->dev.model[2].key, "seed") == 0);
   assert (strcmp (m->dev.model[2].value, "64") == 0);
   cfg_free (cfg);
 
@@ -808,6 +866,7 @@ main (void)
   test_values ();
   test_malformed ();
   test_defaults ();
+  test_cfq_table ();
   test_full ();
   test_overrides ();
   test_regions ();
