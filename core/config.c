@@ -49,8 +49,9 @@
  *    device with logical blocks up to 4K); a size left out is the rest of
  *    the device, to the byte.
  *  - Regions may overlap only if both exports are readonly.  An export with
- *    its own file= has no offset/size, and no two writable exports may name
- *    the same file (compared as text: symlinks are the plugin's to catch).
+ *    its own file= has no offset/size; two exports may name the same file
+ *    only if both are readonly, and none may name the device (compared as
+ *    text: symlinks and hard links are the plugin's to catch).
  *  - "[export]" with no name is the default export "" (what a client gets
  *    without asking for a name).  Exports without group= join "default",
  *    which exists implicitly (weight 500, be, prio 4) and may be declared to
@@ -145,7 +146,9 @@ static const char *const gk_names[GK_TUNABLE] = {
 };
 static const char *const mode_names[] = { "auto", "time", "iops", NULL };
 static const char *const emulate_names[] = { "none", "hdd", "ssd", NULL };
-static const char *const sched_names[] = { "cfq", "fifo", NULL };
+static const char *const sched_names[] = {
+  CFG_DEFAULT_SCHEDULER, "fifo", NULL,
+};
 static const char *const class_names[] = { "rt", "be", "idle", NULL };
 static const char *const writes_names[] = { "async", "sync", NULL };
 

@@ -151,14 +151,17 @@ extern const char *cfg_device_file (const struct cfg *cfg);
 /* Check everything against DEVICE_SIZE (bytes; 0 if there is no device) and
  * build the model.  Returns -EINVAL if any error was found, now or in an
  * earlier call.  With no config file parsed, the model is one export "" in
- * group "default" covering the whole device.
+ * group "default" covering the whole device.  Call it once, after the last
+ * override (nbdkit's .config_complete, or later once the device is open).
  */
 extern int cfg_validate (struct cfg *cfg, uint64_t device_size);
 
 /* The model, or NULL unless cfg_validate() succeeded. */
 extern const struct cfg_model *cfg_model (const struct cfg *cfg);
 
-/* The errors found so far, in order. */
+/* The errors found so far, in the order found: the file's in line order,
+ * then overrides', then cfg_validate()'s.
+ */
 extern size_t cfg_nr_errors (const struct cfg *cfg);
 extern const char *cfg_error (const struct cfg *cfg, size_t i);
 
