@@ -125,7 +125,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
         cfg_format_time (v, b1, sizeof b1);
       else if (strcmp (d->unit, "KiB") == 0)
         cfg_format_size (v * 1024, b1, sizeof b1);
-      else if (strcmp (d->unit, "mode") == 0)
+      else if (strcmp (d->name, "mode") == 0)
         snprintf (b1, sizeof b1, "%s", cfq_mode_name (v));
       else
         snprintf (b1, sizeof b1, "%llu", (unsigned long long) v);
