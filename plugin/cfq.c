@@ -99,6 +99,7 @@ static bool cfq_key_made;
 static int cfq_can_punch = 1;           /* fallocate PUNCH_HOLE */
 static int cfq_can_zero_range = 1;      /* fallocate ZERO_RANGE */
 static int cfq_can_discard = 1;         /* BLKDISCARD */
+static bool cfq_seek_data;              /* lseek SEEK_DATA/SEEK_HOLE work */
 
 struct cfq_handle {
   struct sched_queue *q;                /* this connection's queue */
@@ -501,6 +502,7 @@ cfq_dump_plugin (void)
   printf ("cfq_o_direct=yes\n");
   printf ("cfq_fallocate=yes\n");
   printf ("cfq_discard=yes\n");
+  printf ("cfq_extents=yes\n");
   printf ("cfq_schedulers=");
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (sched_lookup (names[i])) {
@@ -666,6 +668,13 @@ cfq_get_ready (void)
                 cfq_dev.size, cfq_bs, cfq_dev.mem_align,
                 cfq_direct ? "O_DIRECT" : "buffered");
 
+  /* Extents (sparseness) come from SEEK_DATA/SEEK_HOLE on files whose
+   * filesystem supports them; ENXIO just means no data at all.
+   */
+  if (!cfq_dev.is_blockdev &&
+      (lseek (cfq_fds[FILE_BUFFERED], 0, SEEK_DATA) >= 0 || errno == ENXIO))
+    cfq_seek_data = true;
+
   if (posix_memalign (&cfq_zero_buf, cfq_buf_align, CFQ_ZERO_CHUNK)) {
     cfq_zero_buf = NULL;
     nbdkit_error ("cfq: posix_memalign: %m");
@@ -823,6 +832,60 @@ cfq_can_multi_conn (void *handle)
 }
 
 static int
+cfq_can_extents (void *handle)
+{
+  return cfq_seek_data;
+}
+
+/* Holes and data from the filesystem, like nbdkit's file plugin: metadata,
+ * not device I/O, so it does not go through the scheduler.  Every lseek
+ * here names its offset, so sharing the descriptor's position between
+ * threads does not matter (no I/O uses that position).
+ */
+static int
+cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+             struct nbdkit_extents *extents)
+{
+  const bool req_one = flags & NBDKIT_FLAG_REQ_ONE;
+  const int fd = cfq_fds[FILE_BUFFERED];
+  const uint64_t end = offset + count;
+  off_t pos;
+
+  while (offset < end) {
+    pos = lseek (fd, (off_t) offset, SEEK_DATA);
+    if (pos == -1) {
+      if (errno != ENXIO) {
+        nbdkit_error ("cfq: extents: lseek SEEK_DATA: %m");
+        return -1;
+      }
+      pos = (off_t) cfq_dev.size;       /* a hole to the end */
+    }
+    if ((uint64_t) pos > offset) {
+      if (nbdkit_add_extent (extents, offset, (uint64_t) pos - offset,
+                             NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO) == -1)
+        return -1;
+      if (req_one)
+        break;
+      offset = (uint64_t) pos;
+      continue;
+    }
+    pos = lseek (fd, (off_t) offset, SEEK_HOLE);
+    if (pos == -1) {
+      nbdkit_error ("cfq: extents: lseek SEEK_HOLE: %m");
+      return -1;
+    }
+    if ((uint64_t) pos <= offset)       /* cannot happen: be safe */
+      pos = (off_t) end;
+    if (nbdkit_add_extent (extents, offset, (uint64_t) pos - offset, 0) == -1)
+      return -1;
+    if (req_one)
+      break;
+    offset = (uint64_t) pos;
+  }
+  return 0;
+}
+
+static int
 cfq_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
            uint32_t flags)
 {
@@ -944,6 +1007,8 @@ static struct nbdkit_plugin plugin = {
   .can_zero = cfq_can_zero,
   .can_fast_zero = cfq_can_fast_zero,
   .can_multi_conn = cfq_can_multi_conn,
+  .can_extents = cfq_can_extents,
+  .extents = cfq_extents,
   .pread = cfq_pread,
   .pwrite = cfq_pwrite,
   .flush = cfq_flush,
