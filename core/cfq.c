@@ -94,9 +94,20 @@
  *   device as in 2.6.36 (tenants' writes must be charged to the tenant);
  *   they are embedded in the group, so nothing is allocated on the request
  *   path.
- * - group_isolation is gone: seeky queues stay in their group (CFQ's default
- *   0 moved them to the root group, which would let a tenant escape its
- *   weight).  Our behaviour is CFQ's group_isolation=1.
+ * - group_isolation is fixed at 1: seeky queues stay in their group (CFQ's
+ *   default 0 moved them to the root group, which lets a tenant escape its
+ *   weight; 2.6.39 made isolation unconditional).  The tunable exists so
+ *   configurations written for 2.6.36 load, and refuses 0.
+ * - hw_tag (not a CFQ tunable) can force the queueing detection's answer:
+ *   2 (default) detects as CFQ does, 0 or 1 pin it.
+ * - merge (not in CFQ) switches the cooperating-queue logic off, to measure
+ *   what it brings; the default 1 is CFQ.
+ * - The queue run after a completion: in Linux the driver's completion path
+ *   runs the queue (cfq_dispatch_requests) before the submitting task can
+ *   wake up and send its next request, so a depth-1 reader is seen empty at
+ *   every completion.  Our completed() does the queue choice of that run
+ *   (cfq_select_queue, no dispatch) for the same effect, whatever order the
+ *   mechanism calls us in afterwards.
  * - Requests with equal sectors are kept side by side in the sort tree
  *   (the kernel's elv_rb_add dispatches the alias at once); no front/back
  *   merging, that is the block layer's and the engine's job.
@@ -148,6 +159,9 @@ enum {
   T_TARGET_LATENCY,
   T_MODE,
   T_ROTATIONAL,
+  T_GROUP_ISOLATION,
+  T_MERGE,
+  T_HW_TAG,
   T_NR,
 };
 
@@ -180,6 +194,12 @@ const struct cfq_tunable cfq_tunables[T_NR] = {
     "group charge: 0 time, 1 iops, 2 auto (iops if slice_idle=0 and NCQ)" },
   [T_ROTATIONAL] = { "rotational", "bool", 1, 0, 1,
     "device seeks (1) or not (0): seek detection and idling rules" },
+  [T_GROUP_ISOLATION] = { "group_isolation", "bool", 1, 1, 1,
+    "always 1: seeky queues stay in their group (CFQ's 0 is not offered)" },
+  [T_MERGE] = { "merge", "bool", 1, 0, 1,
+    "cooperating queues: serve a close queue instead of idling, merge them" },
+  [T_HW_TAG] = { "hw_tag", "mode", 2, 0, 2,
+    "device queues: 0 no, 1 yes (forced), 2 detect (starts assuming yes)" },
 };
 const size_t cfq_nr_tunables = T_NR;
 
@@ -1035,6 +1055,8 @@ cfq_close_cooperator (struct cfqd *cfqd, struct cfqq *cur)
 {
   struct cfqq *cfqq;
 
+  if (!t_get (cfqd, T_MERGE))
+    return NULL;
   if (cfq_class_idle (cur) || !cur->sync || CFQQ_SEEKY (cur))
     return NULL;
   /* Don't search if it's the only queue of the group. */
@@ -1920,6 +1942,11 @@ cfq_set (struct sched *s, const char *key, uint64_t val)
   if (r < 0)
     return r;
   cfqd->tun[t - cfq_tunables] = val;
+  if (t == &cfq_tunables[T_HW_TAG]) {
+    /* Forced, or detection from scratch (CFQ's initial -1). */
+    cfqd->hw_tag = val == 2 ? -1 : (int) val;
+    cfqd->hw_tag_samples = 0;
+  }
   return 0;
 }
 
@@ -2081,7 +2108,7 @@ cfq_update_hw_tag (struct cfqd *cfqd)
 
   if (cfqd->rq_in_driver > cfqd->hw_tag_est_depth)
     cfqd->hw_tag_est_depth = cfqd->rq_in_driver;
-  if (cfqd->hw_tag == 1)
+  if (cfqd->hw_tag == 1 || t_get (cfqd, T_HW_TAG) != 2)
     return;
   if (cfqd->rq_queued <= CFQ_HW_QUEUE_MIN
       && cfqd->rq_in_driver <= CFQ_HW_QUEUE_MIN)
@@ -2170,6 +2197,12 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
     else if (sync && cfqq_empty && !cfq_close_cooperator (cfqd, cfqq))
       cfq_arm_slice_timer (cfqd, now);
   }
+
+  /* The queue run that follows a completion in Linux: expire the active
+   * queue now if it would be, before its owner can resubmit.
+   */
+  if (cfqd->busy_queues)
+    cfq_select_queue (cfqd, now);
 
   /* cfq_put_request: drop the request's references.  cic stays pinned
    * while the queue's owner goes, so a merge chain can't free it first.

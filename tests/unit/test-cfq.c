@@ -22,6 +22,8 @@ test_tunables (void)
     { "back_seek_max", "KiB", 16384 }, { "back_seek_penalty", "factor", 2 },
     { "low_latency", "bool", 1 }, { "target_latency", "ns", 300 * MS },
     { "mode", "mode", CFQ_MODE_AUTO }, { "rotational", "bool", 1 },
+    { "group_isolation", "bool", 1 }, { "merge", "bool", 1 },
+    { "hw_tag", "mode", 2 },
   };
 
   assert (s);
@@ -50,6 +52,7 @@ test_tunables (void)
   assert (sched_set (s, "mode", 3) == -ERANGE);
   assert (sched_set (s, "low_latency", 2) == -ERANGE);
   assert (sched_set (s, "quantum", 0) == -ERANGE);
+  assert (sched_set (s, "group_isolation", 0) == -ERANGE);
   assert (cfq_mode_parse ("iops", &v) == 0 && v == CFQ_MODE_IOPS);
   assert (cfq_mode_parse ("time", &v) == 0 && v == CFQ_MODE_TIME);
   assert (cfq_mode_parse ("auto", &v) == 0 && v == CFQ_MODE_AUTO);
@@ -437,6 +440,12 @@ test_iops_mode (void)
   assert (sched_set (s, "slice_idle", 0) == 0);
   cfq_get_stats (s, &st);
   assert (st.iops_mode);
+  assert (sched_set (s, "hw_tag", 0) == 0);
+  cfq_get_stats (s, &st);
+  assert (!st.iops_mode && st.hw_tag == 0);
+  assert (sched_set (s, "hw_tag", 2) == 0);
+  cfq_get_stats (s, &st);
+  assert (st.iops_mode && st.hw_tag == -1);
   assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
   cfq_get_stats (s, &st);
   assert (!st.iops_mode);
