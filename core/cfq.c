@@ -373,6 +373,8 @@ struct cfqd {
   uint64_t last_position;       /* sector after the last dispatched rq */
   uint64_t last_delayed_sync;   /* ns: a sync rq completed late */
   uint64_t now;                 /* ns: latest time passed in */
+  struct cfqq *run_queue;       /* queue the post-completion run serves */
+  struct cfqq *preempt_pending; /* preemption deferred until that run */
 
   struct cfq_stats stats;
 };
@@ -975,6 +977,10 @@ __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
 
   if (cfqq == cfqd->active_queue)
     cfqd->active_queue = NULL;
+  if (cfqq == cfqd->run_queue)
+    cfqd->run_queue = NULL;
+  if (cfqq == cfqd->preempt_pending)
+    cfqd->preempt_pending = NULL;
   if (cfqd->grp_st.active == cfqq->cfqg)
     cfqd->grp_st.active = NULL;
   cfqd->active_cic = NULL;
@@ -1722,7 +1728,12 @@ cfq_rq_enqueued (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
     }
   }
   else if (cfq_should_preempt (cfqd, cfqq, rq, now)) {
-    cfq_preempt_queue (cfqd, cfqq, now);
+    if (cfqd->run_queue && cfqd->run_queue == cfqd->active_queue) {
+      if (!cfqd->preempt_pending)
+        cfqd->preempt_pending = cfqq;
+    }
+    else
+      cfq_preempt_queue (cfqd, cfqq, now);
   }
 }
 
@@ -2070,15 +2081,13 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   return next;
 }
 
+/* cfq_dispatch_requests: one request from the queue to serve, if any. */
 static struct rq *
-cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
+cfq_dispatch_requests (struct cfqd *cfqd, uint64_t now)
 {
-  struct cfqd *cfqd = CFQD (s);
   struct rq *rq = NULL;
   struct cfqq *cfqq;
 
-  cfqd->now = now;
-  cfq_run_timer (cfqd, now);
   if (cfqd->busy_queues && (cfqq = cfq_select_queue (cfqd, now)) != NULL
       && !rb_empty (&cfqq->sort_list)
       && (rq = cfq_dispatch_request (cfqd, cfqq, now)) != NULL) {
@@ -2093,6 +2102,38 @@ cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
       cfqq->slice_end = now + 1;
       cfq_slice_expired (cfqd, false, now);
     }
+  }
+  return rq;
+}
+
+/* The queue run owed to the last completion is done: a preemption that
+ * arrived after the completion takes effect now.
+ */
+static void
+cfq_finish_queue_run (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *p = cfqd->preempt_pending;
+
+  cfqd->preempt_pending = NULL;
+  cfqd->run_queue = NULL;
+  if (p && p->on_rr && cfqd->active_queue && cfqd->active_queue != p)
+    cfq_preempt_queue (cfqd, p, now);
+}
+
+static struct rq *
+cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct rq *rq;
+
+  cfqd->now = now;
+  cfq_run_timer (cfqd, now);
+  rq = cfq_dispatch_requests (cfqd, now);
+  if (cfqd->run_queue || cfqd->preempt_pending) {
+    bool pending = cfqd->preempt_pending != NULL;
+    cfq_finish_queue_run (cfqd, now);
+    if (!rq && pending)
+      rq = cfq_dispatch_requests (cfqd, now);
   }
   *next = cfq_next_deadline (cfqd, now);
   return rq;
@@ -2198,11 +2239,16 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
       cfq_arm_slice_timer (cfqd, now);
   }
 
-  /* The queue run that follows a completion in Linux: expire the active
-   * queue now if it would be, before its owner can resubmit.
+  /* The queue run that follows a completion in Linux: choose the queue
+   * now, before the completed request's owner can resubmit; if that run
+   * would dispatch from it, a preemption arriving before our next
+   * dispatch() waits until that request went (cfq_finish_queue_run).
    */
-  if (cfqd->busy_queues)
-    cfq_select_queue (cfqd, now);
+  if (cfqd->busy_queues) {
+    struct cfqq *run = cfq_select_queue (cfqd, now);
+    if (run && !rb_empty (&run->sort_list) && cfq_may_dispatch (cfqd, run, now))
+      cfqd->run_queue = run;
+  }
 
   /* cfq_put_request: drop the request's references.  cic stays pinned
    * while the queue's owner goes, so a merge chain can't free it first.
