@@ -13,7 +13,8 @@
  *
  * The loop (per distinct event time, like one pass of the dispatcher):
  *
- *   pop every event due now:  arrival   -> sched_insert (a job's slot)
+ *   pop the events due now (those that existed when the pass began):
+ *                             arrival   -> sched_insert (a job's slot)
  *                             completion-> sched_completed, then the job's
  *                                          slot thinks, resubmits, fsyncs
  *                             timer     -> (nothing: the kick below runs)
@@ -48,6 +49,11 @@
 #define MAX_GROUPS 256
 #define MAX_JOBS 4096
 #define MAX_TUNABLES 64
+/* Jobs without a group run in the policy's root group (queue_new with a
+ * NULL group), which CFQ weighs as 1000 against the tenants' groups.
+ */
+#define ROOT_GROUP "root"
+#define ROOT_WEIGHT 1000
 
 /* ---- configuration --------------------------------------------------- */
 
@@ -61,6 +67,7 @@ struct sim_group {
   char name[NAME_MAX_LEN];
   unsigned weight;              /* 100..1000 */
   char where[300];              /* where declared or first used */
+  bool root;                    /* the policy's root group: sg NULL */
   struct sched_group *sg;
   unsigned njobs;               /* jobs in the run */
   uint64_t bytes, ios;          /* completed data requests within duration */
@@ -205,6 +212,10 @@ get_group (const char *name, const char *where)
   snprintf (cfg.groups[g].name, NAME_MAX_LEN, "%s", name);
   snprintf (cfg.groups[g].where, sizeof cfg.groups[g].where, "%s", where);
   cfg.groups[g].weight = SCHED_WEIGHT_DEFAULT;
+  if (strcmp (name, ROOT_GROUP) == 0) {
+    cfg.groups[g].root = true;
+    cfg.groups[g].weight = ROOT_WEIGHT;
+  }
   return g;
 }
 
@@ -425,6 +436,9 @@ parse_file (const char *path)
         if (!arg || !valid_name (arg))
           die_at (where, "[%s NAME]: missing or invalid name", s);
         if (!strcmp (s, "group")) {
+          if (!strcmp (arg, ROOT_GROUP))
+            die_at (where, "[group root]: the root group is implicit (jobs "
+                    "without group=); its weight is the policy's");
           sec = SEC_GROUP;
           g = get_group (arg, where);
           snprintf (cfg.groups[g].where, sizeof cfg.groups[g].where, "%s",
@@ -507,7 +521,7 @@ finish_jobs (uint64_t capacity)
     struct job *j = cfg.jobs[i];
 
     if (j->group < 0)
-      j->group = get_group ("default", j->where);
+      j->group = get_group (ROOT_GROUP, j->where);
     if (j->offset % 512)
       die_at (j->where, "job %s: offset must be a multiple of 512", j->name);
     if (j->offset >= capacity)
@@ -694,12 +708,16 @@ job_arrive (struct job *j, uint64_t now)
 }
 
 /* A slot finished (its request completed): think, then arrive again. */
+/* Even with think 0 the next request is a new event: it is processed in
+ * the next pass at the same instant, after the policy has been asked to
+ * dispatch.  That is the order of the real thing: the dispatcher sees the
+ * completion (and may expire an empty queue or arm an idle timer) before
+ * the client, which must first receive the reply, sends its next request.
+ */
 static void
 job_slot_done (struct job *j, uint64_t now)
 {
-  if (j->think == 0)
-    job_arrive (j, now);
-  else if (now + j->think < j->stop && now + j->think <= sim.end)
+  if (now + j->think < j->stop && now + j->think <= sim.end)
     ev_push (now + j->think, EV_ARRIVE, j, 0);
 }
 
@@ -714,9 +732,9 @@ on_complete (struct simrq *sr, uint64_t now)
     j->flushes++;
     j->flush_out = false;
     j->fsync_wait = false;
-    while (j->parked && !j->fsync_wait) {
+    while (j->parked) {         /* these slots already thought */
       j->parked--;
-      job_arrive (j, now);      /* these slots already thought */
+      ev_push (now, EV_ARRIVE, j, 0);
     }
     return;
   }
@@ -813,8 +831,11 @@ run (void)
   while (heap.n > 0 && heap.v[0].t <= sim.end) {
     bool progress = false;
 
+    /* One pass: the events due now that existed when it began. */
+    uint64_t pass_seq = heap.seq;
+
     now = heap.v[0].t;
-    while (heap.n > 0 && heap.v[0].t == now) {
+    while (heap.n > 0 && heap.v[0].t == now && heap.v[0].seq < pass_seq) {
       struct ev e = ev_pop ();
 
       switch (e.type) {
@@ -985,6 +1006,15 @@ setup (void)
   sim.s = sched_create (ops);
   if (!sim.s)
     die_at (NULL, "out of memory");
+  /* Tell the policy what the kernel would learn from the queue flags
+   * (blk_queue_nonrot): whether the device seeks.  A policy without the
+   * tunable simply does not care; the job file may still override it.
+   */
+  {
+    int r = sched_set (sim.s, "rotational", devmodel_rotational (sim.dm));
+    if (r < 0 && r != -ENOENT)
+      die_at (NULL, "setting rotational: %s", strerror (-r));
+  }
   for (unsigned i = 0; i < cfg.ntunables; i++)
     apply_tunable (&cfg.tunables[i]);
 
@@ -993,7 +1023,7 @@ setup (void)
   for (unsigned i = 0; i < cfg.ngroups; i++) {
     struct sim_group *g = &cfg.groups[i];
     stats_hist_init (&g->lat);
-    if (!g->njobs)
+    if (!g->njobs || g->root)
       continue;
     g->sg = sched_group_new (sim.s, g->name, g->weight);
     if (!g->sg)
