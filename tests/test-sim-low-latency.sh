@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test-sim-low-latency.sh: acceptance 5, low_latency (seed 002).
-#  a) 4 random readers + 1 sequential async writer (tests/sim/lowlat-4.job):
+#  a) 4 random readers + 1 sequential async writer (tests/sim/lowlat-4.job;
+#     the readers read at random in small hot regions, see there):
 #     the readers' max latency is lower with low_latency=1 than with 0, and
 #     the writer keeps at least a quarter of its solo throughput.
 #  b) 32 random readers (tests/sim/lowlat-32.job): the readers' max latency
