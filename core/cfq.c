@@ -113,10 +113,6 @@
  *   merging, that is the block layer's and the engine's job.
  * - Merged queues: the kernel allocates a fresh cfqq on split; we send the
  *   connection back to its own embedded cfqq, so nothing is allocated.
- * - A preempting queue of another workload type clears the group's saved
- *   workload slice (the 2.6.39 fix, commit "cfq-iosched: don't save slice
- *   on preempt across workloads"); in 2.6.36 a sync request could "preempt"
- *   an async queue and then wait out the rest of the async workload slice.
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -1684,16 +1680,15 @@ cfq_should_preempt (struct cfqd *cfqd, struct cfqq *new_cfqq,
 static void
 cfq_preempt_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
-  enum wl_type old_type = cfqq_type (cfqd->active_queue);
-
   cfqd->stats.preemptions++;
   cfq_slice_expired (cfqd, true, now);
-  /* 2.6.39: a saved workload slice of another type would keep the
-   * preempting queue waiting; don't resume it.
+  /* The new queue goes to the front of its tree: served next within its
+   * workload.  As in 2.6.36 the group resumes its saved workload: a sync
+   * request preempting an async queue inside the async workload slice
+   * waits for that slice to end, which is what keeps a writer alive
+   * under sync readers.  (2.6.39 clears the saved slice when the types
+   * differ, so the sync queue runs at once and the writer starves.)
    */
-  if (old_type != cfqq_type (cfqq))
-    cfqq->cfqg->saved_workload_slice = 0;
-  /* The new queue goes to the front of its tree: served next. */
   cfq_service_tree_add (cfqd, cfqq, true, now);
   cfqq->slice_end = 0;
   cfqq->slice_new = true;

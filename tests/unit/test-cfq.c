@@ -347,7 +347,7 @@ test_preemption (void)
   sched_queue_free (s, rt);
   sched_destroy (s);
 
-  /* A sync request preempts an async slice; an IDLE-class request
+  /* A sync request preempts an async queue; an IDLE-class request
    * preempts nothing.
    */
   s = sched_create (&cfq_ops);
@@ -367,11 +367,16 @@ test_preemption (void)
   sched_insert (s, &r2[1], 1 * MS);
   cfq_get_stats (s, &st);
   assert (st.preemptions == 1);
-  /* The async request in flight drains first (sync idling queue waits for
-   * async in flight), then the sync request goes.
+  /* 2.6.36: the group resumes its saved async workload slice, so the
+   * async queue is chosen again and runs dry; then its requests drain
+   * (an idling sync queue waits for async in flight) and the sync
+   * request goes.
    */
+  for (int i = 1; i < 4; i++)
+    assert (sched_dispatch (s, 1 * MS, &next) == &r1[i]);
   assert (sched_dispatch (s, 1 * MS, &next) == NULL);
-  sched_completed (s, &r1[0], 2 * MS);
+  for (int i = 0; i < 4; i++)
+    sched_completed (s, &r1[i], 2 * MS);
   assert (sched_dispatch (s, 2 * MS, &next) == &r2[1]);
   sched_completed (s, &r2[1], 3 * MS);
   sched_queue_free (s, async);
@@ -391,26 +396,29 @@ test_preemption (void)
   }
   assert (!sched_has_work (s));
   sched_destroy (s);
-  /* The queue run owed to a completion goes first: the async queue chosen
-   * when the sync reader completed gets its request out before the
-   * reader's next request (arriving before our next dispatch call, as in
-   * a mechanism that resubmits from the completion callback) preempts it.
+  /* The queue run owed to a completion goes first: the queue chosen when
+   * a's request completed gets one request out before an RT request that
+   * arrives before our next dispatch call (as from a mechanism that
+   * resubmits in its completion callback) preempts it.
    */
   s = sched_create (&cfq_ops);
   assert (sched_set (s, "slice_idle", 0) == 0);
   assert (sched_set (s, "group_idle", 0) == 0);
   be = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
-  async = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  async = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);   /* a 2nd BE */
+  rt = sched_queue_new (s, NULL, SCHED_CLASS_RT, 4);
   mkrq (&r2[0], be, 0, 4096, RQ_SYNC);
   sched_insert (s, &r2[0], 0);
   assert (sched_dispatch (s, 0, &next) == &r2[0]);
   for (int i = 0; i < 2; i++) {
-    mkrq (&r1[i], async, 1000000 + 8 * i, 4096, 0);
+    mkrq (&r1[i], async, 1000000 + 8 * i, 4096, RQ_SYNC);
     sched_insert (s, &r1[i], 100);
   }
   sched_completed (s, &r2[0], 1 * MS);
-  mkrq (&r2[1], be, 8, 4096, RQ_SYNC);
+  mkrq (&r2[1], rt, 5000000, 4096, RQ_SYNC);
   sched_insert (s, &r2[1], 1 * MS);
+  cfq_get_stats (s, &st);
+  assert (st.preemptions == 0);
   assert (sched_dispatch (s, 1 * MS, &next) == &r1[0]);
   cfq_get_stats (s, &st);
   assert (st.preemptions == 1);
@@ -421,6 +429,7 @@ test_preemption (void)
   sched_completed (s, &r1[1], 3 * MS);
   sched_queue_free (s, be);
   sched_queue_free (s, async);
+  sched_queue_free (s, rt);
   sched_destroy (s);
   printf ("preemption: ok\n");
 }
