@@ -209,6 +209,96 @@ test_idling (void)
   printf ("idling: ok\n");
 }
 
+/* group_idle: with queue idling off (slice_idle=0), a group's last queue
+ * that runs dry still holds the disk for group_idle, and only when it is
+ * alone in its group.  IDLE class: never idles, one request in flight.
+ */
+static void
+test_group_idle_and_idle_class (void)
+{
+  struct sched *s = sched_create (&cfq_ops);
+  struct sched_group *ga = sched_group_new (s, "a", 500);
+  struct sched_group *gb = sched_group_new (s, "b", 500);
+  struct sched_queue *a1 = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);
+  struct sched_queue *b1 = sched_queue_new (s, gb, SCHED_CLASS_BE, 4);
+  struct sched_queue *a2, *id;
+  struct rq ra[2], rb[2], rc, ri[3];
+  struct cfq_stats st;
+  uint64_t next;
+  struct rq *r;
+
+  assert (sched_set (s, "slice_idle", 0) == 0);
+  assert (sched_set (s, "group_idle", 5 * MS) == 0);
+  assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
+  mkrq (&ra[0], a1, 0, 65536, RQ_SYNC);
+  sched_insert (s, &ra[0], 0);
+  r = sched_dispatch (s, 0, &next);
+  assert (r == &ra[0]);
+  for (int i = 0; i < 2; i++) {
+    mkrq (&rb[i], b1, 90000000 + 128 * i, 65536, RQ_SYNC);
+    sched_insert (s, &rb[i], 100);
+  }
+  sched_completed (s, &ra[0], 1 * MS);
+  /* a1 is its group's only queue: the group idle timer holds the disk. */
+  assert (sched_dispatch (s, 1 * MS, &next) == NULL);
+  assert (next == 6 * MS);
+  cfq_get_stats (s, &st);
+  assert (st.group_idle_arms == 1 && st.idle_arms == 0);
+  mkrq (&ra[1], a1, 128, 65536, RQ_SYNC);
+  sched_insert (s, &ra[1], 3 * MS);
+  assert (sched_dispatch (s, 3 * MS, &next) == &ra[1]);
+  sched_completed (s, &ra[1], 4 * MS);
+  /* The window armed for a1 holds even though a2 (same group, a queue
+   * that does not idle) and b have work; at its end the disk moves on.
+   */
+  a2 = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);
+  mkrq (&rc, a2, 50000000, 65536, RQ_SYNC);
+  sched_insert (s, &rc, 4 * MS);
+  assert (sched_dispatch (s, 4 * MS, &next) == NULL);
+  assert (next == 9 * MS);
+  r = sched_dispatch (s, next, &next);
+  assert (r && r != &ra[1]);
+  while (r) {
+    sched_completed (s, r, next = 10 * MS);
+    r = sched_dispatch (s, 10 * MS, &next);
+    if (!r && sched_has_work (s)) {
+      assert (next != SCHED_NEVER);
+      r = sched_dispatch (s, next, &next);
+    }
+  }
+  assert (!sched_has_work (s));
+
+  /* IDLE class: one request in flight at a time, no idle window after. */
+  assert (sched_set (s, "slice_idle", 8 * MS) == 0);
+  id = sched_queue_new (s, NULL, SCHED_CLASS_IDLE, 0);
+  for (int i = 0; i < 3; i++) {
+    mkrq (&ri[i], id, 8 * i, 4096, RQ_SYNC);
+    sched_insert (s, &ri[i], 1000 * MS);
+  }
+  r = sched_dispatch (s, 1000 * MS, &next);
+  assert (r == &ri[0]);
+  assert (sched_dispatch (s, 1000 * MS, &next) == NULL);
+  sched_completed (s, r, 1001 * MS);
+  cfq_get_stats (s, &st);
+  uint64_t arms = st.idle_arms + st.group_idle_arms;
+  r = sched_dispatch (s, 1001 * MS, &next);
+  assert (r == &ri[1]);
+  sched_completed (s, r, 1002 * MS);
+  r = sched_dispatch (s, 1002 * MS, &next);
+  assert (r == &ri[2]);
+  sched_completed (s, r, 1003 * MS);
+  cfq_get_stats (s, &st);
+  assert (st.idle_arms + st.group_idle_arms == arms);
+  assert (sched_dispatch (s, 1003 * MS, &next) == NULL);
+  assert (next == SCHED_NEVER);
+  sched_queue_free (s, a1);
+  sched_queue_free (s, a2);
+  sched_queue_free (s, b1);
+  sched_queue_free (s, id);
+  sched_destroy (s);
+  printf ("group_idle and idle class: ok\n");
+}
+
 /* Fifo: checked at the first dispatch of a slice; an expired request
  * goes first even if far away.
  */
@@ -585,6 +675,7 @@ main (void)
   test_tunables ();
   test_classes ();
   test_idling ();
+  test_group_idle_and_idle_class ();
   test_fifo ();
   test_back_seek ();
   test_preemption ();
