@@ -107,7 +107,18 @@
  *   wake up and send its next request, so a depth-1 reader is seen empty at
  *   every completion.  Our completed() does the queue choice of that run
  *   (cfq_select_queue, no dispatch) for the same effect, whatever order the
- *   mechanism calls us in afterwards.
+ *   mechanism calls us in afterwards; and if that run would have dispatched
+ *   from the chosen queue, a preemption arriving before our next dispatch()
+ *   is applied after that one request (run_queue, preempt_pending).
+ * - Idle-class grace: when only IDLE-class queues have work, none starts
+ *   until 100 ms after the last non-IDLE completion (CFQ_IDLE_GRACE of CFQ
+ *   up to 2.6.27; 2.6.36 has only the class order inside a group).
+ * - Cooperator lookup: one prio tree per (group, level) instead of per
+ *   level per device (cooperators must share a group anyway); a queue is
+ *   re-keyed whenever its next_rq changes (the kernel leaves stale keys),
+ *   and both neighbours of the head position are looked at.
+ * - cfq_should_wait_busy does not extend a slice while the queue still has
+ *   requests (as in 2.6.37).
  * - Requests with equal sectors are kept side by side in the sort tree
  *   (the kernel's elv_rb_add dispatches the alias at once); no front/back
  *   merging, that is the block layer's and the engine's job.
@@ -117,7 +128,15 @@
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
  * throughput with many readers (a better choice is 600 ms); group_idle
- * costing throughput when groups cannot keep the disk busy.
+ * costing throughput when groups cannot keep the disk busy; hw_tag starting
+ * at "unknown = queues", so slice_idle=0 on a lightly loaded disk (never
+ * more than 5 requests) stays in IOPS mode for good (hw_tag=0 or mode=time
+ * pins time mode); sync requests preempting async queues and async waiting
+ * while any sync request is in flight, so a buffered writer gets little
+ * under busy sync readers on a disk (a better choice is BFQ's or iocost's
+ * budgets for writes); the elevator order inside a slice with the fifo
+ * looked at once per slice, so a deep random reader's request can miss two
+ * rounds (a better choice is checking the fifo at every dispatch).
  *
  * Memory and threading: everything is allocated in create, group_new and
  * queue_new; insert/dispatch/completed never allocate.  A connection (and
