@@ -299,6 +299,71 @@ test_group_idle_and_idle_class (void)
   printf ("group_idle and idle class: ok\n");
 }
 
+/* low_latency: with 8 busy sequential readers, slices shrink so that all
+ * get a turn within target_latency (100 ms * 300 / 800 = 37.5 ms), and
+ * async depth ramps up one request per slice_sync after a delayed sync
+ * completion.
+ */
+static double
+mean_run (unsigned low_latency)
+{
+  struct harness h;
+  unsigned runs = 1;
+
+  h_init (&h, 1);
+  assert (sched_set (h.s, "low_latency", low_latency) == 0);
+  for (int i = 0; i < 8; i++)
+    h_client (&h, NULL, SCHED_CLASS_BE, 4)->depth = 2;
+  h_run (&h, 5000 * MS);
+  for (unsigned i = 1; i < h.nlog; i++)
+    runs += h.log[i] != h.log[i - 1];
+  h_fini (&h);
+  return (double) h.nlog / runs;        /* requests (= ms) per turn */
+}
+
+static void
+test_low_latency (void)
+{
+  double r1 = mean_run (1), r0 = mean_run (0);
+  struct sched *s = sched_create (&cfq_ops);
+  struct sched_queue *rd = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  struct sched_queue *wr = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  struct rq r, w[4];
+  uint64_t next;
+
+  printf ("turn length: low_latency=1 %.1f ms, 0 %.1f ms\n", r1, r0);
+  assert (r1 > 30 && r1 < 50);
+  assert (r0 > 90 && r0 < 115);
+
+  assert (sched_set (s, "slice_idle", 0) == 0);
+  assert (sched_set (s, "group_idle", 0) == 0);
+  mkrq (&r, rd, 0, 4096, RQ_SYNC);
+  sched_insert (s, &r, 0);
+  assert (sched_dispatch (s, 0, &next) == &r);
+  sched_completed (s, &r, 200 * MS);    /* 200 ms > fifo_expire_sync */
+  for (int i = 0; i < 4; i++) {
+    mkrq (&w[i], wr, 1000 + 8 * i, 4096, 0);
+    sched_insert (s, &w[i], 200 * MS);
+  }
+  assert (sched_dispatch (s, 200 * MS, &next) == &w[0]);
+  assert (sched_dispatch (s, 200 * MS, &next) == NULL);
+  assert (next == 300 * MS);
+  assert (sched_dispatch (s, 300 * MS, &next) == NULL);
+  assert (next == 400 * MS);
+  assert (sched_dispatch (s, 400 * MS, &next) == &w[1]);
+  assert (sched_dispatch (s, 400 * MS, &next) == NULL);
+  /* Without low_latency no ramp: the rest goes at once. */
+  assert (sched_set (s, "low_latency", 0) == 0);
+  assert (sched_dispatch (s, 400 * MS, &next) == &w[2]);
+  assert (sched_dispatch (s, 400 * MS, &next) == &w[3]);
+  for (int i = 0; i < 4; i++)
+    sched_completed (s, &w[i], 500 * MS);
+  sched_queue_free (s, rd);
+  sched_queue_free (s, wr);
+  sched_destroy (s);
+  printf ("low_latency: ok\n");
+}
+
 /* Fifo: checked at the first dispatch of a slice; an expired request
  * goes first even if far away.
  */
@@ -676,6 +741,7 @@ main (void)
   test_classes ();
   test_idling ();
   test_group_idle_and_idle_class ();
+  test_low_latency ();
   test_fifo ();
   test_back_seek ();
   test_preemption ();
