@@ -1053,6 +1053,9 @@ setup (void)
     j->rng = splitmix64 (&x);
     if (!j->rng)
       j->rng = 1;
+    if (j->start >= cfg.duration)
+      die_at (j->where, "job %s: starts at or after the end of the run",
+              j->name);
     if (!j->stop || j->stop > cfg.duration)
       j->stop = cfg.duration;
     stats_hist_init (&j->lat);
