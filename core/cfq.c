@@ -94,9 +94,20 @@
  *   device as in 2.6.36 (tenants' writes must be charged to the tenant);
  *   they are embedded in the group, so nothing is allocated on the request
  *   path.
- * - group_isolation is gone: seeky queues stay in their group (CFQ's default
- *   0 moved them to the root group, which would let a tenant escape its
- *   weight).  Our behaviour is CFQ's group_isolation=1.
+ * - group_isolation is fixed at 1: seeky queues stay in their group (CFQ's
+ *   default 0 moved them to the root group, which lets a tenant escape its
+ *   weight; 2.6.39 made isolation unconditional).  The tunable exists so
+ *   configurations written for 2.6.36 load, and refuses 0.
+ * - hw_tag (not a CFQ tunable) can force the queueing detection's answer:
+ *   2 (default) detects as CFQ does, 0 or 1 pin it.
+ * - merge (not in CFQ) switches the cooperating-queue logic off, to measure
+ *   what it brings; the default 1 is CFQ.
+ * - The queue run after a completion: in Linux the driver's completion path
+ *   runs the queue (cfq_dispatch_requests) before the submitting task can
+ *   wake up and send its next request, so a depth-1 reader is seen empty at
+ *   every completion.  Our completed() does the queue choice of that run
+ *   (cfq_select_queue, no dispatch) for the same effect, whatever order the
+ *   mechanism calls us in afterwards.
  * - Requests with equal sectors are kept side by side in the sort tree
  *   (the kernel's elv_rb_add dispatches the alias at once); no front/back
  *   merging, that is the block layer's and the engine's job.
@@ -148,6 +159,9 @@ enum {
   T_TARGET_LATENCY,
   T_MODE,
   T_ROTATIONAL,
+  T_GROUP_ISOLATION,
+  T_MERGE,
+  T_HW_TAG,
   T_NR,
 };
 
@@ -180,6 +194,12 @@ const struct cfq_tunable cfq_tunables[T_NR] = {
     "group charge: 0 time, 1 iops, 2 auto (iops if slice_idle=0 and NCQ)" },
   [T_ROTATIONAL] = { "rotational", "bool", 1, 0, 1,
     "device seeks (1) or not (0): seek detection and idling rules" },
+  [T_GROUP_ISOLATION] = { "group_isolation", "bool", 1, 1, 1,
+    "always 1: seeky queues stay in their group (CFQ's 0 is not offered)" },
+  [T_MERGE] = { "merge", "bool", 1, 0, 1,
+    "cooperating queues: serve a close queue instead of idling, merge them" },
+  [T_HW_TAG] = { "hw_tag", "mode", 2, 0, 2,
+    "device queues: 0 no, 1 yes (forced), 2 detect (starts assuming yes)" },
 };
 const size_t cfq_nr_tunables = T_NR;
 
@@ -353,6 +373,8 @@ struct cfqd {
   uint64_t last_position;       /* sector after the last dispatched rq */
   uint64_t last_delayed_sync;   /* ns: a sync rq completed late */
   uint64_t now;                 /* ns: latest time passed in */
+  struct cfqq *run_queue;       /* queue the post-completion run serves */
+  struct cfqq *preempt_pending; /* preemption deferred until that run */
 
   struct cfq_stats stats;
 };
@@ -955,6 +977,10 @@ __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
 
   if (cfqq == cfqd->active_queue)
     cfqd->active_queue = NULL;
+  if (cfqq == cfqd->run_queue)
+    cfqd->run_queue = NULL;
+  if (cfqq == cfqd->preempt_pending)
+    cfqd->preempt_pending = NULL;
   if (cfqd->grp_st.active == cfqq->cfqg)
     cfqd->grp_st.active = NULL;
   cfqd->active_cic = NULL;
@@ -1035,6 +1061,8 @@ cfq_close_cooperator (struct cfqd *cfqd, struct cfqq *cur)
 {
   struct cfqq *cfqq;
 
+  if (!t_get (cfqd, T_MERGE))
+    return NULL;
   if (cfq_class_idle (cur) || !cur->sync || CFQQ_SEEKY (cur))
     return NULL;
   /* Don't search if it's the only queue of the group. */
@@ -1700,7 +1728,12 @@ cfq_rq_enqueued (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
     }
   }
   else if (cfq_should_preempt (cfqd, cfqq, rq, now)) {
-    cfq_preempt_queue (cfqd, cfqq, now);
+    if (cfqd->run_queue && cfqd->run_queue == cfqd->active_queue) {
+      if (!cfqd->preempt_pending)
+        cfqd->preempt_pending = cfqq;
+    }
+    else
+      cfq_preempt_queue (cfqd, cfqq, now);
   }
 }
 
@@ -1920,6 +1953,11 @@ cfq_set (struct sched *s, const char *key, uint64_t val)
   if (r < 0)
     return r;
   cfqd->tun[t - cfq_tunables] = val;
+  if (t == &cfq_tunables[T_HW_TAG]) {
+    /* Forced, or detection from scratch (CFQ's initial -1). */
+    cfqd->hw_tag = val == 2 ? -1 : (int) val;
+    cfqd->hw_tag_samples = 0;
+  }
   return 0;
 }
 
@@ -2043,15 +2081,13 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   return next;
 }
 
+/* cfq_dispatch_requests: one request from the queue to serve, if any. */
 static struct rq *
-cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
+cfq_dispatch_requests (struct cfqd *cfqd, uint64_t now)
 {
-  struct cfqd *cfqd = CFQD (s);
   struct rq *rq = NULL;
   struct cfqq *cfqq;
 
-  cfqd->now = now;
-  cfq_run_timer (cfqd, now);
   if (cfqd->busy_queues && (cfqq = cfq_select_queue (cfqd, now)) != NULL
       && !rb_empty (&cfqq->sort_list)
       && (rq = cfq_dispatch_request (cfqd, cfqq, now)) != NULL) {
@@ -2067,6 +2103,38 @@ cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
       cfq_slice_expired (cfqd, false, now);
     }
   }
+  return rq;
+}
+
+/* The queue run owed to the last completion is done: a preemption that
+ * arrived after the completion takes effect now.
+ */
+static void
+cfq_finish_queue_run (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *p = cfqd->preempt_pending;
+
+  cfqd->preempt_pending = NULL;
+  cfqd->run_queue = NULL;
+  if (p && p->on_rr && cfqd->active_queue && cfqd->active_queue != p)
+    cfq_preempt_queue (cfqd, p, now);
+}
+
+static struct rq *
+cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct rq *rq;
+
+  cfqd->now = now;
+  cfq_run_timer (cfqd, now);
+  rq = cfq_dispatch_requests (cfqd, now);
+  if (cfqd->run_queue || cfqd->preempt_pending) {
+    bool pending = cfqd->preempt_pending != NULL;
+    cfq_finish_queue_run (cfqd, now);
+    if (!rq && pending)
+      rq = cfq_dispatch_requests (cfqd, now);
+  }
   *next = cfq_next_deadline (cfqd, now);
   return rq;
 }
@@ -2081,7 +2149,7 @@ cfq_update_hw_tag (struct cfqd *cfqd)
 
   if (cfqd->rq_in_driver > cfqd->hw_tag_est_depth)
     cfqd->hw_tag_est_depth = cfqd->rq_in_driver;
-  if (cfqd->hw_tag == 1)
+  if (cfqd->hw_tag == 1 || t_get (cfqd, T_HW_TAG) != 2)
     return;
   if (cfqd->rq_queued <= CFQ_HW_QUEUE_MIN
       && cfqd->rq_in_driver <= CFQ_HW_QUEUE_MIN)
@@ -2169,6 +2237,17 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
       cfq_slice_expired (cfqd, true, now);
     else if (sync && cfqq_empty && !cfq_close_cooperator (cfqd, cfqq))
       cfq_arm_slice_timer (cfqd, now);
+  }
+
+  /* The queue run that follows a completion in Linux: choose the queue
+   * now, before the completed request's owner can resubmit; if that run
+   * would dispatch from it, a preemption arriving before our next
+   * dispatch() waits until that request went (cfq_finish_queue_run).
+   */
+  if (cfqd->busy_queues) {
+    struct cfqq *run = cfq_select_queue (cfqd, now);
+    if (run && !rb_empty (&run->sort_list) && cfq_may_dispatch (cfqd, run, now))
+      cfqd->run_queue = run;
   }
 
   /* cfq_put_request: drop the request's references.  cic stays pinned

@@ -22,6 +22,8 @@ test_tunables (void)
     { "back_seek_max", "KiB", 16384 }, { "back_seek_penalty", "factor", 2 },
     { "low_latency", "bool", 1 }, { "target_latency", "ns", 300 * MS },
     { "mode", "mode", CFQ_MODE_AUTO }, { "rotational", "bool", 1 },
+    { "group_isolation", "bool", 1 }, { "merge", "bool", 1 },
+    { "hw_tag", "mode", 2 },
   };
 
   assert (s);
@@ -50,6 +52,7 @@ test_tunables (void)
   assert (sched_set (s, "mode", 3) == -ERANGE);
   assert (sched_set (s, "low_latency", 2) == -ERANGE);
   assert (sched_set (s, "quantum", 0) == -ERANGE);
+  assert (sched_set (s, "group_isolation", 0) == -ERANGE);
   assert (cfq_mode_parse ("iops", &v) == 0 && v == CFQ_MODE_IOPS);
   assert (cfq_mode_parse ("time", &v) == 0 && v == CFQ_MODE_TIME);
   assert (cfq_mode_parse ("auto", &v) == 0 && v == CFQ_MODE_AUTO);
@@ -286,12 +289,15 @@ test_preemption (void)
 {
   struct sched *s;
   struct sched_queue *be, *rt, *idle, *async;
-  struct rq r1[4], r2[2];
+  struct rq r1[4], r2[2], r1x;
   struct cfq_stats st;
   uint64_t next;
   struct rq *r;
 
-  /* RT request preempts a BE slice: it goes next. */
+  /* RT request preempts a BE slice: it goes next.  (After a completion
+   * the mechanism runs dispatch before new requests come in, as Linux
+   * runs the queue from the completion path.)
+   */
   s = sched_create (&cfq_ops);
   be = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   rt = sched_queue_new (s, NULL, SCHED_CLASS_RT, 4);
@@ -301,24 +307,42 @@ test_preemption (void)
   }
   assert (sched_dispatch (s, 0, &next) == &r1[0]);
   sched_completed (s, &r1[0], 1 * MS);
+  assert (sched_dispatch (s, 1 * MS, &next) == &r1[1]);
   mkrq (&r2[0], rt, 90000000, 4096, RQ_SYNC);
   sched_insert (s, &r2[0], 2 * MS);
   cfq_get_stats (s, &st);
   assert (st.preemptions == 1);
   assert (sched_dispatch (s, 2 * MS, &next) == &r2[0]);
-  /* A BE request does not preempt an RT slice. */
-  sched_completed (s, &r2[0], 3 * MS);
+  /* A BE request does not preempt an RT slice: the RT queue waits for its
+   * request in flight, then idles, and gets its next request in.
+   */
+  sched_completed (s, &r1[1], 2 * MS + 500);
+  mkrq (&r1x, be, 64, 4096, RQ_SYNC);
+  sched_insert (s, &r1x, 3 * MS);
+  cfq_get_stats (s, &st);
+  assert (st.preemptions == 1);
+  assert (sched_dispatch (s, 3 * MS, &next) == NULL);
+  sched_completed (s, &r2[0], 4 * MS);
+  assert (sched_dispatch (s, 4 * MS, &next) == NULL);
+  assert (next == 12 * MS);
   mkrq (&r2[1], rt, 90000008, 4096, RQ_SYNC);
-  sched_insert (s, &r2[1], 3 * MS);
-  assert (sched_dispatch (s, 3 * MS, &next) == &r2[1]);
-  sched_completed (s, &r2[1], 4 * MS);
+  sched_insert (s, &r2[1], 5 * MS);
+  assert (sched_dispatch (s, 5 * MS, &next) == &r2[1]);
+  sched_completed (s, &r2[1], 6 * MS);
   cfq_get_stats (s, &st);
   assert (st.preemptions == 1);
   /* RT idles; the BE queue still waits (RT slice not over). */
-  assert (sched_dispatch (s, 4 * MS, &next) == NULL);
-  /* After the window, BE resumes where it was. */
+  assert (sched_dispatch (s, 6 * MS, &next) == NULL);
+  assert (next == 14 * MS);
+  /* After the window, BE resumes where it was, in sector order. */
   r = sched_dispatch (s, next, &next);
-  assert (r == &r1[1]);
+  assert (r == &r1[2]);
+  sched_completed (s, r, 15 * MS);
+  for (int i = 0; i < 2; i++) {
+    r = sched_dispatch (s, 15 * MS, &next);
+    assert (r == (i == 0 ? &r1[3] : &r1x));
+    sched_completed (s, r, 16 * MS);
+  }
   sched_queue_free (s, be);
   sched_queue_free (s, rt);
   sched_destroy (s);
@@ -366,6 +390,37 @@ test_preemption (void)
       assert (next != SCHED_NEVER);
   }
   assert (!sched_has_work (s));
+  sched_destroy (s);
+  /* The queue run owed to a completion goes first: the async queue chosen
+   * when the sync reader completed gets its request out before the
+   * reader's next request (arriving before our next dispatch call, as in
+   * a mechanism that resubmits from the completion callback) preempts it.
+   */
+  s = sched_create (&cfq_ops);
+  assert (sched_set (s, "slice_idle", 0) == 0);
+  assert (sched_set (s, "group_idle", 0) == 0);
+  be = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  async = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  mkrq (&r2[0], be, 0, 4096, RQ_SYNC);
+  sched_insert (s, &r2[0], 0);
+  assert (sched_dispatch (s, 0, &next) == &r2[0]);
+  for (int i = 0; i < 2; i++) {
+    mkrq (&r1[i], async, 1000000 + 8 * i, 4096, 0);
+    sched_insert (s, &r1[i], 100);
+  }
+  sched_completed (s, &r2[0], 1 * MS);
+  mkrq (&r2[1], be, 8, 4096, RQ_SYNC);
+  sched_insert (s, &r2[1], 1 * MS);
+  assert (sched_dispatch (s, 1 * MS, &next) == &r1[0]);
+  cfq_get_stats (s, &st);
+  assert (st.preemptions == 1);
+  assert (sched_dispatch (s, 1 * MS, &next) == &r2[1]);
+  sched_completed (s, &r1[0], 2 * MS);
+  sched_completed (s, &r2[1], 2 * MS);
+  assert (sched_dispatch (s, 2 * MS, &next) == &r1[1]);
+  sched_completed (s, &r1[1], 3 * MS);
+  sched_queue_free (s, be);
+  sched_queue_free (s, async);
   sched_destroy (s);
   printf ("preemption: ok\n");
 }
@@ -437,6 +492,12 @@ test_iops_mode (void)
   assert (sched_set (s, "slice_idle", 0) == 0);
   cfq_get_stats (s, &st);
   assert (st.iops_mode);
+  assert (sched_set (s, "hw_tag", 0) == 0);
+  cfq_get_stats (s, &st);
+  assert (!st.iops_mode && st.hw_tag == 0);
+  assert (sched_set (s, "hw_tag", 2) == 0);
+  cfq_get_stats (s, &st);
+  assert (st.iops_mode && st.hw_tag == -1);
   assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
   cfq_get_stats (s, &st);
   assert (!st.iops_mode);
