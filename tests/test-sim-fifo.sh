@@ -83,6 +83,8 @@ printf '[global]\nduration = 1s\n[job a\n' > "$tmp/bad.job"
 bad 3 "malformed section header"
 printf '[job a]\nthink 5ms\n' > "$tmp/bad.job"
 bad 2 "expected key = value"
+printf '[global]\nduration = 10s\n[job a]\nstart = 2s\n' > "$tmp/bad.job"
+bad 3 "starts at or after the end" --duration 1s
 printf '[job a]\n' > "$tmp/bad.job"
 if "$SIM" --set quantum "$tmp/bad.job" 2> "$tmp/err"; then echo "FAIL: --set without ="; exit 1; fi
 grep -q "expected KEY=VALUE" "$tmp/err" || { cat "$tmp/err"; exit 1; }

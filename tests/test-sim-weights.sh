@@ -4,13 +4,18 @@
 #  - disk, time mode (tests/sim/weights-hdd.job),
 #  - SSD, IOPS mode (tests/sim/weights-ssd.job).
 # Every group's share is within 5% (relative) of weight/1500 and Jain's index
-# of throughput/weight over the groups is at least 0.99.
+# of throughput/weight over the groups is at least 0.99.  And a second run
+# gives byte-identical output.
 # timeout: 300
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
 sim "$tmp/hdd.json" weights-hdd.job
 sim "$tmp/ssd.json" weights-ssd.job
+# The policy must be as deterministic as the simulator: same run, same bytes.
+sim "$tmp/ssd2.json" weights-ssd.job
+cmp "$tmp/ssd.json" "$tmp/ssd2.json" || { echo "FAIL: two identical cfq runs differ"; exit 1; }
+echo "ok:   two identical runs on cfq give byte-identical output"
 check <<'PY'
 for name, field, jf in (("hdd", "share", "jain"), ("ssd", "iops_share", "jain_iops")):
     j = J(name)

@@ -547,13 +547,13 @@ finish_jobs (uint64_t capacity)
 
 /* ---- the event heap ------------------------------------------------------ */
 
-enum ev_type { EV_ARRIVE, EV_COMPLETE, EV_TIMER };
+enum ev_type { EV_ARRIVE, EV_COMPLETE, EV_TIMER, EV_FLUSH };
 
 struct ev {
   uint64_t t;                   /* ns */
   uint64_t seq;                 /* tie-break: order of scheduling */
   enum ev_type type;
-  void *p;                      /* job (ARRIVE) or simrq (COMPLETE) */
+  void *p;                      /* job (ARRIVE, FLUSH) or simrq (COMPLETE) */
   uint64_t gen;                 /* TIMER: generation it belongs to */
 };
 
@@ -745,16 +745,16 @@ on_complete (struct simrq *sr, uint64_t now)
   sr->next_free = j->free;
   j->free = sr;
   job_slot_done (j, now);
-  if (j->fsync_wait && j->inflight == 0 && !j->flush_out)
-    job_flush (j, now);
+  if (j->fsync_wait && j->inflight == 0 && !j->flush_out) {
+    j->flush_out = true;        /* the client sends it in the next pass */
+    ev_push (now, EV_FLUSH, j, 0);
+  }
 }
 
 static void
 on_arrive (struct job *j, uint64_t now)
 {
   job_arrive (j, now);
-  if (j->fsync_wait && j->inflight == 0 && !j->flush_out)
-    job_flush (j, now);
 }
 
 static void
@@ -845,6 +845,10 @@ run (void)
         break;
       case EV_COMPLETE:
         on_complete (e.p, now);
+        progress = true;
+        break;
+      case EV_FLUSH:
+        job_flush (e.p, now);
         progress = true;
         break;
       case EV_TIMER:
@@ -1049,6 +1053,9 @@ setup (void)
     j->rng = splitmix64 (&x);
     if (!j->rng)
       j->rng = 1;
+    if (j->start >= cfg.duration)
+      die_at (j->where, "job %s: starts at or after the end of the run",
+              j->name);
     if (!j->stop || j->stop > cfg.duration)
       j->stop = cfg.duration;
     stats_hist_init (&j->lat);
