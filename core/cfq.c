@@ -124,6 +124,13 @@
  *   merging, that is the block layer's and the engine's job.
  * - Merged queues: the kernel allocates a fresh cfqq on split; we send the
  *   connection back to its own embedded cfqq, so nothing is allocated.
+ * - must_dispatch for an expired fifo (Linux 3.x/4.x, not 2.6.36): a queue
+ *   whose fifo head expired must dispatch it, past the sync-in-flight and
+ *   depth limits (cfq_may_dispatch), and a sync request does not preempt
+ *   an async queue in that state (cfq_should_preempt).  Our completion
+ *   run looks at the fifo as the kernel's queue run would.  Taken because
+ *   the issue requires an async writer not to be starved under busy sync
+ *   readers with low_latency, and later CFQ fixed preemption this way.
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -131,12 +138,12 @@
  * costing throughput when groups cannot keep the disk busy; hw_tag starting
  * at "unknown = queues", so slice_idle=0 on a lightly loaded disk (never
  * more than 5 requests) stays in IOPS mode for good (hw_tag=0 or mode=time
- * pins time mode); sync requests preempting async queues and async waiting
- * while any sync request is in flight, so a buffered writer gets little
- * under busy sync readers on a disk (a better choice is BFQ's or iocost's
- * budgets for writes); the elevator order inside a slice with the fifo
- * looked at once per slice, so a deep random reader's request can miss two
- * rounds (a better choice is checking the fifo at every dispatch).
+ * pins time mode); async waiting while any sync request is in flight
+ * unless its fifo expired (a
+ * better choice is BFQ's or iocost's budgets for writes); the elevator
+ * order inside a slice with the fifo looked at once per slice, so a deep
+ * random reader's request can miss two rounds (a better choice is checking
+ * the fifo at every dispatch).
  *
  * Memory and threading: everything is allocated in create, group_new and
  * queue_new; insert/dispatch/completed never allocate.  A connection (and
@@ -1191,6 +1198,20 @@ cfq_check_fifo (struct cfqq *cfqq, uint64_t now)
   return rq;
 }
 
+/* Would cfq_check_fifo find an expired request now?  (Does not use up
+ * the once-per-slice look.)
+ */
+static bool
+cfq_fifo_expired (const struct cfqq *cfqq, uint64_t now)
+{
+  struct list *p;
+
+  if (cfqq->fifo_expire)
+    return false;
+  p = list_first (&cfqq->fifo);
+  return p && now >= list_entry (p, struct rq, fifo)->t_fifo;
+}
+
 static unsigned
 cfq_prio_to_maxrq (const struct cfqd *cfqd, const struct cfqq *cfqq)
 {
@@ -1446,6 +1467,11 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   unsigned max_dispatch;
 
+  /* A request that must go (expired fifo, or the one we idled for) goes
+   * past every limit below: later CFQ, see cfq_dispatch_request.
+   */
+  if (cfqq->must_dispatch)
+    return true;
   /* Drain async requests before starting sync I/O that idles. */
   if (cfq_should_idle (cfqd, cfqq) && cfqd->rq_in_flight[0])
     return false;
@@ -1489,9 +1515,18 @@ cfq_dispatch_request (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   struct rq *rq;
 
+  /* An expired request must go out now, even past the sync-in-flight
+   * and depth limits, and no sync arrival may preempt the queue before it
+   * did (must_dispatch; Linux 3.x/4.x, not 2.6.36, which looked at the
+   * fifo only once the queue could dispatch anyway).  Without this an
+   * async writer whose requests all expired still waits for every sync
+   * reader's slice, round after round.
+   */
+  rq = cfq_check_fifo (cfqq, now);
+  if (rq)
+    cfqq->must_dispatch = true;
   if (!cfq_may_dispatch (cfqd, cfqq, now))
     return NULL;
-  rq = cfq_check_fifo (cfqq, now);
   if (rq)
     cfqd->stats.fifo_expired++;
   else
@@ -1671,8 +1706,10 @@ cfq_should_preempt (struct cfqd *cfqd, struct cfqq *new_cfqq,
   /* A non-RT request does not preempt an RT slice. */
   if (cfq_class_rt (cfqq) && !cfq_class_rt (new_cfqq))
     return false;
-  /* Sync request, async active queue. */
-  if (rq_is_sync (rq) && !cfqq->sync)
+  /* Sync request, async active queue: unless the queue has a request
+   * that must go first (expired fifo; later CFQ, see the essay).
+   */
+  if (rq_is_sync (rq) && !cfqq->sync && !cfqq->must_dispatch)
     return true;
   if (new_cfqq->cfqg != cfqq->cfqg)
     return false;
@@ -2260,8 +2297,15 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
    */
   if (cfqd->busy_queues) {
     struct cfqq *run = cfq_select_queue (cfqd, now);
-    if (run && !rb_empty (&run->sort_list) && cfq_may_dispatch (cfqd, run, now))
-      cfqd->run_queue = run;
+    if (run && !rb_empty (&run->sort_list)) {
+      /* That run looks at the fifo first (cfq_dispatch_request): an
+       * expired request must go, and no sync arrival preempts it.
+       */
+      if (cfq_fifo_expired (run, now))
+        run->must_dispatch = true;
+      if (cfq_may_dispatch (cfqd, run, now))
+        cfqd->run_queue = run;
+    }
   }
 
   /* cfq_put_request: drop the request's references.  cic stays pinned

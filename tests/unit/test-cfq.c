@@ -589,6 +589,74 @@ test_preemption (void)
   printf ("preemption: ok\n");
 }
 
+/* Later CFQ (3.x/4.x): an async queue whose fifo holds an expired request
+ * must dispatch it (must_dispatch); a sync request arriving before it did
+ * does not preempt the queue.  Without an expired request the sync
+ * arrival still preempts it (after the one request of the queue run owed
+ * to the completion).  slice_idle=0 so the reader does not idle and the
+ * async queue is chosen at the reader's completion.
+ */
+static void
+test_async_must_dispatch (void)
+{
+  for (int expired = 0; expired <= 1; expired++) {
+    const uint64_t t = expired ? 300 * MS : 100 * MS;   /* fifo: 250 ms */
+    struct sched *s = sched_create (&cfq_ops);
+    struct sched_queue *w, *rd;
+    struct rq wr[2], r0, r1;
+    struct cfq_stats st;
+    uint64_t next;
+    struct rq *r;
+
+    assert (sched_set (s, "slice_idle", 0) == 0);
+    assert (sched_set (s, "group_idle", 0) == 0);
+    w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+    rd = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+    mkrq (&r0, rd, 0, 4096, RQ_SYNC);
+    sched_insert (s, &r0, 0);
+    assert (sched_dispatch (s, 0, &next) == &r0);
+    for (int i = 0; i < 2; i++) {
+      mkrq (&wr[i], w, 1000000 + 128 * i, 65536, 0);
+      sched_insert (s, &wr[i], 0);
+    }
+    /* The reader's request completes; the async queue is chosen; the
+     * reader's next request arrives before our next dispatch.
+     */
+    sched_completed (s, &r0, t);
+    mkrq (&r1, rd, 8, 4096, RQ_SYNC);
+    sched_insert (s, &r1, t);
+    r = sched_dispatch (s, t, &next);
+    assert (r == &wr[0]);
+    cfq_get_stats (s, &st);
+    if (expired) {
+      assert (st.fifo_expired == 1);
+      assert (st.preemptions == 0);
+    }
+    else {
+      assert (st.fifo_expired == 0);
+      assert (st.preemptions == 1);
+    }
+    /* Drain. */
+    sched_completed (s, r, t + 1 * MS);
+    next = t + 1 * MS;
+    for (int n = 0; n < 100 && sched_has_work (s); n++) {
+      uint64_t now = next;
+      r = sched_dispatch (s, now, &next);
+      if (r) {
+        sched_completed (s, r, now + 1 * MS);
+        next = now + 1 * MS;
+      }
+      else
+        assert (next != SCHED_NEVER);
+    }
+    assert (!sched_has_work (s));
+    sched_queue_free (s, w);
+    sched_queue_free (s, rd);
+    sched_destroy (s);
+  }
+  printf ("async must_dispatch: ok\n");
+}
+
 /* hw_tag: a device that takes 32 requests at a time is seen as queueing,
  * one that takes 1 is not.
  */
@@ -745,6 +813,7 @@ main (void)
   test_fifo ();
   test_back_seek ();
   test_preemption ();
+  test_async_must_dispatch ();
   test_hw_tag ();
   test_iops_mode ();
   test_merge_split ();
