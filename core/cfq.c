@@ -131,6 +131,19 @@
  *   run looks at the fifo as the kernel's queue run would.  Taken because
  *   the issue requires an async writer not to be starved under busy sync
  *   readers with low_latency, and later CFQ fixed preemption this way.
+ * - Async deadline (ours, in no kernel): must_dispatch alone does not
+ *   keep a writer alive on a disk with 4 idling readers (lowlat-4.job:
+ *   17.8% of its solo rate), because there the preemption is not what
+ *   delays it: the async queue's rb_key offset, (busy - 1) * (180 - 40)
+ *   ms against (busy - 1) * (180 - 100) for a reader, brings its turn
+ *   back only every ~560 ms, two rounds of reader slices.  So when the
+ *   group's async queue holds a request past fifo_expire_async and had
+ *   no turn for fifo_expire_async, it is overdue: the ASYNC workload is
+ *   chosen at the next queue switch whatever the keys and the remaining
+ *   sync workload slice say, and a sync slice of the group ends at the
+ *   next queue choice (cfq_async_overdue).  At most one forced turn per
+ *   fifo_expire_async, so a deep writer cannot take over; its turn is
+ *   still bounded by the async workload slice and slice_async_rq.
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -139,7 +152,7 @@
  * at "unknown = queues", so slice_idle=0 on a lightly loaded disk (never
  * more than 5 requests) stays in IOPS mode for good (hw_tag=0 or mode=time
  * pins time mode); async waiting while any sync request is in flight
- * unless its fifo expired (a
+ * unless its fifo expired (the async deadline above bounds the damage; a
  * better choice is BFQ's or iocost's budgets for writes); the elevator
  * order inside a slice with the fifo looked at once per slice, so a deep
  * random reader's request can miss two rounds (a better choice is checking
@@ -279,6 +292,8 @@ struct cfqq {
   uint64_t slice_end;           /* ns: slice ends (valid if !slice_new) */
   int64_t slice_resid;          /* ns: unused slice carried (<0: overrun) */
   unsigned slice_dispatch;      /* requests dispatched in this slice */
+  uint64_t last_served;         /* ns: end of its last slice that
+                                   dispatched (async deadline rule) */
 
   unsigned meta_pending;        /* queued RQ_META rqs */
   unsigned dispatched;          /* rqs in the driver */
@@ -990,6 +1005,8 @@ __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
   /* Keep what was left of the slice if it idled out or was preempted. */
   if (timed_out && !cfqq->slice_new)
     cfqq->slice_resid = (int64_t) (cfqq->slice_end - now);
+  if (cfqq->slice_dispatch)
+    cfqq->last_served = now;
 
   cfq_group_served (cfqd, cfqq->cfqg, cfqq, now);
 
@@ -1248,6 +1265,34 @@ cfq_setup_merge (struct cfqq *cfqq, struct cfqq *new_cfqq)
   }
 }
 
+/* The async deadline (ours, see the essay): the group's async queue of
+ * class prio holds a request past fifo_expire_async and had no turn for
+ * fifo_expire_async.  It then gets the next turn: its workload is chosen
+ * at the next queue switch, and a sync slice of the group ends early.
+ * The second condition bounds it to one turn per fifo_expire_async, so
+ * a writer with a deep backlog cannot take the disk from the readers.
+ */
+static bool
+cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,
+                   enum wl_prio prio, uint64_t now)
+{
+  const uint64_t expire = t_get (cfqd, T_FIFO_EXPIRE_ASYNC);
+  struct rb_node *n;
+  struct cfqq *cfqq;
+  struct list *p;
+
+  if (!cfqg || prio == IDLE_WORKLOAD)
+    return false;
+  n = rb_first (&cfqg->st[prio][ASYNC_WORKLOAD]);
+  if (!n)
+    return false;
+  cfqq = cfqq_of (n);
+  p = list_first (&cfqq->fifo);
+  if (!p || now < list_entry (p, struct rq, fifo)->t_fifo)
+    return false;
+  return now - cfqq->last_served >= expire;
+}
+
 static enum wl_type
 cfq_choose_wl (struct sched_group *cfqg, enum wl_prio prio)
 {
@@ -1293,10 +1338,12 @@ choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
   /* Keep the workload type while its slice lasts and it has queues. */
   st = service_tree_for (cfqg, cfqd->serving_prio, cfqd->serving_type);
   count = st->count;
-  if (count && now < cfqd->workload_expires)
+  if (cfq_async_overdue (cfqd, cfqg, cfqd->serving_prio, now))
+    cfqd->serving_type = ASYNC_WORKLOAD;        /* async deadline */
+  else if (count && now < cfqd->workload_expires)
     return;
-
-  cfqd->serving_type = cfq_choose_wl (cfqg, cfqd->serving_prio);
+  else
+    cfqd->serving_type = cfq_choose_wl (cfqg, cfqd->serving_prio);
   st = service_tree_for (cfqg, cfqd->serving_prio, cfqd->serving_type);
   count = st->count;
 
@@ -1387,6 +1434,11 @@ cfq_select_queue (struct cfqd *cfqd, uint64_t now)
 
   /* We were waiting for the group to get backlogged: it did. */
   if (cfqq->wait_busy && !rb_empty (&cfqq->sort_list))
+    goto expire;
+
+  /* Async deadline: the group's writer is overdue, end the sync slice. */
+  if (cfqq->sync && !cfqq->must_dispatch
+      && cfq_async_overdue (cfqd, cfqq->cfqg, cfqq_prio (cfqq), now))
     goto expire;
 
   if (cfq_slice_used (cfqq, now) && !cfqq->must_dispatch) {
