@@ -43,6 +43,7 @@
 
 #include "devmodel.h"
 #include "sched.h"
+#include "hist.h"
 #include "stats.h"
 
 #define NAME_MAX_LEN 64
@@ -71,7 +72,7 @@ struct sim_group {
   struct sched_group *sg;
   unsigned njobs;               /* jobs in the run */
   uint64_t bytes, ios;          /* completed data requests within duration */
-  struct stats_hist lat;        /* ns: latency of its jobs' data requests */
+  struct hist lat;              /* ns: latency of its jobs' data requests */
 };
 
 struct job;
@@ -115,7 +116,7 @@ struct job {
 
   /* results, counted for completions at or before the end */
   uint64_t bytes, ios, flushes;
-  struct stats_hist lat;        /* ns: data request latency, insert->done */
+  struct hist lat;              /* ns: data request latency, insert->done */
 };
 
 static struct {
@@ -740,7 +741,7 @@ on_complete (struct simrq *sr, uint64_t now)
   }
   j->ios++;
   j->bytes += sr->rq.len;
-  stats_hist_add (&j->lat, now - sr->t_submit);
+  hist_add (&j->lat, now - sr->t_submit);
   j->inflight--;
   sr->next_free = j->free;
   j->free = sr;
@@ -1026,7 +1027,7 @@ setup (void)
     cfg.groups[cfg.jobs[i]->group].njobs++;
   for (unsigned i = 0; i < cfg.ngroups; i++) {
     struct sim_group *g = &cfg.groups[i];
-    stats_hist_init (&g->lat);
+    hist_init (&g->lat);
     if (!g->njobs || g->root)
       continue;
     g->sg = sched_group_new (sim.s, g->name, g->weight);
@@ -1058,7 +1059,7 @@ setup (void)
               j->name);
     if (!j->stop || j->stop > cfg.duration)
       j->stop = cfg.duration;
-    stats_hist_init (&j->lat);
+    hist_init (&j->lat);
   }
 }
 
@@ -1137,7 +1138,7 @@ report (void)
     struct sim_group *g = &cfg.groups[j->group];
     g->bytes += j->bytes;
     g->ios += j->ios;
-    stats_hist_merge (&g->lat, &j->lat);
+    hist_merge (&g->lat, &j->lat);
     tbytes += j->bytes;
     tios += j->ios;
   }
@@ -1183,9 +1184,9 @@ report (void)
               ", \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f"
               ", \"max\": %.3f}, \"share\": %.6f}%s\n",
               j->bytes, j->ios, j->flushes, mib_s (j->bytes, win),
-              per_s (j->ios, win), us (stats_hist_mean (&j->lat)),
-              us (stats_hist_percentile (&j->lat, 50)),
-              us (stats_hist_percentile (&j->lat, 99)), us (j->lat.max),
+              per_s (j->ios, win), us (hist_mean (&j->lat)),
+              us (hist_quantile (&j->lat, 0.50)),
+              us (hist_quantile (&j->lat, 0.99)), us (j->lat.max),
               tbytes ? (double) j->bytes / tbytes : 0,
               i + 1 < cfg.njobs ? "," : "");
     }
@@ -1203,8 +1204,8 @@ report (void)
               ", \"weight_share\": %.6f}%s\n",
               g->weight, g->njobs, g->bytes, g->ios,
               mib_s (g->bytes, cfg.duration), per_s (g->ios, cfg.duration),
-              us (stats_hist_percentile (&g->lat, 50)),
-              us (stats_hist_percentile (&g->lat, 99)), us (g->lat.max),
+              us (hist_quantile (&g->lat, 0.50)),
+              us (hist_quantile (&g->lat, 0.99)), us (g->lat.max),
               tbytes ? (double) g->bytes / tbytes : 0,
               tios ? (double) g->ios / tios : 0,
               (double) g->weight / gw, ++k < nx ? "," : "");
@@ -1232,8 +1233,8 @@ report (void)
     printf ("%-16s %-12s %10.3f %10.1f %10.3f %10.3f %10.3f %7.4f\n",
             j->name, cfg.groups[j->group].name, mib_s (j->bytes, win),
             per_s (j->ios, win),
-            stats_hist_percentile (&j->lat, 50) / 1e6,
-            stats_hist_percentile (&j->lat, 99) / 1e6, j->lat.max / 1e6,
+            hist_quantile (&j->lat, 0.50) / 1e6,
+            hist_quantile (&j->lat, 0.99) / 1e6, j->lat.max / 1e6,
             tbytes ? (double) j->bytes / tbytes : 0);
   }
   printf ("\n%-16s %6s %10s %10s %10s %10s %7s %7s\n", "group", "weight",
@@ -1245,7 +1246,7 @@ report (void)
     printf ("%-16s %6u %10.3f %10.1f %10.3f %10.3f %7.4f %7.4f\n", g->name,
             g->weight, mib_s (g->bytes, cfg.duration),
             per_s (g->ios, cfg.duration),
-            stats_hist_percentile (&g->lat, 99) / 1e6, g->lat.max / 1e6,
+            hist_quantile (&g->lat, 0.99) / 1e6, g->lat.max / 1e6,
             tbytes ? (double) g->bytes / tbytes : 0,
             (double) g->weight / gw);
   }
