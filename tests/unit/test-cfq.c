@@ -657,6 +657,57 @@ test_async_must_dispatch (void)
   printf ("async must_dispatch: ok\n");
 }
 
+/* Async deadline (ours): four sequential readers that idle (1 ms per
+ * request, one at a time) and a writer of 32 requests that thinks 100 ms.
+ * By rb_key alone the writer's turn comes back only every ~560 ms; once a
+ * request of it is past fifo_expire_async (250 ms) and it had no turn for
+ * as long, it goes at the next queue choice.  Measured as the longest run
+ * of reader dispatches (1 ms each) between two writer dispatches.
+ */
+static unsigned
+longest_reader_run (uint64_t fifo_expire_async)
+{
+  struct harness h;
+  unsigned run = 0, longest = 0;
+  struct h_client *w;
+
+  h_init (&h, 1);
+  assert (sched_set (h.s, "fifo_expire_async", fifo_expire_async) == 0);
+  w = h_client (&h, NULL, SCHED_CLASS_BE, 4);
+  w->flags = 0;
+  w->depth = 32;
+  w->think = 100 * MS;
+  w->cost = 200 * 1000;
+  w->len = 65536;
+  for (int i = 0; i < 4; i++)
+    h_client (&h, NULL, SCHED_CLASS_BE, 4);
+  h_run (&h, 3000 * MS);
+  for (unsigned i = 0; i < h.nlog; i++) {
+    if (h.log[i] == 0) {
+      longest = run > longest ? run : longest;
+      run = 0;
+    }
+    else
+      run++;
+  }
+  h_fini (&h);
+  return longest;
+}
+
+static void
+test_async_deadline (void)
+{
+  unsigned on = longest_reader_run (250 * MS);
+  unsigned off = longest_reader_run (60000 * MS);
+
+  printf ("longest reader run between writer turns: %u ms (deadline), "
+          "%u ms (fifo_expire_async=60s)\n", on, off);
+  /* 250 ms deadline + 100 ms think + at most one reader slice. */
+  assert (on <= 250 + 100 + 100);
+  assert (off > on + 50);
+  printf ("async deadline: ok\n");
+}
+
 /* hw_tag: a device that takes 32 requests at a time is seen as queueing,
  * one that takes 1 is not.
  */
@@ -814,6 +865,7 @@ main (void)
   test_back_seek ();
   test_preemption ();
   test_async_must_dispatch ();
+  test_async_deadline ();
   test_hw_tag ();
   test_iops_mode ();
   test_merge_split ();
