@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "devmodel.h"
+#include "rng.h"
 #include "sched.h"
 #include "hist.h"
 #include "stats.h"
@@ -625,25 +626,9 @@ static struct {
 } sim;
 
 static uint64_t
-splitmix64 (uint64_t *x)
-{
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-static uint64_t
 job_rand (struct job *j)
 {
-  uint64_t x = j->rng;
-
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  j->rng = x;
-  return x * 0x2545f4914f6cdd1dULL;
+  return xorshift64s (&j->rng);
 }
 
 static void
