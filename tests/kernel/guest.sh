@@ -19,6 +19,8 @@
 # Knobs (from the kernel command line, see init.sh):
 #   CFQ_PLUGIN   path of nbdkit-cfq-plugin.so, or "file" for nbdkit's file
 #                plugin as a stand-in
+#   CFQ_PLUGINARGS  more plugin parameters, comma-separated
+#                (scheduler=cfq,queue_depth=8); default none
 #   CFQ_NONCE    the token to print with the verdict
 #   CFQ_SERVERS  how the two exports are served: "two" nbdkit instances on
 #                two ports with the default export "" (default), or "one"
@@ -32,9 +34,10 @@ plugin=${CFQ_PLUGIN:?CFQ_PLUGIN not set}
 nonce=${CFQ_NONCE:?CFQ_NONCE not set}
 servers=${CFQ_SERVERS:-two}
 backing=${CFQ_BACKING:-loop}
+plugin_args=$(echo "${CFQ_PLUGINARGS:-}" | tr , ' ')
 
 img_mb=256              # size of each export, MiB
-fio_mb=48               # bytes fio writes and verifies per device, MiB
+fio_mb=16               # bytes fio writes and verifies per device, MiB
 port=10809              # first TCP port on the guest's loopback
 nexp=2                  # exports, attached as /dev/nbd0 .. /dev/nbd$((nexp-1))
 
@@ -44,8 +47,25 @@ pids=                   # nbdkit processes to stop at the end
 t() { cut -d' ' -f1 /proc/uptime; }
 step() { echo "cfq-guest: [$(t)s] $*"; }
 
+# A heartbeat on the console every 30 s with each device's completed reads
+# and writes and requests in flight, so a slow run can be told from a hung
+# one in the serial log.
+heartbeat() {
+  while sleep 30; do
+    line=
+    for i in $(seq 0 $((nexp - 1))); do
+      set -- $(cat "/sys/block/nbd$i/stat" 2>/dev/null)
+      [ $# -ge 9 ] && line="$line nbd$i: r=$1 w=$5 inflight=$9"
+    done
+    echo "cfq-guest: [$(t)s] heartbeat:$line"
+  done
+}
+heartbeat &
+hb_pid=$!
+
 # Tear down whatever is up, in reverse order; never fails.
 cleanup() {
+  kill "$hb_pid" 2>/dev/null
   for i in $(seq 0 $((nexp - 1))); do
     mountpoint -q "$work/mnt$i" 2>/dev/null && umount "$work/mnt$i"
     nbd-client -c "/dev/nbd$i" >/dev/null 2>&1 &&
@@ -61,8 +81,10 @@ cleanup() {
   losetup -D 2>/dev/null
 }
 
+sub=0                   # 1 in a background subshell: fail there only exits it
 fail() {
   echo "cfq-guest: [$(t)s] FAIL: $*"
+  [ $sub = 0 ] || exit 1
   for f in "$work"/nbdkit*.log; do
     [ -s "$f" ] || continue
     echo "---- $f (tail)"
@@ -90,7 +112,7 @@ run() {
 if [ "$plugin" != file ] && [ ! -f "$plugin" ]; then
   fail "plugin $plugin not found"
 fi
-step "plugin=$plugin servers=$servers backing=$backing kernel=$(uname -r)"
+step "plugin=$plugin args='$plugin_args' servers=$servers backing=$backing kernel=$(uname -r)"
 
 run modprobe-nbd modprobe nbd nbds_max=4
 run modprobe-loop modprobe loop
@@ -132,7 +154,7 @@ case "$servers" in
   two)
     for i in $(seq 0 $((nexp - 1))); do
       start_nbdkit "$work/nbdkit$i.log" -p "$(export_port "$i")" \
-        "$plugin" file="$(cat "$work/backing$i")"
+        "$plugin" file="$(cat "$work/backing$i")" $plugin_args
     done
     ;;
   one)
@@ -228,8 +250,16 @@ fs_test() {
   run umount2-nbd$1 umount "$mnt"
   step "$dev: ext4 mkfs, 42 files, umount, e2fsck, remount, sha256 ok"
 }
+# Both devices at once: two busy exports, and half the wait.
+fs_pids=
 for i in $(seq 0 $((nexp - 1))); do
-  fs_test "$i"
+  (sub=1; fs_test "$i") &
+  fs_pids="$fs_pids $!"
+done
+i=0
+for p in $fs_pids; do
+  wait "$p" || fail "ext4 test on /dev/nbd$i"
+  i=$((i + 1))
 done
 
 # ---- fio on the raw devices, all at once ----------------------------------

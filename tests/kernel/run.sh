@@ -16,6 +16,8 @@
 #   CFQ_KERNEL_PLUGIN   the nbdkit plugin the guest serves with: default our
 #                       plugin/nbdkit-cfq-plugin.so (missing = FAIL); "file"
 #                       runs nbdkit's file plugin as a stand-in
+#   CFQ_KERNEL_PLUGIN_ARGS  more parameters for the plugin, space-separated,
+#                       e.g. "scheduler=cfq queue_depth=8" (no commas inside)
 #   CFQ_KERNEL_SERVERS  "two" (two nbdkit on two ports, default) or "one"
 #                       (one nbdkit, two named exports); see guest.sh
 #   CFQ_KERNEL_BACKING  "loop" (default) or "file"; see guest.sh
@@ -124,6 +126,8 @@ log=$tmp/serial.log
 append="console=ttyS0 panic=-1 loglevel=4"
 append="$append cfqtest=$here/guest.sh cfqnonce=$nonce cfqplugin=$plugin"
 append="$append cfqservers=$servers cfqbacking=$backing"
+pargs=$(echo ${CFQ_KERNEL_PLUGIN_ARGS:-} | tr ' ' ,)
+[ -z "$pargs" ] || append="$append cfqpluginargs=$pargs"
 say "booting $kver under TCG (timeout ${limit}s), serial log $log"
 t2=$(date +%s)
 # TCG only, whatever /dev/kvm claims (see docs: kvm_pvm cannot run this).
