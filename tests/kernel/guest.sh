@@ -37,7 +37,7 @@ backing=${CFQ_BACKING:-loop}
 plugin_args=$(echo "${CFQ_PLUGINARGS:-}" | tr , ' ')
 
 img_mb=256              # size of each export, MiB
-fio_mb=16               # bytes fio writes and verifies per device, MiB
+fio_mb=8                # bytes fio writes and verifies per device, MiB
 port=10809              # first TCP port on the guest's loopback
 nexp=2                  # exports, attached as /dev/nbd0 .. /dev/nbd$((nexp-1))
 
