@@ -81,6 +81,13 @@ cleanup() {
   losetup -D 2>/dev/null
 }
 
+# verdict PASS|FAIL: the line run.sh looks for.  Kernel messages are
+# silenced on the console first so none can land in the middle of it.
+verdict() {
+  dmesg -n 1 2>/dev/null
+  echo "CFQ-KERNEL-TEST: $1 $nonce"
+}
+
 sub=0                   # 1 in a background subshell: fail there only exits it
 fail() {
   echo "cfq-guest: [$(t)s] FAIL: $*"
@@ -93,7 +100,7 @@ fail() {
   echo "---- dmesg (tail)"
   dmesg | tail -n 30
   cleanup
-  echo "CFQ-KERNEL-TEST: FAIL $nonce"
+  verdict FAIL
   exit 1
 }
 
@@ -258,7 +265,11 @@ for i in $(seq 0 $((nexp - 1))); do
 done
 i=0
 for p in $fs_pids; do
-  wait "$p" || fail "ext4 test on /dev/nbd$i"
+  wait "$p" || {
+    kill $fs_pids 2>/dev/null
+    wait $fs_pids 2>/dev/null
+    fail "ext4 test on /dev/nbd$i"
+  }
   i=$((i + 1))
 done
 
@@ -295,4 +306,4 @@ for p in $pids; do
 done
 cleanup
 step "done"
-echo "CFQ-KERNEL-TEST: PASS $nonce"
+verdict PASS

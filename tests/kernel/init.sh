@@ -70,7 +70,7 @@ say "root ready at $(cut -d' ' -f1 /proc/uptime)s, running $test"
 
 # From here on pid 1 is the host's /bin/sh inside the overlay; the host's
 # busybox (busybox-static) or sysrq powers off when the test is over.
-cd /newroot
+cd /newroot || die "cd /newroot"
 exec chroot /newroot /usr/bin/env -i \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   HOME=/root TERM=dumb LANG=C.UTF-8 \
