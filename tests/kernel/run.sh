@@ -16,8 +16,9 @@
 #   CFQ_KERNEL_PLUGIN   the nbdkit plugin the guest serves with: default our
 #                       plugin/nbdkit-cfq-plugin.so (missing = FAIL); "file"
 #                       runs nbdkit's file plugin as a stand-in
-#   CFQ_KERNEL_PLUGIN_ARGS  more parameters for the plugin, space-separated,
-#                       e.g. "scheduler=cfq queue_depth=8" (no commas inside)
+#   CFQ_KERNEL_PLUGIN_ARGS  more parameters for the plugin, space-separated
+#                       (no commas inside); default "scheduler=cfq" for our
+#                       plugin, none for the stand-in
 #   CFQ_KERNEL_SERVERS  "two" (two nbdkit on two ports, default) or "one"
 #                       (one nbdkit, two named exports); see guest.sh
 #   CFQ_KERNEL_BACKING  "loop" (default) or "file"; see guest.sh
@@ -126,7 +127,15 @@ log=$tmp/serial.log
 append="console=ttyS0 panic=-1 loglevel=4"
 append="$append cfqtest=$here/guest.sh cfqnonce=$nonce cfqplugin=$plugin"
 append="$append cfqservers=$servers cfqbacking=$backing"
-pargs=$(echo ${CFQ_KERNEL_PLUGIN_ARGS:-} | tr ' ' ,)
+# Our plugin runs the CFQ scheduler unless told otherwise (set
+# CFQ_KERNEL_PLUGIN_ARGS= to get the plugin's own default); the stand-in
+# takes no extra parameters.
+if [ "$plugin" = file ]; then
+  pargs=${CFQ_KERNEL_PLUGIN_ARGS-}
+else
+  pargs=${CFQ_KERNEL_PLUGIN_ARGS-scheduler=cfq}
+fi
+pargs=$(echo "$pargs" | tr -s ' ' , | sed 's/^,//; s/,$//')
 [ -z "$pargs" ] || append="$append cfqpluginargs=$pargs"
 say "booting $kver under TCG (timeout ${limit}s), serial log $log"
 t2=$(date +%s)
@@ -155,7 +164,7 @@ if grep -aq "CFQ-KERNEL-TEST: PASS $nonce" "$tmp/serial.txt"; then
   if [ "$plugin" = file ]; then
     echo "PASS: check-kernel with the STAND-IN file plugin ($timing)"
   else
-    echo "PASS: check-kernel with $(basename "$plugin") ($timing)"
+    echo "PASS: check-kernel with $(basename "$plugin") ${pargs//,/ } ($timing)"
   fi
   exit 0
 fi
