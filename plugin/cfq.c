@@ -560,6 +560,10 @@ cfq_dump_plugin (void)
   printf ("cfq_backends=%s\n", engine_backends ());
   printf ("cfq_queue_depth_default=%d\n", CFQ_QUEUE_DEPTH_DEFAULT);
   printf ("cfq_max_request=%u\n", CFQ_MAX_REQUEST);
+  printf ("cfq_config=yes\n");
+  printf ("cfq_control=yes\n");
+  printf ("cfq_emulate=hdd,ssd\n");
+  printf ("cfq_export_file=yes\n");
 }
 
 static int

@@ -468,7 +468,9 @@ hook_setup (void *opaque, struct sched *s, struct ev_loop *loop)
     if (m->dev.mode == CFG_MODE_AUTO && tn.rotational == 0)
       sched_set (s, "mode", CFQ_MODE_IOPS);
     (void) mode_given;
-    cfq_set_trace (s, trace_fn, NULL);
+    /* nbdkit sets -D flags when it loads the plugin, before this. */
+    if (cfq_debug_trace)
+      cfq_set_trace (s, trace_fn, NULL);
   }
   each_iostat (iostat_init, now);
   ev_timer_init (&tn.tick, tick_cb, 1., 1.);
