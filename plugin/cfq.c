@@ -652,23 +652,27 @@ cfq_config_complete (void)
   if (!cfq_file) {
     nbdkit_error ("cfq: the file parameter is required "
                   "(file=PATH: a regular file or a block device)");
+    tn_report_errors ();
     return -1;
   }
   /* nbdkit changes to / when it daemonizes. */
   abs = realpath (cfq_file, NULL);
   if (!abs) {
     nbdkit_error ("cfq: file=%s: %m", cfq_file);
+    tn_report_errors ();
     return -1;
   }
   free (cfq_file);
   cfq_file = abs;
   if (stat (cfq_file, &st) == -1) {
     nbdkit_error ("cfq: file=%s: %m", cfq_file);
+    tn_report_errors ();
     return -1;
   }
   if (!S_ISREG (st.st_mode) && !S_ISBLK (st.st_mode)) {
     nbdkit_error ("cfq: file=%s: not a regular file or a block device",
                   cfq_file);
+    tn_report_errors ();
     return -1;
   }
   cfq_st_dev = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
@@ -677,6 +681,7 @@ cfq_config_complete (void)
   fd = open (cfq_file, O_RDONLY | O_CLOEXEC);
   if (fd == -1) {
     nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
+    tn_report_errors ();
     return -1;
   }
   err = device_probe (fd, &di);
@@ -684,6 +689,7 @@ cfq_config_complete (void)
   if (err) {
     nbdkit_error ("cfq: file=%s: probing size: %s", cfq_file,
                   strerror (-err));
+    tn_report_errors ();
     return -1;
   }
   if (tn_validate (di.size) == -1)

@@ -253,6 +253,14 @@ tn_validate (uint64_t size)
   return 0;
 }
 
+void
+tn_report_errors (void)
+{
+  if (tn.cfg)
+    for (size_t i = 0; i < cfg_nr_errors (tn.cfg); i++)
+      nbdkit_error ("%s", cfg_error (tn.cfg, i));
+}
+
 const struct cfg_model *
 tn_model (void)
 {
