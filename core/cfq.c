@@ -2331,3 +2331,15 @@ cfq_set_trace (struct sched *s, cfq_trace_fn fn, void *opaque)
   cfq_trace_opaque = opaque;
   cfq_trace_hook = fn;
 }
+
+void
+cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
+                     struct cfq_group_stats *st)
+{
+  st->weight = cfqg->weight;
+  st->vdisktime = cfqg->vdisktime;
+  st->busy_queues = cfqg->nr_cfqq;
+  st->in_driver = cfqg->dispatched;
+  st->on_service_tree = cfqg->on_st;
+  st->serving = CFQD (s)->serving_group == cfqg;
+}

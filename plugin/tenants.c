@@ -756,9 +756,17 @@ stats_json (struct strbuf *o)
     json_str (o, g->cg->name);
     strbuf_printf (o, ",\"weight\":%u,\"class\":\"%s\",\"prio\":%u",
                    g->weight, class_names[g->cg->cls], g->cg->prio);
-    if (is_cfq ())
-      strbuf_printf (o, ",\"vdisktime\":%" PRIu64,
-                     cfq_group_vdisktime (tn.s, g->sg));
+    if (is_cfq ()) {
+      struct cfq_group_stats gs;
+
+      cfq_group_get_stats (tn.s, g->sg, &gs);
+      strbuf_printf (o, ",\"vdisktime\":%" PRIu64 ",\"cfq_weight\":%u,"
+                     "\"busy_queues\":%u,\"in_driver\":%u,"
+                     "\"on_service_tree\":%s,\"serving\":%s",
+                     gs.vdisktime, gs.weight, gs.busy_queues, gs.in_driver,
+                     gs.on_service_tree ? "true" : "false",
+                     gs.serving ? "true" : "false");
+    }
     strbuf_printf (o, ",");
     json_iostat (o, &g->io, now, sn.gshare[i]);
     strbuf_printf (o, "}");
