@@ -13,7 +13,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WERROR  ?=
 WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter
-CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE
+CPPFLAGS_ALL := -iquote include -D_GNU_SOURCE
 CFLAGS_ALL   := -std=gnu11 -fPIC $(WARN) $(WERROR) $(CFLAGS)
 DEPFLAGS = -MMD -MP
 
@@ -24,6 +24,7 @@ NBD_CFLAGS    := $(shell pkg-config --cflags libnbd 2>/dev/null)
 NBD_LIBS      := $(shell pkg-config --libs libnbd 2>/dev/null || echo -lnbd)
 INIH_LIBS     := $(shell pkg-config --libs inih 2>/dev/null || echo -linih)
 PLUGINDIR     := $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
+URING_VERSION := $(shell pkg-config --modversion liburing 2>/dev/null)
 
 # ---- core/: policy, a static library with no outside dependencies -------
 CORE_SRC := $(wildcard core/*.c)
@@ -65,10 +66,11 @@ $(CORE_LIB): $(CORE_OBJ)
 	ar rcs $@ $^
 
 plugin/%.o: plugin/%.c
-	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_ALL) -fvisibility=hidden $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_ALL) -fvisibility=hidden \
+	  -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
 
 $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
-	$(CC) -shared -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS) -Wl,-z,defs
+	$(CC) -shared -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS)
 
 tools/%: tools/%.c $(CORE_LIB)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
