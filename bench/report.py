@@ -125,6 +125,14 @@ def main():
     for name, status, label, note in targets:
         p("  %-5s %s%s" % (name, label, "" if status == "ok" else "  [SKIPPED: %s]" % note))
     p("")
+    p("fairness: same fio job file, image and random seed for every row; one fio job, one")
+    p("  connection; every nbdkit row gets the same --threads; each run starts a fresh server,")
+    p("  warms it (unmeasured), then %s the page cache before the measured run;" %
+      ("syncs and drops" if settings.get("drop_caches") == "1" else "does NOT drop"))
+    p("  the file plugin (page-cache reads) runs with cache=none and the fadvise hint of the")
+    p("  workload's pattern, so like the O_DIRECT rows it reads the disk; targets rotate order")
+    p("  every round.")
+    p("")
     p("medians over rounds; lat = fio completion latency; cpu = CPU time per request "
       "(srv: server process utime+stime, cli: fio)")
 
@@ -190,6 +198,12 @@ def main():
             if peer == "min(null,raw)":
                 tag += "  [min is %s]" % ("null" if meds[peer] is meds.get("null") else "raw")
             p("  ours/%-14s %6.2fx  %s" % (peer, ratio, tag))
+
+        if "onull" in meds and "null" in meds and meds["null"]["iops"]:
+            r = meds["onull"]["iops"] / meds["null"]["iops"]
+            wsum["ratios"]["onull/null"] = r
+            p("  onull/null          %6.2fx  (information: our request path vs nbdkit's, "
+              "both without a disk)" % r)
 
     p("")
     p("targets (ours = fifo row; ratio of median IOPS):")

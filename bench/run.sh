@@ -135,7 +135,7 @@ drop_caches() {
 . "$BENCH_HOME/targets.sh"
 
 # ---- checks --------------------------------------------------------------------
-for t in fio nbdkit nbdinfo nbdsh setpriv numfmt; do
+for t in fio nbdkit nbdinfo setpriv numfmt; do
   command -v "$t" >/dev/null || die "$t not found (make deps)"
 done
 "$PY" -c 'import json, statistics' || die "$PY cannot import json"

@@ -114,7 +114,10 @@ ours_start() {  # SCHED WL SOCK LOG
 # Can our plugin with scheduler SCHED start and serve one read?  Runs it
 # once on the image and prints the reason if not.
 ours_check() {
-  local sock="$WORK/check-$1.sock" log="$WORK/check-$1.log" why=
+  # A fresh path: nbdkit does not unlink its socket when it exits.
+  local sock log why=""
+  sock=$(mktemp -u "$WORK/check.XXXXXX")
+  log=$sock.log
   if [ ! -f "$PLUGIN" ]; then
     echo "plugin not built ($PLUGIN)"
     return 1
@@ -122,8 +125,9 @@ ours_check() {
   ours_start "$1" - "$sock" "$log"
   if ! wait_ready "$SRV_PID" "$sock"; then
     why="nbdkit ... scheduler=$1 did not start: $(grep -v '^$' "$log" | tail -n1)"
-  elif ! nbdsh -u "$(nbd_uri "$sock")" -c 'h.pread(4096, 0)' >"$log.read" 2>&1; then
-    why="scheduler=$1 started but a 4k read failed: $(tail -n1 "$log.read")"
+  elif ! fio --name=check --ioengine=nbd --uri="$(nbd_uri "$sock")" \
+    --rw=read --bs=4k --size=4k >"$log.read" 2>&1; then
+    why="scheduler=$1 started but a 4k read failed: $(grep -v '^$' "$log.read" | tail -n1)"
   fi
   stop_server "$SRV_PID"
   SRV_PID=
@@ -147,3 +151,12 @@ t_cfq_label() { echo "ours: nbdkit-cfq-plugin scheduler=cfq"; }
 t_cfq_check() { ours_check cfq; }
 t_cfq_start() { ours_start cfq "$@"; }
 t_cfq_fio() { nbd_fio "$1"; }
+
+# ---- onull: our plugin with backend=null (opt-in) -----------------------------
+# Our request path (nbdkit glue, scheduler, dispatcher thread) with no storage
+# behind it: compare with the nbdkit null row to see our per-request cost
+# apart from the disk.  Not in the default list; BENCH_TARGETS="... onull".
+t_onull_label() { echo "ours: nbdkit-cfq-plugin scheduler=fifo backend=null (no disk)"; }
+t_onull_check() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} backend=null" ours_check fifo; }
+t_onull_start() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} backend=null" ours_start fifo "$@"; }
+t_onull_fio() { nbd_fio "$1"; }
