@@ -53,7 +53,11 @@ NBDP_BIN := $(NBDP_SRC:.c=)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:.c=)
 
-ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN)
+# ---- the manual page -------------------------------------------------------
+MAN     := plugin/nbdkit-cfq-plugin.1
+MANDIR  ?= /usr/local/share/man
+
+ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) $(MAN)
 
 .PHONY: all deps deps-kernel check check-kernel demo bench install clean
 all: $(ALL)
@@ -71,6 +75,10 @@ plugin/%.o: plugin/%.c
 
 $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
 	$(CC) -shared -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS)
+
+$(MAN): plugin/nbdkit-cfq-plugin.pod
+	pod2man --section=1 --center="nbdkit-cfq" --release="nbdkit-cfq" \
+	  --name=nbdkit-cfq-plugin $< > $@.tmp && mv $@.tmp $@
 
 tools/%: tools/%.c $(CORE_LIB)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
@@ -90,7 +98,7 @@ bench/%: bench/%.c $(CORE_LIB)
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
 	libnbd-bin python3-libnbd liburing-dev libev-dev libinih-dev fio \
 	qemu-utils fsmark valgrind e2fsprogs util-linux fuse3 procps \
-	qemu-system-common
+	qemu-system-common perl
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -qq && \
@@ -116,18 +124,20 @@ deps-kernel:
 check-kernel: all
 	@tests/kernel/run.sh
 
-demo: all
+demo:
 	@bench/demo.sh
 
 bench: all
 	@bench/run.sh
 
-install: $(PLUGIN)
+install: $(PLUGIN) $(MAN)
 	install -d $(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/nbdkit-cfq-plugin.so
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(MAN) $(DESTDIR)$(MANDIR)/man1/nbdkit-cfq-plugin.1
 
 clean:
-	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) \
+	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) $(MAN) \
 	  $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) \
 	  core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d bench/*.d
 	rm -rf tests/logs

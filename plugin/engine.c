@@ -36,6 +36,9 @@
  * PENDING to SLEEPING, and the dispatcher exchanges in DONE and calls
  * futex_wake only when it saw SLEEPING.
  *
+ * The scheduler instance is created before the thread starts and destroyed
+ * after it has been joined; in between only the dispatcher touches it.
+ *
  * Blocking operations that io_uring cannot do on this kernel (BLKDISCARD
  * on a block device) are still scheduled like any request, but when the
  * scheduler dispatches one the dispatcher does not run it: it wakes the
@@ -92,6 +95,7 @@ struct engine {
   ev_prepare pump;              /* the pass, once per iteration */
   ev_timer timer;               /* the scheduler's next deadline */
   uint64_t timer_at;            /* ns: when timer fires; SCHED_NEVER if idle */
+  struct engine_stats st;       /* counters, read after the thread is gone */
 };
 
 static struct engine *eng;      /* one per nbdkit process */
@@ -231,8 +235,10 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
   uint64_t now = now_ns ();
   uint64_t next = SCHED_NEVER;
   struct rq *rq = NULL;
+  uint64_t dispatched0 = e->st.dispatched;
 
   ASSERT_DISPATCHER (e);
+  e->st.passes++;
   drain (e, now);
 
   for (;;) {
@@ -242,13 +248,21 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
       int err;
 
       e->inflight++;
+      e->st.dispatched++;
+      if (e->inflight > e->st.max_inflight)
+        e->st.max_inflight = e->inflight;
       if (r->eop == EOP_WORKER) {
+        e->st.worker_ops++;
         creq_wake (r, CREQ_ST_RUN);
         continue;
       }
       err = e->bops->queue (e->be, r);
       if (err)
         finish (e, r, err, now);
+    }
+    if (e->st.dispatched != dispatched0) {
+      e->st.submits++;
+      dispatched0 = e->st.dispatched;
     }
     e->bops->submit (e->be);
     /* A backend that completes inside submit (null) frees slots at once:
@@ -269,6 +283,7 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
     if (next != SCHED_NEVER) {
       ev_tstamp after = next > now ? (double) (next - now) / 1e9 : 0.;
 
+      ev_now_update (loop);     /* the timer counts from the loop's clock */
       ev_timer_set (&e->timer, after, 0.);
       ev_timer_start (loop, &e->timer);
     }
@@ -403,14 +418,15 @@ engine_start (const struct engine_cfg *cfg)
   return err;
 }
 
-void
-engine_stop (void)
+bool
+engine_stop (struct engine_stats *stats)
 {
   struct engine *e = eng;
   struct creq stop, *r = &stop;
+  bool ran;
 
   if (!e)
-    return;
+    return false;
   if (e->thread_started) {
     memset (&stop, 0, sizeof stop);
     stop.kind = CREQ_STOP;
@@ -418,8 +434,12 @@ engine_stop (void)
     __atomic_store_n (&e->running, 0, __ATOMIC_RELEASE);
     pthread_join (e->thread, NULL);
   }
+  ran = e->thread_started;
+  if (stats)
+    *stats = e->st;
   eng = NULL;
   engine_free (e);
+  return ran;
 }
 
 int

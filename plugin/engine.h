@@ -74,10 +74,21 @@ struct engine_cfg {
   const char *backend;          /* "io_uring" (default) or "null" */
 };
 
+/* What the dispatcher did, for the debug log at exit. */
+struct engine_stats {
+  uint64_t passes;              /* loop iterations (pump runs) */
+  uint64_t submits;             /* backend submit calls that had work */
+  uint64_t dispatched;          /* requests the scheduler handed out */
+  uint64_t worker_ops;          /* of which run by their worker (EOP_WORKER) */
+  unsigned max_inflight;        /* requests: most at the device at once */
+};
+
 /* Start the dispatcher thread (call from nbdkit's .after_fork). */
 extern int engine_start (const struct engine_cfg *cfg);
-/* Finish in-flight work, stop the thread, free everything.  Idempotent. */
-extern void engine_stop (void);
+/* Finish in-flight work, stop the thread, free everything.  Idempotent.
+ * If stats is not NULL and the engine ran, fill it in and return true.
+ */
+extern bool engine_stop (struct engine_stats *stats);
 
 /* Connection lifetime: a scheduler queue per connection. */
 extern int engine_queue_new (struct sched_queue **qp);
