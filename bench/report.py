@@ -33,6 +33,12 @@ RATIOS = [
     ("min(null,raw)", "min(null, raw)", "all", 0.85),
 ]
 
+# Informational ratios between two rows when both ran: (row, base, meaning).
+EXTRA = [
+    ("cfq", "fifo", "the cfq scheduler's cost against fifo, one client"),
+    ("onull", "null", "our request path vs nbdkit's, neither touching a disk"),
+]
+
 
 def read_tsv(path):
     with open(path) as f:
@@ -199,11 +205,11 @@ def main():
                 tag += "  [min is %s]" % ("null" if meds[peer] is meds.get("null") else "raw")
             p("  ours/%-14s %6.2fx  %s" % (peer, ratio, tag))
 
-        if "onull" in meds and "null" in meds and meds["null"]["iops"]:
-            r = meds["onull"]["iops"] / meds["null"]["iops"]
-            wsum["ratios"]["onull/null"] = r
-            p("  onull/null          %6.2fx  (information: our request path vs nbdkit's, "
-              "both without a disk)" % r)
+        for a, b, what in EXTRA:
+            if a in meds and b in meds and meds[b]["iops"]:
+                r = meds[a]["iops"] / meds[b]["iops"]
+                wsum["ratios"]["%s/%s" % (a, b)] = r
+                p("  %-19s %6.2fx  (information: %s)" % ("%s/%s" % (a, b), r, what))
 
     p("")
     p("targets (ours = fifo row; ratio of median IOPS):")
