@@ -535,13 +535,24 @@ cfq_config (const char *key, const char *value)
     }
   }
   else if (strcmp (key, "queue_depth") == 0) {
-    if (nbdkit_parse_unsigned ("queue_depth", value, &cfq_queue_depth) == -1)
+    /* Our own parse, so every refusal names the value it refuses. */
+    char *end;
+    unsigned long v;
+
+    if (value[0] == '\0') {
+      nbdkit_error ("cfq: queue_depth: empty value "
+                    "(must be a number between 1 and %d)", CFQ_QUEUE_DEPTH_MAX);
       return -1;
-    if (cfq_queue_depth < 1 || cfq_queue_depth > CFQ_QUEUE_DEPTH_MAX) {
-      nbdkit_error ("cfq: queue_depth=%s: must be between 1 and %d",
+    }
+    errno = 0;
+    v = strtoul (value, &end, 10);
+    if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno ||
+        v < 1 || v > CFQ_QUEUE_DEPTH_MAX) {
+      nbdkit_error ("cfq: queue_depth=%s: must be a number between 1 and %d",
                     value, CFQ_QUEUE_DEPTH_MAX);
       return -1;
     }
+    cfq_queue_depth = (unsigned) v;
   }
   else if (strcmp (key, "backend") == 0) {
     if (strcmp (value, "io_uring") != 0 && strcmp (value, "null") != 0) {
