@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""bench/report.py OUTDIR: turn one `make bench` run into its table.
+
+Reads OUTDIR/targets.tsv (rows and why some were skipped), OUTDIR/runs.tsv
+(one line per measured run) and the fio JSON files it names; writes
+OUTDIR/table.txt and OUTDIR/summary.json and prints the table.
+
+Per (workload, target) it reports medians over rounds of: IOPS, MiB/s, p50
+and p99 completion latency (fio clat), server CPU per request (utime+stime of
+the server process over the measured run / requests fio completed) and
+client CPU per request (fio's usr+sys over its runtime / requests), plus the
+IOPS spread (max-min)/median so noise is visible.  Then the ratios of our
+fifo row to each peer, on median IOPS (for a fixed block size that is also
+the bandwidth ratio), each against its target.
+
+Plain standard library: runs under /usr/bin/python3 or any python3.
+"""
+
+import json
+import os
+import statistics
+import sys
+
+OURS = "fifo"
+
+# (peer, label, required on which workloads, threshold).  "read" means only
+# the read workloads; None means informational (no target).
+RATIOS = [
+    ("file", "file plugin", "read", 1.0),
+    ("qsd", "qemu-storage-daemon", "all", 1.0),
+    ("null", "null plugin", None, None),
+    ("raw", "raw file", None, None),
+    ("min(null,raw)", "min(null, raw)", "all", 0.85),
+]
+
+# Informational ratios between two rows when both ran: (row, base, meaning).
+EXTRA = [
+    ("cfq", "fifo", "the cfq scheduler's cost against fifo, one client"),
+    ("onull", "null", "our request path vs nbdkit's, neither touching a disk"),
+]
+
+
+def read_tsv(path):
+    with open(path) as f:
+        lines = [l.rstrip("\n").split("\t") for l in f if l.strip()]
+    return lines
+
+
+def fio_numbers(path):
+    """Numbers of one measured run from fio's JSON (one job)."""
+    with open(path) as f:
+        j = json.load(f)
+    job = j["jobs"][0]
+    if job.get("error"):
+        raise ValueError("fio job error %s in %s" % (job["error"], path))
+    rw = job["job options"].get("rw", "")
+    d = job["write"] if "write" in rw else job["read"]
+    ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    pct = d["clat_ns"].get("percentile", {})
+    runtime_s = d["runtime"] / 1000.0
+    return {
+        "rw": rw,
+        "iops": d["iops"],
+        "mibs": d["bw_bytes"] / 1048576.0,
+        "p50_us": pct.get("50.000000", 0) / 1000.0,
+        "p99_us": pct.get("99.000000", 0) / 1000.0,
+        "ios": ios,
+        "cli_cpu_us": ((job["usr_cpu"] + job["sys_cpu"]) / 100.0 * runtime_s * 1e6 / ios
+                       if ios else None),
+    }
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+def main():
+    out = sys.argv[1]
+    settings = {}
+    with open(os.path.join(out, "settings.txt")) as f:
+        for line in f:
+            for kv in line.split():
+                if "=" in kv:
+                    k, v = kv.split("=", 1)
+                    settings[k] = v
+    clk_tck = float(settings.get("clk_tck", "100"))
+
+    targets = []            # [(name, status, label, note)]
+    for row in read_tsv(os.path.join(out, "targets.tsv")):
+        row += [""] * (4 - len(row))
+        targets.append(tuple(row[:4]))
+
+    runs = read_tsv(os.path.join(out, "runs.tsv"))[1:]
+    workloads = []
+    samples = {}            # (workload, target) -> [numbers]
+    failures = {}           # (workload, target) -> [notes]
+    rws = {}                # workload -> fio rw
+    for row in runs:
+        row += [""] * (7 - len(row))
+        rnd, w, t, status, jpath, ticks, note = row[:7]
+        if w not in workloads:
+            workloads.append(w)
+        if status != "ok":
+            failures.setdefault((w, t), []).append("round %s: %s" % (rnd, note))
+            continue
+        n = fio_numbers(os.path.join(out, jpath))
+        rws[w] = n["rw"]
+        n["srv_cpu_us"] = (int(ticks) / clk_tck * 1e6 / n["ios"]
+                           if ticks != "" and n["ios"] else None)
+        samples.setdefault((w, t), []).append(n)
+
+    lines = []
+    summary = {"settings": settings, "workloads": {}}
+    p = lines.append
+    p("nbdkit-cfq benchmark  %s  (%s)" % (settings.get("date_utc", "?"), out))
+    p("rounds=%s  runtime=%ss (+%ss warm-up)  image=%s  nbdkit --threads=%s  "
+      "drop_caches=%s" % (settings.get("rounds"), settings.get("runtime_s"),
+                          settings.get("ramp_s"), settings.get("image"),
+                          settings.get("nbdkit_threads"), settings.get("drop_caches")))
+    p("load average at start %s, at end %s  (%s cpus; shared machines are noisy: "
+      "read ratios with the spread column)" % (settings.get("loadavg_start", "?"),
+                                               settings.get("loadavg_end", "?"),
+                                               settings.get("cpus", "?")))
+    p("")
+    p("rows:")
+    for name, status, label, note in targets:
+        p("  %-5s %s%s" % (name, label, "" if status == "ok" else "  [SKIPPED: %s]" % note))
+    p("")
+    p("fairness: same fio job file, image and random seed for every row; one fio job, one")
+    p("  connection; every nbdkit row gets the same --threads; each run starts a fresh server,")
+    p("  warms it (unmeasured), then %s the page cache before the measured run;" %
+      ("syncs and drops" if settings.get("drop_caches") == "1" else "does NOT drop"))
+    p("  the file plugin (page-cache reads) runs with cache=none and the fadvise hint of the")
+    p("  workload's pattern, so like the O_DIRECT rows it reads the disk; targets rotate order")
+    p("  every round.")
+    p("")
+    p("medians over rounds; lat = fio completion latency; cpu = CPU time per request "
+      "(srv: server process utime+stime, cli: fio)")
+
+    verdicts = []
+    for w in workloads:
+        rw = rws.get(w, "")
+        is_read = "read" in rw and "write" not in rw
+        p("")
+        p("== %s  (fio rw=%s)" % (w, rw or "?"))
+        p("  %-5s %9s %8s %9s %9s %8s %8s %7s %3s" %
+          ("", "IOPS", "MiB/s", "p50 us", "p99 us", "srv cpu", "cli cpu", "spread", "n"))
+        p("  %-5s %9s %8s %9s %9s %8s %8s %7s %3s" %
+          ("", "", "", "", "", "us/req", "us/req", "IOPS", ""))
+        meds = {}
+        wsum = summary["workloads"].setdefault(w, {"rw": rw, "targets": {}, "ratios": {}})
+        for name, status, label, note in targets:
+            if status != "ok":
+                p("  %-5s skipped: %s" % (name, note))
+                wsum["targets"][name] = {"skipped": note}
+                continue
+            ss = samples.get((w, name), [])
+            fails = failures.get((w, name), [])
+            if not ss:
+                p("  %-5s FAILED: %s" % (name, "; ".join(fails) or "no runs"))
+                wsum["targets"][name] = {"failed": fails}
+                continue
+            m = {k: med([s[k] for s in ss]) for k in
+                 ("iops", "mibs", "p50_us", "p99_us", "srv_cpu_us", "cli_cpu_us")}
+            iops = [s["iops"] for s in ss]
+            m["spread"] = (max(iops) - min(iops)) / m["iops"] if m["iops"] else None
+            m["n"] = len(ss)
+            meds[name] = m
+            wsum["targets"][name] = dict(m, failed=fails)
+            p("  %-5s %9s %8s %9s %9s %8s %8s %7s %3d%s" %
+              (name, fmt(m["iops"], ".0f"), fmt(m["mibs"], ".1f"),
+               fmt(m["p50_us"], ".1f"), fmt(m["p99_us"], ".1f"),
+               fmt(m["srv_cpu_us"], ".1f"), fmt(m["cli_cpu_us"], ".1f"),
+               fmt(m["spread"] * 100 if m["spread"] is not None else None, ".0f") +
+               ("%" if m["spread"] is not None else ""), m["n"],
+               ("  (%d failed)" % len(fails)) if fails else ""))
+        if "null" in meds and "raw" in meds:
+            which = min(("null", "raw"), key=lambda k: meds[k]["iops"])
+            meds["min(null,raw)"] = meds[which]
+        ours = meds.get(OURS)
+        for peer, plabel, scope, thr in RATIOS:
+            required = thr is not None and (scope == "all" or (scope == "read" and is_read))
+            if ours is None or peer not in meds or not meds[peer]["iops"]:
+                why = "ours (%s) has no result" % OURS if ours is None else "no %s result" % peer
+                p("  ours/%-14s     n/a  (%s)" % (peer, why))
+                if required:
+                    verdicts.append((w, peer, thr, None))
+                continue
+            ratio = ours["iops"] / meds[peer]["iops"]
+            wsum["ratios"][peer] = ratio
+            if required:
+                ok = ratio >= thr
+                verdicts.append((w, peer, thr, ok))
+                tag = "target >= %.2fx  %s" % (thr, "met" if ok else "NOT MET")
+            elif thr is not None:
+                tag = "(target %.2fx applies to read workloads only)" % thr
+            else:
+                tag = "(information)"
+            if peer == "min(null,raw)":
+                tag += "  [min is %s]" % ("null" if meds[peer] is meds.get("null") else "raw")
+            p("  ours/%-14s %6.2fx  %s" % (peer, ratio, tag))
+
+        for a, b, what in EXTRA:
+            if a in meds and b in meds and meds[b]["iops"]:
+                r = meds[a]["iops"] / meds[b]["iops"]
+                wsum["ratios"]["%s/%s" % (a, b)] = r
+                p("  %-19s %6.2fx  (information: %s)" % ("%s/%s" % (a, b), r, what))
+
+    p("")
+    p("targets (ours = fifo row; ratio of median IOPS):")
+    p("  >= 1.00x file plugin on every read workload; >= 1.00x qemu-storage-daemon on "
+      "every workload; goal >= 0.85x min(null, raw) on every workload")
+    met = sum(1 for v in verdicts if v[3] is True)
+    miss = [v for v in verdicts if v[3] is False]
+    na = [v for v in verdicts if v[3] is None]
+    p("  %d met, %d not met, %d not measured" % (met, len(miss), len(na)))
+    for w, peer, thr, _ in miss:
+        p("  NOT MET: %s vs %s (>= %.2fx)" % (w, peer, thr))
+    summary["verdicts"] = [{"workload": w, "peer": peer, "target": thr, "met": ok}
+                           for w, peer, thr, ok in verdicts]
+
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+# shellcheck shell=bash
+# bench/targets.sh: the rows of the benchmark table (sourced by bench/run.sh).
+#
+# A target is one way of getting the same fio job to the same image file.
+# Each target NAME is four shell functions:
+#
+#   t_NAME_label          one line naming the row in the table
+#   t_NAME_check          runnable here?  Prints nothing and returns 0, or
+#                         prints why not and returns 1: the row is then
+#                         skipped with that note (never a harness error)
+#   t_NAME_start WL SOCK LOG
+#                         start the server for workload WL (the fio job's
+#                         name) in the background listening on the Unix
+#                         socket SOCK, stdout+stderr to LOG, and set SRV_PID
+#                         to the server's own pid (the process whose CPU time
+#                         is charged to the row); targets without a server
+#                         leave SRV_PID empty
+#   t_NAME_fio SOCK       print the fio options that point a job at the target
+#
+# To add a row: write the four functions and add NAME to BENCH_TARGETS (or to
+# the default list in run.sh).  Everything here may use IMG (the image path),
+# IMG_BYTES, THREADS (server worker threads) and PLUGIN (our .so) from run.sh.
+# Servers listen on Unix sockets only.  nbdkit runs with --exit-with-parent
+# and qemu-storage-daemon under setpriv --pdeathsig, so even a killed harness
+# leaves no server behind.
+
+nbd_uri() { printf 'nbd+unix:///?socket=%s' "$1"; }
+nbd_fio() { printf -- '--ioengine=nbd\n--uri=%s\n' "$(nbd_uri "$1")"; }
+
+# fio's access pattern of workload WL, from its job file: "random" or
+# "sequential".  Used to give the file plugin its best fadvise hint.
+wl_pattern() {
+  if grep -Eq '^[[:space:]]*rw[[:space:]]*=[[:space:]]*rand' "$BENCH_HOME/$1.fio"; then
+    echo random
+  else
+    echo sequential
+  fi
+}
+
+# ---- raw: fio straight on the file, io_uring + O_DIRECT --------------------
+# The physical limit: no NBD, no server, no copy over a socket.
+t_raw_label() { echo "raw file, fio io_uring O_DIRECT (physical limit)"; }
+t_raw_check() { return 0; }
+t_raw_start() { SRV_PID=; }
+t_raw_fio() { printf -- '--ioengine=io_uring\n--direct=1\n--filename=%s\n' "$IMG"; }
+
+# ---- null: nbdkit null plugin -------------------------------------------------
+# The NBD path ceiling: fio's NBD client, the socket and nbdkit's request
+# loop with no storage behind them (reads return zeroes, writes are dropped).
+t_null_label() { echo "nbdkit null plugin (NBD path ceiling)"; }
+t_null_check() { return 0; }
+t_null_start() {
+  nbdkit -f --exit-with-parent -U "$2" --threads "$THREADS" \
+    null size="$IMG_BYTES" >"$3" 2>&1 &
+  SRV_PID=$!
+}
+t_null_fio() { nbd_fio "$1"; }
+
+# ---- file: nbdkit file plugin ---------------------------------------------
+# The stock way to serve a file.  It reads through the page cache, so it runs
+# with cache=none (evict each range after pread; write, flush and evict after
+# pwrite) and the fadvise hint that matches the workload (random: no
+# readahead; sequential: readahead), and run.sh drops the page cache before
+# every measured run.  It thus does real disk I/O like the O_DIRECT rows, with
+# its best readahead setting.
+t_file_label() { echo "nbdkit file plugin cache=none fadvise=<pattern>"; }
+t_file_check() { return 0; }
+t_file_start() {
+  nbdkit -f --exit-with-parent -U "$2" --threads "$THREADS" \
+    file file="$IMG" cache=none fadvise="$(wl_pattern "$1")" >"$3" 2>&1 &
+  SRV_PID=$!
+}
+t_file_fio() { nbd_fio "$1"; }
+
+# ---- qsd: qemu-storage-daemon -----------------------------------------------
+# QEMU's block layer exporting NBD: io_uring, O_DIRECT (cache.direct=on), one
+# event loop thread (qsd has no worker-thread knob; depth is io_uring's).
+t_qsd_label() { echo "qemu-storage-daemon aio=io_uring cache.direct=on"; }
+t_qsd_check() {
+  if ! command -v qemu-storage-daemon >/dev/null; then
+    echo "qemu-storage-daemon not installed (apt-get install qemu-system-common, or make deps)"
+    return 1
+  fi
+}
+t_qsd_start() {
+  setpriv --pdeathsig KILL qemu-storage-daemon \
+    --blockdev driver=file,node-name=f,filename="$IMG",aio=io_uring,cache.direct=on \
+    --nbd-server addr.type=unix,addr.path="$2" \
+    --export type=nbd,id=e,node-name=f,name=,writable=on >"$3" 2>&1 &
+  SRV_PID=$!
+}
+t_qsd_fio() { nbd_fio "$1"; }
+
+# ---- fifo / cfq: our plugin ---------------------------------------------------
+# nbdkit-cfq-plugin with one scheduler.  BENCH_QUEUE_DEPTH sets queue_depth=
+# (else the plugin's default); BENCH_OURS_ARGS adds more KEY=VALUE arguments.
+# BENCH_OURS_STANDIN=1 puts the nbdkit file plugin (as in the "file" row) in
+# the "fifo" slot, clearly labelled, to debug the harness before the plugin
+# serves I/O.
+ours_args() {
+  echo "file=$IMG"
+  echo "scheduler=$1"
+  [ -z "${BENCH_QUEUE_DEPTH:-}" ] || echo "queue_depth=$BENCH_QUEUE_DEPTH"
+  # shellcheck disable=SC2086
+  [ -z "${BENCH_OURS_ARGS:-}" ] || printf '%s\n' ${BENCH_OURS_ARGS}
+}
+ours_start() {  # SCHED WL SOCK LOG
+  local -a args
+  mapfile -t args < <(ours_args "$1")
+  nbdkit -f --exit-with-parent -U "$3" --threads "$THREADS" \
+    "$PLUGIN" "${args[@]}" >"$4" 2>&1 &
+  SRV_PID=$!
+}
+# Can our plugin with scheduler SCHED start and serve one read?  Runs it
+# once on the image and prints the reason if not.
+ours_check() {
+  # A fresh path: nbdkit does not unlink its socket when it exits.
+  local sock log why=""
+  sock=$(mktemp -u "$WORK/check.XXXXXX")
+  log=$sock.log
+  if [ ! -f "$PLUGIN" ]; then
+    echo "plugin not built ($PLUGIN)"
+    return 1
+  fi
+  ours_start "$1" - "$sock" "$log"
+  if ! wait_ready "$SRV_PID" "$sock"; then
+    why="nbdkit ... scheduler=$1 did not start: $(grep -v '^$' "$log" | tail -n1)"
+  elif ! fio --name=check --ioengine=nbd --uri="$(nbd_uri "$sock")" \
+    --rw=read --bs=4k --size=4k >"$log.read" 2>&1; then
+    why="scheduler=$1 started but a 4k read failed: $(grep -v '^$' "$log.read" | tail -n1)"
+  fi
+  stop_server "$SRV_PID"
+  SRV_PID=
+  [ -z "$why" ] && return 0
+  echo "$why"
+  return 1
+}
+
+if [ "${BENCH_OURS_STANDIN:-0}" = 1 ]; then
+  t_fifo_label() { echo "STAND-IN: nbdkit file plugin in our fifo slot (BENCH_OURS_STANDIN=1)"; }
+  t_fifo_check() { return 0; }
+  t_fifo_start() { t_file_start "$@"; }
+else
+  t_fifo_label() { echo "ours: nbdkit-cfq-plugin scheduler=fifo"; }
+  t_fifo_check() { ours_check fifo; }
+  t_fifo_start() { ours_start fifo "$@"; }
+fi
+t_fifo_fio() { nbd_fio "$1"; }
+
+t_cfq_label() { echo "ours: nbdkit-cfq-plugin scheduler=cfq"; }
+t_cfq_check() { ours_check cfq; }
+t_cfq_start() { ours_start cfq "$@"; }
+t_cfq_fio() { nbd_fio "$1"; }
+
+# ---- onull: our plugin with backend=null (opt-in) -----------------------------
+# Our request path (nbdkit glue, scheduler, dispatcher thread) with no storage
+# behind it: compare with the nbdkit null row to see our per-request cost
+# apart from the disk.  Not in the default list; BENCH_TARGETS="... onull".
+t_onull_label() { echo "ours: nbdkit-cfq-plugin scheduler=fifo backend=null (no disk)"; }
+t_onull_check() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} backend=null" ours_check fifo; }
+t_onull_start() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} backend=null" ours_start fifo "$@"; }
+t_onull_fio() { nbd_fio "$1"; }
