@@ -132,6 +132,8 @@ demo:
 	@bench/demo.sh
 
 bench: all
+	@bench/corebench
+	@echo
 	@bench/run.sh
 
 install: $(PLUGIN) $(MAN)
