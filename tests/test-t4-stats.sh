@@ -24,14 +24,14 @@ file = disk.img
 
 [group busy]
 weight = 300
-[group idle]
+[group spare]
 weight = 700
 
 [export work]
 group = busy
 size = 32M
 [export rest]
-group = idle
+group = spare
 offset = 32M
 EOF
 t4_start srv "$TESTDIR/st.conf" stats="$TESTDIR/final.json"
@@ -80,7 +80,7 @@ for k in ("device", "groups", "exports", "connections"):
     assert k in doc, "no %r in the stats" % k
 groups, exports = entries(doc, "groups"), entries(doc, "exports")
 assert set(exports) == {"work", "rest"}, "exports: %s" % sorted(exports)
-assert {"busy", "idle"} <= set(groups), "groups: %s" % sorted(groups)
+assert {"busy", "spare"} <= set(groups), "groups: %s" % sorted(groups)
 fields = ("iops", "mibs", "avg_iops", "avg_mibs", "p50_ms", "p99_ms",
           "p999_ms", "max_ms")
 for kind, ents in (("group", groups), ("export", exports)):
@@ -102,7 +102,7 @@ for name, e in (("export work", exports["work"]), ("group busy", groups["busy"])
         assert num(e, "p50_ms") <= num(e, "p99_ms") <= num(e, "p999_ms") <= num(e, "max_ms"), \
             "%s: latency percentiles out of order: %s" % (name, e)
     assert num(e, "avg_iops") >= 0 and num(e, "avg_mibs") >= 0
-for name, e in (("export rest", exports["rest"]), ("group idle", groups["idle"])):
+for name, e in (("export rest", exports["rest"]), ("group spare", groups["spare"])):
     for t in want_reqs:
         assert num(e, "reqs", t) == 0 and num(e, "bytes", t) == 0, "%s: %s counted" % (name, t)
 if "weight" in groups["busy"]:
