@@ -88,7 +88,7 @@ for s in ("cfq", "fifo"):
     elif w["write"]["total_ios"] == 0:
         # CFQ lets a sync reader preempt async writes; total starvation
         # is worth knowing about but is not what this test asserts.
-        print("NOTE: cfq: the writer completed no write in %s s" % d)
+        print("NOTE: cfq: the writer completed no write at all")
 for i, src in enumerate(("fio", "server")):
     c, f = res["cfq"][i], res["fifo"][i]
     print("%s: p99 cfq/fifo = %.2f" % (src, c / f))
