@@ -911,6 +911,15 @@ cfq_del_timer (struct cfqd *cfqd)
   cfqd->idle_timer = SCHED_NEVER;
 }
 
+/* Tracing hook (cfq_set_trace, at the end of this file). */
+static cfq_trace_fn cfq_trace_hook;
+static void *cfq_trace_opaque;
+static void cfq_trace (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                       const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
+#define CFQ_TRACE(cfqd, cfqq, ...) \
+  do { if (cfq_trace_hook) cfq_trace (cfqd, cfqq, __VA_ARGS__); } while (0)
+
 static void
 __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
@@ -926,6 +935,9 @@ __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
     cfqq->slice_new = true;
     cfq_del_timer (cfqd);
     cfqd->stats.slices++;
+    CFQ_TRACE (cfqd, cfqq, "active: queued=%u vdisktime=%llu",
+               cfqq->queued[0] + cfqq->queued[1],
+               (unsigned long long) cfqq->cfqg->vdisktime);
   }
   cfqd->active_queue = cfqq;
 }
@@ -934,6 +946,11 @@ static void
 __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
                      uint64_t now)
 {
+  CFQ_TRACE (cfqd, cfqq, "slice expired: %s, dispatched %u, queued %u",
+             timed_out ? "preempted or idle timer"
+             : cfqq->slice_new ? "no completion yet"
+             : now >= cfqq->slice_end ? "slice used" : "queue empty",
+             cfqq->slice_dispatch, cfqq->queued[0] + cfqq->queued[1]);
   if (cfqq->wait_request)
     cfq_del_timer (cfqd);
   cfqq->wait_request = false;
@@ -1107,6 +1124,9 @@ cfq_arm_slice_timer (struct cfqd *cfqd, uint64_t now)
   cfqq->wait_request = true;
   sl = group_idle ? group_idle : t_get (cfqd, T_SLICE_IDLE);
   cfqd->idle_timer = now + sl;
+  CFQ_TRACE (cfqd, cfqq, "idle armed: %s %llu us",
+             group_idle ? "group_idle" : "slice_idle",
+             (unsigned long long) (sl / 1000));
   if (group_idle)
     cfqd->stats.group_idle_arms++;
   else
@@ -1713,6 +1733,8 @@ cfq_idle_slice_timer (struct cfqd *cfqd, uint64_t now)
   bool timed_out = true;
 
   cfq_del_timer (cfqd);
+  CFQ_TRACE (cfqd, cfqq, "idle fired%s",
+             cfqq && cfqq->must_dispatch ? ": request arrived" : "");
   if (cfqq) {
     timed_out = false;
     /* A request came in during the window: let it through. */
@@ -2279,3 +2301,33 @@ const struct sched_ops cfq_ops = {
   .completed = cfq_completed,
   .has_work = cfq_has_work,
 };
+
+/* ---- Tracing ------------------------------------------------------------- */
+
+static void
+cfq_trace (const struct cfqd *cfqd, const struct cfqq *cfqq,
+           const char *fmt, ...)
+{
+  char msg[256];
+  int n = 0;
+  va_list ap;
+
+  if (cfqq)
+    n = snprintf (msg, sizeof msg, "group %s q%p: ", cfqq->cfqg->name,
+                  (const void *) cfqq);
+  if (n < 0 || (size_t) n >= sizeof msg)
+    n = 0;
+  va_start (ap, fmt);
+  vsnprintf (msg + n, sizeof msg - n, fmt, ap);
+  va_end (ap);
+  (void) cfqd;
+  cfq_trace_hook (cfq_trace_opaque, msg);
+}
+
+void
+cfq_set_trace (struct sched *s, cfq_trace_fn fn, void *opaque)
+{
+  (void) s;
+  cfq_trace_opaque = opaque;
+  cfq_trace_hook = fn;
+}

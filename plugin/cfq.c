@@ -32,6 +32,7 @@
  * filesystem refuses O_DIRECT altogether both descriptors are buffered,
  * no alignment is needed and nothing is locked.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -60,6 +61,7 @@
 #include "list.h"
 #include "rmw.h"
 #include "sched.h"
+#include "tenants.h"
 
 #ifndef CFQ_LIBURING_VERSION
 #define CFQ_LIBURING_VERSION "unknown"
@@ -80,6 +82,7 @@ static char *cfq_sched_name;            /* scheduler=, default "fifo" */
 static const struct sched_ops *cfq_sched_ops;
 static unsigned cfq_queue_depth = CFQ_QUEUE_DEPTH_DEFAULT;
 static char *cfq_backend;               /* backend=, default io_uring */
+static dev_t cfq_st_dev;                /* device holding the file (sysfs) */
 
 /* ---- state fixed in get_ready, read by every thread ------------------------ */
 
@@ -103,7 +106,13 @@ static bool cfq_seek_data;              /* lseek SEEK_DATA/SEEK_HOLE work */
 
 struct cfq_handle {
   struct sched_queue *q;                /* this connection's queue */
-  int readonly;                         /* nbdkit -r or read-only open */
+  int readonly;                         /* nbdkit -r, read-only open or
+                                           a readonly export */
+  size_t exp;                           /* index into the model's exports */
+  uint64_t base;                        /* bytes: export's offset on device */
+  uint64_t size;                        /* bytes: export's size */
+  bool writes_sync;                     /* export has writes=sync */
+  struct tn_conn *conn;                 /* accounting (creq->acct) */
 };
 
 static bool
@@ -250,13 +259,32 @@ rl_unlock (struct rlock *l)
 
 /* ---- requests to the engine ------------------------------------------------- */
 
+/* Every request of a connection: charged to its queue and accounting,
+ * sync by the export's rule, and never outside the export's region (the
+ * callbacks translate offsets; nbdkit refuses anything past get_size).  A
+ * span rounded up to the block may reach past a region that ends at the
+ * device's unaligned end, never further.
+ */
+static void
+hreq_init (struct cfq_handle *h, struct creq *r, enum rq_op op, enum eop eop,
+           int file, void *buf, uint64_t off, uint32_t len)
+{
+  creq_init (r, h->q, op, eop, file, buf, off, len);
+  r->acct = h->conn;
+  if (h->writes_sync && (op == RQ_WRITE || op == RQ_TRIM || op == RQ_ZERO))
+    r->rq.flags |= RQ_SYNC;
+  if (op != RQ_FLUSH)
+    assert (off >= h->base &&
+            off + len <= h->base + h->size + (cfq_bs ? cfq_bs - 1 : 0));
+}
+
 static int
 io_rw (struct cfq_handle *h, enum rq_op op, int file, void *buf,
        uint64_t len, uint64_t off, int rw_flags)
 {
   struct creq r;
 
-  creq_init (&r, h->q, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file, buf,
+  hreq_init (h, &r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file, buf,
              off, (uint32_t) len);
   r.rw_flags = rw_flags;
   if (rw_flags & RWF_DSYNC)
@@ -270,7 +298,7 @@ io_fallocate (struct cfq_handle *h, enum rq_op op, int mode,
 {
   struct creq r;
 
-  creq_init (&r, h->q, op, EOP_FALLOCATE, FILE_DIRECT, NULL, off,
+  hreq_init (h, &r, op, EOP_FALLOCATE, FILE_DIRECT, NULL, off,
              (uint32_t) len);
   r.mode = mode;
   return engine_run (&r);
@@ -281,7 +309,7 @@ io_flush (struct cfq_handle *h)
 {
   struct creq r;
 
-  creq_init (&r, h->q, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
+  hreq_init (h, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
   return engine_run (&r);
 }
 
@@ -303,7 +331,7 @@ io_discard (struct cfq_handle *h, uint64_t len, uint64_t off)
 {
   struct creq r;
 
-  creq_init (&r, h->q, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, off,
+  hreq_init (h, &r, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, off,
              (uint32_t) len);
   r.worker_fn = blkdiscard_fn;
   return engine_run (&r);
@@ -364,7 +392,7 @@ do_rmw (struct cfq_handle *h, const void *buf, uint32_t count,
   if (!b)
     return -ENOMEM;
   for (unsigned i = 0; i < p->nedges; i++) {
-    creq_init (&edge[i], h->q, RQ_READ, EOP_READ, FILE_DIRECT,
+    hreq_init (h, &edge[i], RQ_READ, EOP_READ, FILE_DIRECT,
                b + p->edge_buf[i], p->edge_off[i], cfq_bs);
     rs[i] = &edge[i];
   }
@@ -485,6 +513,7 @@ cfq_unload (void)
   free (cfq_file);
   free (cfq_sched_name);
   free (cfq_backend);
+  tn_unload ();
   if (cfq_key_made)
     pthread_key_delete (cfq_bounce_key);
 }
@@ -525,14 +554,24 @@ cfq_config (const char *key, const char *value)
       nbdkit_error ("cfq: strdup: %m");
       return -1;
     }
+    return tn_override (key, value);
   }
   else if (strcmp (key, "scheduler") == 0) {
+    if (!sched_lookup (value)) {
+      if (strcmp (value, "cfq") == 0)
+        nbdkit_error ("cfq: scheduler=cfq: not built yet "
+                      "(this build has scheduler=fifo only)");
+      else
+        nbdkit_error ("cfq: scheduler=%s: unknown (fifo or cfq)", value);
+      return -1;
+    }
     free (cfq_sched_name);
     cfq_sched_name = strdup (value);
     if (!cfq_sched_name) {
       nbdkit_error ("cfq: strdup: %m");
       return -1;
     }
+    return tn_override (key, value);
   }
   else if (strcmp (key, "queue_depth") == 0) {
     /* Our own parse, so every refusal names the value it refuses. */
@@ -553,6 +592,7 @@ cfq_config (const char *key, const char *value)
       return -1;
     }
     cfq_queue_depth = (unsigned) v;
+    return tn_override (key, value);
   }
   else if (strcmp (key, "backend") == 0) {
     if (strcmp (value, "io_uring") != 0 && strcmp (value, "null") != 0) {
@@ -566,20 +606,27 @@ cfq_config (const char *key, const char *value)
       return -1;
     }
   }
-  else {
-    nbdkit_error ("cfq: unknown parameter '%s'", key);
-    return -1;
-  }
+  else
+    return tn_config (key, value) == -1 ? -1 : 0;
   return 0;
 }
 
 static int
 cfq_config_complete (void)
 {
-  const char *name = cfq_sched_name ? cfq_sched_name : "fifo";
+  const char *name;
+  struct device_info di;
   struct stat st;
   char *abs;
+  int fd, err;
 
+  if (!cfq_file && tn_device_file ()) {
+    cfq_file = strdup (tn_device_file ());
+    if (!cfq_file) {
+      nbdkit_error ("cfq: strdup: %m");
+      return -1;
+    }
+  }
   if (!cfq_file) {
     nbdkit_error ("cfq: the file parameter is required "
                   "(file=PATH: a regular file or a block device)");
@@ -602,6 +649,32 @@ cfq_config_complete (void)
                   cfq_file);
     return -1;
   }
+  cfq_st_dev = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
+
+  /* The model needs the device's size to check the exports' regions. */
+  fd = open (cfq_file, O_RDONLY | O_CLOEXEC);
+  if (fd == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
+    return -1;
+  }
+  err = device_probe (fd, &di);
+  close (fd);
+  if (err) {
+    nbdkit_error ("cfq: file=%s: probing size: %s", cfq_file,
+                  strerror (-err));
+    return -1;
+  }
+  if (tn_validate (di.size) == -1)
+    return -1;
+  for (size_t i = 0; i < tn_model ()->nr_exports; i++)
+    if (tn_model ()->exports[i].file) {
+      nbdkit_error ("cfq: export '%s': file= exports are not supported by "
+                    "this build yet (use a region of the device: offset= "
+                    "and size=)", tn_model ()->exports[i].name);
+      return -1;
+    }
+  cfq_queue_depth = tn_model ()->dev.queue_depth;
+  name = tn_sched_name (cfq_sched_name);
   cfq_sched_ops = sched_lookup (name);
   if (!cfq_sched_ops) {
     if (strcmp (name, "cfq") == 0)
@@ -618,7 +691,12 @@ cfq_config_complete (void)
   "file=<PATH>          (required) The regular file or block device to serve.\n" \
   "scheduler=fifo|cfq   Scheduling policy (default fifo).\n" \
   "queue_depth=<N>      Requests at the device at once (default 32).\n" \
-  "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring)."
+  "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \
+  "config=<FILE>        Tenants: [device] [scheduler] [group N] [export N].\n" \
+  "control=<PATH>       Serve the control socket (cfqctl) at PATH.\n" \
+  "stats=<FILE>         Write the statistics as JSON to FILE at exit.\n" \
+  "KEY=VALUE            Override a [device]/[scheduler] key or model.NAME\n" \
+  "                     (mode, emulate, slice_idle, quantum, model.rpm ...)."
 
 /* Open path with flags, trying O_DIRECT first when direct. */
 static int
@@ -697,7 +775,7 @@ cfq_get_ready (void)
     return -1;
   }
   cfq_key_made = true;
-  return 0;
+  return tn_prepare (cfq_sched_ops->name, cfq_dev.size, cfq_st_dev);
 }
 
 static int
@@ -709,7 +787,10 @@ cfq_after_fork (void)
     .fds = { cfq_fds[0], cfq_fds[1] },
     .backend = cfq_backend,
   };
-  int err = engine_start (&cfg);
+  int err;
+
+  tn_engine_cfg (&cfg);
+  err = engine_start (&cfg);
 
   if (err) {
     nbdkit_error ("cfq: starting the dispatcher (%s backend): %s",
@@ -748,21 +829,80 @@ cfq_cleanup (void)
   }
 }
 
+/* The export a client asked for, and whether it may have it. */
+static int
+pick_export (size_t *ip)
+{
+  const struct cfg_model *m = tn_model ();
+  const char *name = nbdkit_export_name ();
+  const struct cfg_export *e;
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+
+  if (!name)
+    name = "";
+  e = cfg_find_export (m, name);
+  if (!e) {
+    char list[1024] = "";
+    size_t n = 0;
+
+    for (size_t i = 0; i < m->nr_exports && n < sizeof list; i++)
+      n += snprintf (list + n, sizeof list - n, "%s%s", i ? ", " : "",
+                     *m->exports[i].name ? m->exports[i].name : "\"\"");
+    nbdkit_error ("unknown export '%s' (exports: %s)", name, list);
+    return -1;
+  }
+  if (e->nr_allow) {
+    memset (&ss, 0, sizeof ss);
+    if (nbdkit_peer_name ((struct sockaddr *) &ss, &len) == -1) {
+      nbdkit_error ("export '%s': cannot tell the client's address, "
+                    "refused (the export has allow=)", name);
+      return -1;
+    }
+    if (cfg_export_allows (e, (struct sockaddr *) &ss, len) != 1) {
+      nbdkit_error ("export '%s': client not in its allow= list: refused",
+                    name);
+      return -1;
+    }
+  }
+  *ip = (size_t) (e - m->exports);
+  return 0;
+}
+
 static void *
 cfq_open (int readonly)
 {
-  struct cfq_handle *h = calloc (1, sizeof *h);
+  const struct cfg_export *e;
+  struct engine_qspec spec;
+  struct cfq_handle *h;
+  size_t i;
   int err;
 
+  if (pick_export (&i) == -1)
+    return NULL;
+  e = &tn_model ()->exports[i];
+  h = calloc (1, sizeof *h);
   if (!h) {
     nbdkit_error ("cfq: calloc: %m");
     return NULL;
   }
-  h->readonly = readonly || !cfq_writable;
-  err = engine_queue_new (&h->q);
+  h->readonly = readonly || !cfq_writable || e->readonly;
+  h->exp = i;
+  h->base = e->offset;
+  h->size = e->size;
+  h->writes_sync = e->writes_sync;
+  h->conn = tn_conn_new (i);
+  if (!h->conn) {
+    nbdkit_error ("cfq: calloc: %m");
+    free (h);
+    return NULL;
+  }
+  tn_qspec (i, &spec);
+  err = engine_queue_new_in (&h->q, &spec, h->conn);
   if (err) {
     nbdkit_error ("cfq: creating the connection's queue: %s",
                   strerror (-err));
+    tn_conn_free (h->conn);
     free (h);
     return NULL;
   }
@@ -774,14 +914,45 @@ cfq_close (void *handle)
 {
   struct cfq_handle *h = handle;
 
-  engine_queue_free (h->q);
+  engine_queue_free_acct (h->q, h->conn);
+  tn_conn_free (h->conn);
   free (h);
+}
+
+static int
+cfq_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
+{
+  const struct cfg_model *m = tn_model ();
+
+  for (size_t i = 0; i < m->nr_exports; i++) {
+    const struct cfg_export *e = &m->exports[i];
+    char desc[256];
+
+    snprintf (desc, sizeof desc, "group %s, %" PRIu64 " bytes at offset %"
+              PRIu64 "%s", m->groups[e->group].name, e->size, e->offset,
+              e->readonly ? ", read-only" : "");
+    if (nbdkit_add_export (exports, e->name, desc) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+static const char *
+cfq_default_export (int readonly, int is_tls)
+{
+  const struct cfg_model *m = tn_model ();
+
+  if (cfg_find_export (m, ""))
+    return "";
+  return m->nr_exports ? m->exports[0].name : "";
 }
 
 static int64_t
 cfq_get_size (void *handle)
 {
-  return (int64_t) cfq_dev.size;
+  struct cfq_handle *h = handle;
+
+  return (int64_t) h->size;
 }
 
 static int
@@ -792,7 +963,9 @@ cfq_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
    * last bytes read by a client that honours the minimum: promise nothing
    * then (unaligned requests are served correctly either way).
    */
-  *minimum = cfq_dev.size % cfq_bs == 0 ? cfq_bs : 1;
+  struct cfq_handle *h = handle;
+
+  *minimum = h->size % cfq_bs == 0 ? cfq_bs : 1;
   *preferred = cfq_bs > CFQ_PREFERRED_BLOCK ? cfq_bs : CFQ_PREFERRED_BLOCK;
   *maximum = CFQ_MAX_REQUEST;
   return 0;
@@ -857,11 +1030,15 @@ static int
 cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
              struct nbdkit_extents *extents)
 {
+  struct cfq_handle *h = handle;
   const bool req_one = flags & NBDKIT_FLAG_REQ_ONE;
   const int fd = cfq_fds[FILE_BUFFERED];
-  const uint64_t end = offset + count;
+  const uint64_t base = h->base, rend = h->base + h->size;
+  const uint64_t end = base + offset + count;
   off_t pos;
 
+  /* Device offsets here; extents are reported relative to the export. */
+  offset += base;
   while (offset < end) {
     pos = lseek (fd, (off_t) offset, SEEK_DATA);
     if (pos == -1) {
@@ -871,8 +1048,10 @@ cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
       }
       pos = (off_t) cfq_dev.size;       /* a hole to the end */
     }
+    if ((uint64_t) pos > rend)
+      pos = (off_t) rend;
     if ((uint64_t) pos > offset) {
-      if (nbdkit_add_extent (extents, offset, (uint64_t) pos - offset,
+      if (nbdkit_add_extent (extents, offset - base, (uint64_t) pos - offset,
                              NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO) == -1)
         return -1;
       if (req_one)
@@ -887,7 +1066,10 @@ cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
     }
     if ((uint64_t) pos <= offset)       /* cannot happen: be safe */
       pos = (off_t) end;
-    if (nbdkit_add_extent (extents, offset, (uint64_t) pos - offset, 0) == -1)
+    if ((uint64_t) pos > rend)
+      pos = (off_t) rend;
+    if (nbdkit_add_extent (extents, offset - base, (uint64_t) pos - offset,
+                           0) == -1)
       return -1;
     if (req_one)
       break;
@@ -900,7 +1082,8 @@ static int
 cfq_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
            uint32_t flags)
 {
-  int err = count ? do_pread (handle, buf, count, offset) : 0;
+  struct cfq_handle *h = handle;
+  int err = count ? do_pread (h, buf, count, h->base + offset) : 0;
 
   return err ? fail ("pread", err) : 0;
 }
@@ -909,8 +1092,10 @@ static int
 cfq_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
             uint32_t flags)
 {
-  int err = count ? do_pwrite (handle, buf, count, offset,
-                               flags & NBDKIT_FLAG_FUA ? RWF_DSYNC : 0) : 0;
+  struct cfq_handle *h = handle;
+  bool fua = (flags & NBDKIT_FLAG_FUA) || h->writes_sync;
+  int err = count ? do_pwrite (h, buf, count, h->base + offset,
+                               fua ? RWF_DSYNC : 0) : 0;
 
   return err ? fail ("pwrite", err) : 0;
 }
@@ -933,6 +1118,8 @@ cfq_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 
   if (count == 0)
     return 0;
+  offset += h->base;
+  ioff = offset;
   if (cfq_dev.is_blockdev) {
     /* Discard is advisory: the partial edge blocks are left as they are. */
     rmw_interior (offset, count, cfq_bs, &ioff, &ilen);
@@ -977,6 +1164,7 @@ cfq_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 
   if (count == 0)
     return 0;
+  offset += h->base;
   /* The fast ways hold the span like a plain write would. */
   rmw_plan (offset, count, cfq_bs, &p);
   rl_lock (&l, p.span_off, p.span_len, false);
@@ -1009,6 +1197,8 @@ static struct nbdkit_plugin plugin = {
   .cleanup = cfq_cleanup,
   .open = cfq_open,
   .close = cfq_close,
+  .list_exports = cfq_list_exports,
+  .default_export = cfq_default_export,
   .get_size = cfq_get_size,
   .block_size = cfq_block_size,
   .can_write = cfq_can_write,
