@@ -84,6 +84,9 @@ def entries(doc, kind):
         out[e["name"]] = e
     return out
 
+# "reqs" is spelt "requests" in the server's JSON.
+ALIASES = {"reqs": ("reqs", "requests")}
+
 def has(e, *path):
     try:
         num(e, *path)
@@ -105,8 +108,9 @@ def num(e, *path):
                         return float(s[kk])
         raise KeyError(k)
     a, b = path
-    if isinstance(e.get(a), dict) and b in e[a]:
-        return float(e[a][b])
+    for aa in ALIASES.get(a, (a,)):
+        if isinstance(e.get(aa), dict) and b in e[aa]:
+            return float(e[aa][b])
     for k in ("%s_%s" % (b, a), "%s_%s" % (a, b)):
         if k in e:
             return float(e[k])
@@ -114,7 +118,10 @@ def num(e, *path):
 
 def total(e, what):
     """Total reqs or bytes over every type."""
-    v = e.get(what)
+    v = None
+    for w in ALIASES.get(what, (what,)):
+        if w in e:
+            v = e[w]
     if isinstance(v, dict):
         if "total" in v:
             return float(v["total"])

@@ -181,9 +181,10 @@ echo "== every malformed config refused with its FILE:LINE message"
 n=0
 for f in "$top"/configs/*.conf; do
   base=$(basename "$f" .conf)
+  id=c_${base//[!A-Za-z0-9_]/_}     # a shell identifier
   cp "$f" "$TESTDIR/$base.conf"
-  start_nbdkit "c_$base" config="$TESTDIR/$base.conf" file="$TESTDIR/disk.img"
-  sockv=c_${base}_sock
+  start_nbdkit "$id" config="$TESTDIR/$base.conf" file="$TESTDIR/disk.img"
+  sockv=${id}_sock
   nbdinfo --list --json "nbd+unix:///?socket=${!sockv}" >"$TESTDIR/$base.json" ||
     fail "$base.conf: nbdinfo --list failed"
   want=$(sed -n 's/^\[export *"\{0,1\}\([^]"]*\)"\{0,1\} *\]$/\1/p' "$f" | sort | tr '\n' ,)
@@ -194,8 +195,8 @@ print(",".join(sorted(e["export-name"] for e in d["exports"])) + ",")
 ' "$TESTDIR/$base.json")
   echo "$base.conf: exports [$got] (want [$want])"
   [ "$want" = "$got" ] || fail "$base.conf lists [$got], want [$want]"
-  stop_nbdkit "c_$base"
-  st=c_${base}_status
+  stop_nbdkit "$id"
+  st=${id}_status
   [ "${!st}" = 0 ] || fail "$base.conf: nbdkit exited with ${!st}"
   n=$((n + 1))
 done
