@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-t4-fairness.sh: three tenants with weights 100/200/400 on one
 # emulated device, each running the same fio workload (4k random reads,
-# depth 16) through its own export, get throughput shares within 10%
+# depth 32) through its own export, get throughput shares within 10%
 # (relative) of weight/sum: 1/7, 2/7, 4/7.  Measured twice: by fio (bytes
 # after a ramp) and by the server's own accounting (per-export bytes
 # between two "stats" snapshots on the control socket).
@@ -31,8 +31,11 @@ model.channels = 1
 model.read = 1ms
 model.write = 1ms
 model.seed = 1"
+       # No idling on a queue, but CFQ's default group_idle (8 ms): as in
+       # CFQ's blkio documentation, a group whose queue empties for a
+       # moment would otherwise leave the service tree and lose its place.
        sched="slice_idle = 0
-group_idle = 0
+group_idle = 8ms
 rotational = 0" ;;
   hdd) device="emulate = hdd
 mode = time
@@ -79,7 +82,7 @@ cat >"$TESTDIR/fair.fio" <<EOF
 ioengine=nbd
 rw=randread
 bs=4k
-iodepth=16
+iodepth=32
 time_based=1
 ramp_time=$ramp
 runtime=$secs

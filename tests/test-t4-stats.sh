@@ -66,7 +66,8 @@ send 20 10 3 2 1 || fail "requests on export work failed"
 ctl srv raw stats >"$TESTDIR/s1.out" || fail "stats failed"
 [ "$(grep -c . "$TESTDIR/s1.out")" = 1 ] || fail "stats is not one line"
 
-# check FILE READS WRITES TRIMS ZEROES: the promised fields, exact counts.
+# check FILE READS WRITES TRIMS ZEROES FLUSHES: the promised fields, exact
+# counts.
 check ()
 {
   "$PYTHON" - "$TESTDIR" "$@" <<'EOF'
@@ -74,10 +75,11 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from t4stats import load, entries, num, has
 path = sys.argv[2]
-nr, nw, nt, nz = map(int, sys.argv[3:7])
+nr, nw, nt, nz, nf = map(int, sys.argv[3:8])
 doc = load(path)
 for k in ("device", "groups", "exports", "connections"):
     assert k in doc, "no %r in the stats" % k
+assert isinstance(doc["connections"], (list, dict)), "connections: %r" % doc["connections"]
 groups, exports = entries(doc, "groups"), entries(doc, "exports")
 assert set(exports) == {"work", "rest"}, "exports: %s" % sorted(exports)
 assert {"busy", "spare"} <= set(groups), "groups: %s" % sorted(groups)
@@ -97,6 +99,7 @@ for name, e in (("export work", exports["work"]), ("group busy", groups["busy"])
         got = int(num(e, "reqs", t)), int(num(e, "bytes", t))
         assert got == (want_reqs[t], want_bytes[t]), \
             "%s: %s: %d reqs %d bytes, want %d, %d" % (name, t, got[0], got[1], want_reqs[t], want_bytes[t])
+    assert int(num(e, "reqs", "flush")) == nf, "%s: %d flushes, want %d" % (name, num(e, "reqs", "flush"), nf)
     if nr:
         assert num(e, "max_ms") > 0, "%s: max latency 0 after %d reads" % (name, nr)
         assert num(e, "p50_ms") <= num(e, "p99_ms") <= num(e, "p999_ms") <= num(e, "max_ms"), \
@@ -110,7 +113,7 @@ if "weight" in groups["busy"]:
 print("%s: fields and counts OK (work: %d/%d/%d/%d reads/writes/trims/zeroes)" % (path, nr, nw, nt, nz))
 EOF
 }
-check "$TESTDIR/s1.out" 20 10 3 2 || fail "stats after the first requests"
+check "$TESTDIR/s1.out" 20 10 3 2 1 || fail "stats after the first requests"
 
 # ---- stats flat and the table ----------------------------------------------------
 ctl srv raw "stats flat" >"$TESTDIR/flat.out" || fail "stats flat failed"
@@ -133,10 +136,10 @@ ctl srv stats --json >"$TESTDIR/j.out" || fail "cfqctl stats --json failed"
 # ---- reset -----------------------------------------------------------------------------
 ctl srv reset || fail "reset failed"
 ctl srv raw stats >"$TESTDIR/s2.out" || fail "stats failed"
-check "$TESTDIR/s2.out" 0 0 0 0 || fail "counters not zero after reset"
+check "$TESTDIR/s2.out" 0 0 0 0 0 || fail "counters not zero after reset"
 send 5 4 0 1 2 || fail "requests after reset failed"
 ctl srv raw stats >"$TESTDIR/s3.out" || fail "stats failed"
-check "$TESTDIR/s3.out" 5 4 0 1 || fail "counts after reset"
+check "$TESTDIR/s3.out" 5 4 0 1 2 || fail "counts after reset"
 echo "== reset zeroes the counters"
 
 # ---- stats=FILE at exit ------------------------------------------------------------------
@@ -144,5 +147,5 @@ echo "== reset zeroes the counters"
 stop_nbdkit srv
 [ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
 [ -s "$TESTDIR/final.json" ] || fail "stats=FILE: $TESTDIR/final.json not written at exit"
-check "$TESTDIR/final.json" 5 4 0 1 || fail "stats=FILE contents"
+check "$TESTDIR/final.json" 5 4 0 1 2 || fail "stats=FILE contents"
 echo "== stats=FILE written at exit"
