@@ -27,7 +27,7 @@ model.seed = 1
 [scheduler]
 scheduler = cfq
 slice_idle = 0
-group_idle = 0
+group_idle = 8ms
 rotational = 0
 
 [group g1]
@@ -125,7 +125,7 @@ cat >"$TESTDIR/live.fio" <<EOF
 ioengine=nbd
 rw=randread
 bs=4k
-iodepth=16
+iodepth=32
 time_based=1
 runtime=36
 [e1]
