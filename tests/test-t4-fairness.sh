@@ -7,7 +7,7 @@
 # between two "stats" snapshots on the control socket).
 #
 # Robust on a loaded machine: the emulated device is the bottleneck (one
-# SSD channel, 1 ms per read: about 1000 IOPS in all, far below what the
+# SSD channel, 2 ms per read: about 500 IOPS in all, far below what the
 # NBD path can do on a busy CPU), every tenant always has requests queued,
 # and the test asserts only on shares, which the scheduler decides, never
 # on speed.  FAIR_EMULATE=hdd runs the same on the rotational model
@@ -28,8 +28,8 @@ case $emulate in
   ssd) device="emulate = ssd
 mode = iops
 model.channels = 1
-model.read = 1ms
-model.write = 1ms
+model.read = 2ms
+model.write = 2ms
 model.seed = 1"
        # No idling on a queue, but CFQ's default group_idle (8 ms): as in
        # CFQ's blkio documentation, a group whose queue empties for a

@@ -21,7 +21,7 @@ file = disk.img
 emulate = ssd
 mode = iops
 model.channels = 1
-model.read = 1ms
+model.read = 2ms
 model.seed = 1
 
 [scheduler]
