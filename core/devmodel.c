@@ -243,7 +243,7 @@ set_defaults (struct devmodel *dm)
   struct dm_params *p = &dm->p;
 
   memset (p, 0, sizeof *p);
-  p->capacity = 1000ULL * 1000 * 1000 * 1000;   /* 1 TB */
+  p->capacity = 1ULL << 40;                     /* 1 TiB */
   p->seed = 1;
   if (dm->kind == DM_HDD) {
     p->flush = 1 * NSEC_PER_MSEC;
@@ -254,7 +254,7 @@ set_defaults (struct devmodel *dm)
     p->rate = 150ULL * 1000 * 1000;
     p->near = 1 << 20;
   } else {
-    p->capacity = 512ULL * 1000 * 1000 * 1000;  /* 512 GB */
+    p->capacity = 512ULL << 30;                 /* 512 GiB */
     p->flush = 50 * NSEC_PER_USEC;
     p->trim = 20 * NSEC_PER_USEC;
     p->channels = 16;

@@ -89,4 +89,16 @@ extern size_t cfq_dump (struct sched *s, char *buf, size_t len);
 typedef void (*cfq_trace_fn) (void *opaque, const char *msg);
 extern void cfq_set_trace (struct sched *s, cfq_trace_fn fn, void *opaque);
 
+/* A group's state, for the control socket. */
+struct cfq_group_stats {
+  unsigned weight;              /* 100..1000, as the policy has it now */
+  uint64_t vdisktime;           /* as cfq_group_vdisktime */
+  unsigned busy_queues;         /* of its queues with work */
+  unsigned in_driver;           /* its requests dispatched, not completed */
+  bool on_service_tree;         /* waiting for or getting service */
+  bool serving;                 /* the group being served now */
+};
+extern void cfq_group_get_stats (struct sched *s, struct sched_group *g,
+                                 struct cfq_group_stats *st);
+
 #endif /* CFQ_CFQ_H */

@@ -86,11 +86,24 @@ static dev_t cfq_st_dev;                /* device holding the file (sysfs) */
 
 /* ---- state fixed in get_ready, read by every thread ------------------------ */
 
-static int cfq_fds[FILE_NR] = { -1, -1 };
-static bool cfq_direct;                 /* cfq_fds[FILE_DIRECT] is O_DIRECT */
-static bool cfq_writable;               /* opened read-write */
-static struct device_info cfq_dev;
-static uint32_t cfq_bs;                 /* bytes: O_DIRECT offset alignment */
+/* A file we serve: the device, or an export's own file.  Its two
+ * descriptors are engine file slots slot + FILE_DIRECT and
+ * slot + FILE_BUFFERED.
+ */
+struct backing {
+  const char *path;                     /* absolute */
+  int fds[FILE_NR];                     /* -1 if not open */
+  unsigned slot;                        /* engine slot of fds[0] */
+  bool direct;                          /* fds[FILE_DIRECT] is O_DIRECT */
+  bool writable;                        /* opened read-write */
+  bool seek_data;                       /* lseek SEEK_DATA/SEEK_HOLE work */
+  struct device_info dev;
+  uint32_t bs;                          /* bytes: O_DIRECT offset alignment */
+};
+
+static struct backing cfq_main = { .fds = { -1, -1 } };
+static struct backing *cfq_own;         /* per export; path NULL: region */
+static size_t cfq_nr_own;               /* entries in cfq_own */
 static size_t cfq_buf_align;            /* bytes: alignment of our buffers */
 static void *cfq_zero_buf;              /* CFQ_ZERO_CHUNK bytes of zeroes */
 static pthread_key_t cfq_bounce_key;    /* per-thread struct bounce */
@@ -102,10 +115,10 @@ static bool cfq_key_made;
 static int cfq_can_punch = 1;           /* fallocate PUNCH_HOLE */
 static int cfq_can_zero_range = 1;      /* fallocate ZERO_RANGE */
 static int cfq_can_discard = 1;         /* BLKDISCARD */
-static bool cfq_seek_data;              /* lseek SEEK_DATA/SEEK_HOLE work */
 
 struct cfq_handle {
   struct sched_queue *q;                /* this connection's queue */
+  const struct backing *b;              /* the file its requests go to */
   int readonly;                         /* nbdkit -r, read-only open or
                                            a readonly export */
   size_t exp;                           /* index into the model's exports */
@@ -269,13 +282,13 @@ static void
 hreq_init (struct cfq_handle *h, struct creq *r, enum rq_op op, enum eop eop,
            int file, void *buf, uint64_t off, uint32_t len)
 {
-  creq_init (r, h->q, op, eop, file, buf, off, len);
+  creq_init (r, h->q, op, eop, file + h->b->slot, buf, off, len);
   r->acct = h->conn;
   if (h->writes_sync && (op == RQ_WRITE || op == RQ_TRIM || op == RQ_ZERO))
     r->rq.flags |= RQ_SYNC;
   if (op != RQ_FLUSH)
     assert (off >= h->base &&
-            off + len <= h->base + h->size + (cfq_bs ? cfq_bs - 1 : 0));
+            off + len <= h->base + h->size + (h->b->bs ? h->b->bs - 1 : 0));
 }
 
 static int
@@ -319,9 +332,10 @@ io_flush (struct cfq_handle *h)
 static int
 blkdiscard_fn (struct creq *r)
 {
+  const struct backing *b = r->arg;
   uint64_t range[2] = { r->rq.off, r->rq.len };
 
-  if (ioctl (cfq_fds[FILE_DIRECT], BLKDISCARD, range) == -1)
+  if (ioctl (b->fds[FILE_DIRECT], BLKDISCARD, range) == -1)
     return -errno;
   return 0;
 }
@@ -334,20 +348,21 @@ io_discard (struct cfq_handle *h, uint64_t len, uint64_t off)
   hreq_init (h, &r, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, off,
              (uint32_t) len);
   r.worker_fn = blkdiscard_fn;
+  r.arg = (void *) h->b;
   return engine_run (&r);
 }
 
 /* Does [off, off+len) reach the last, partial block of the file? */
 static bool
-in_tail (const struct rmw_plan *p)
+in_tail (const struct cfq_handle *h, const struct rmw_plan *p)
 {
-  return p->span_off + p->span_len > cfq_dev.size;
+  return p->span_off + p->span_len > h->b->dev.size;
 }
 
 static bool
-buf_aligned (const void *buf)
+buf_aligned (const struct cfq_handle *h, const void *buf)
 {
-  return rmw_is_aligned ((uintptr_t) buf, cfq_dev.mem_align);
+  return rmw_is_aligned ((uintptr_t) buf, h->b->dev.mem_align);
 }
 
 /* ---- data path ---------------------------------------------------------------- */
@@ -359,14 +374,14 @@ do_pread (struct cfq_handle *h, void *buf, uint32_t count, uint64_t off)
   void *b;
   int err;
 
-  if (!cfq_direct)
+  if (!h->b->direct)
     return io_rw (h, RQ_READ, FILE_DIRECT, buf, count, off, 0);
-  err = rmw_plan (off, count, cfq_bs, &p);
+  err = rmw_plan (off, count, h->b->bs, &p);
   if (err)
     return err;
-  if (in_tail (&p))
+  if (in_tail (h, &p))
     return io_rw (h, RQ_READ, FILE_BUFFERED, buf, count, off, 0);
-  if (p.aligned && buf_aligned (buf))
+  if (p.aligned && buf_aligned (h, buf))
     return io_rw (h, RQ_READ, FILE_DIRECT, buf, count, off, 0);
   b = bounce_get (p.span_len);
   if (!b)
@@ -393,7 +408,7 @@ do_rmw (struct cfq_handle *h, const void *buf, uint32_t count,
     return -ENOMEM;
   for (unsigned i = 0; i < p->nedges; i++) {
     hreq_init (h, &edge[i], RQ_READ, EOP_READ, FILE_DIRECT,
-               b + p->edge_buf[i], p->edge_off[i], cfq_bs);
+               b + p->edge_buf[i], p->edge_off[i], h->b->bs);
     rs[i] = &edge[i];
   }
   err = engine_run_many (rs, p->nedges);
@@ -412,13 +427,13 @@ do_pwrite (struct cfq_handle *h, const void *buf, uint32_t count,
   struct rlock l;
   int err;
 
-  if (!cfq_direct)              /* no read-modify-write: nothing to lock */
+  if (!h->b->direct)              /* no read-modify-write: nothing to lock */
     return io_rw (h, RQ_WRITE, FILE_DIRECT, (void *) buf, count, off,
                   rw_flags);
-  err = rmw_plan (off, count, cfq_bs, &p);
+  err = rmw_plan (off, count, h->b->bs, &p);
   if (err)
     return err;
-  if (in_tail (&p)) {
+  if (in_tail (h, &p)) {
     rl_lock (&l, p.span_off, p.span_len, false);
     err = io_rw (h, RQ_WRITE, FILE_BUFFERED, (void *) buf, count, off,
                  rw_flags);
@@ -426,7 +441,7 @@ do_pwrite (struct cfq_handle *h, const void *buf, uint32_t count,
   else if (p.aligned) {
     void *b = (void *) buf;
 
-    if (!buf_aligned (buf)) {
+    if (!buf_aligned (h, buf)) {
       b = bounce_get (count);
       if (!b)
         return -ENOMEM;
@@ -467,9 +482,9 @@ try_fast_zero (struct cfq_handle *h, uint32_t count, uint64_t off,
 {
   int err = -EOPNOTSUPP;
 
-  if (cfq_dev.is_blockdev) {
+  if (h->b->dev.is_blockdev) {
     /* The kernel wants logical-block alignment here. */
-    if (!rmw_is_aligned (off, cfq_bs) || !rmw_is_aligned (count, cfq_bs))
+    if (!rmw_is_aligned (off, h->b->bs) || !rmw_is_aligned (count, h->b->bs))
       return -EOPNOTSUPP;
     /* PUNCH_HOLE on a block device is a write-zeroes that may unmap and
      * never falls back to writing: fast when it works.
@@ -513,6 +528,9 @@ cfq_unload (void)
   free (cfq_file);
   free (cfq_sched_name);
   free (cfq_backend);
+  free (cfq_own);
+  cfq_own = NULL;
+  cfq_nr_own = 0;
   tn_unload ();
   if (cfq_key_made)
     pthread_key_delete (cfq_bounce_key);
@@ -542,6 +560,10 @@ cfq_dump_plugin (void)
   printf ("cfq_backends=%s\n", engine_backends ());
   printf ("cfq_queue_depth_default=%d\n", CFQ_QUEUE_DEPTH_DEFAULT);
   printf ("cfq_max_request=%u\n", CFQ_MAX_REQUEST);
+  printf ("cfq_config=yes\n");
+  printf ("cfq_control=yes\n");
+  printf ("cfq_emulate=hdd,ssd\n");
+  printf ("cfq_export_file=yes\n");
 }
 
 static int
@@ -630,23 +652,27 @@ cfq_config_complete (void)
   if (!cfq_file) {
     nbdkit_error ("cfq: the file parameter is required "
                   "(file=PATH: a regular file or a block device)");
+    tn_report_errors ();
     return -1;
   }
   /* nbdkit changes to / when it daemonizes. */
   abs = realpath (cfq_file, NULL);
   if (!abs) {
     nbdkit_error ("cfq: file=%s: %m", cfq_file);
+    tn_report_errors ();
     return -1;
   }
   free (cfq_file);
   cfq_file = abs;
   if (stat (cfq_file, &st) == -1) {
     nbdkit_error ("cfq: file=%s: %m", cfq_file);
+    tn_report_errors ();
     return -1;
   }
   if (!S_ISREG (st.st_mode) && !S_ISBLK (st.st_mode)) {
     nbdkit_error ("cfq: file=%s: not a regular file or a block device",
                   cfq_file);
+    tn_report_errors ();
     return -1;
   }
   cfq_st_dev = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
@@ -655,6 +681,7 @@ cfq_config_complete (void)
   fd = open (cfq_file, O_RDONLY | O_CLOEXEC);
   if (fd == -1) {
     nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
+    tn_report_errors ();
     return -1;
   }
   err = device_probe (fd, &di);
@@ -662,17 +689,11 @@ cfq_config_complete (void)
   if (err) {
     nbdkit_error ("cfq: file=%s: probing size: %s", cfq_file,
                   strerror (-err));
+    tn_report_errors ();
     return -1;
   }
   if (tn_validate (di.size) == -1)
     return -1;
-  for (size_t i = 0; i < tn_model ()->nr_exports; i++)
-    if (tn_model ()->exports[i].file) {
-      nbdkit_error ("cfq: export '%s': file= exports are not supported by "
-                    "this build yet (use a region of the device: offset= "
-                    "and size=)", tn_model ()->exports[i].name);
-      return -1;
-    }
   cfq_queue_depth = tn_model ()->dev.queue_depth;
   name = tn_sched_name (cfq_sched_name);
   cfq_sched_ops = sched_lookup (name);
@@ -700,69 +721,114 @@ cfq_config_complete (void)
 
 /* Open path with flags, trying O_DIRECT first when direct. */
 static int
-open_file (int flags, bool *direct)
+open_file (const char *path, int flags, bool *direct)
 {
   int fd;
 
   if (*direct) {
-    fd = open (cfq_file, flags | O_DIRECT | O_CLOEXEC);
+    fd = open (path, flags | O_DIRECT | O_CLOEXEC);
     if (fd >= 0 || errno != EINVAL)
       return fd;
     nbdkit_debug ("cfq: file=%s: O_DIRECT refused (EINVAL): "
-                  "using buffered I/O", cfq_file);
+                  "using buffered I/O", path);
     *direct = false;
   }
-  return open (cfq_file, flags | O_CLOEXEC);
+  return open (path, flags | O_CLOEXEC);
+}
+
+/* Open b->path (read-write, else read-only; read-only if readonly) and
+ * learn its size and alignment.  0 or -1 (reported).
+ */
+static int
+open_backing (struct backing *b, bool readonly)
+{
+  bool direct = true, nodirect = false;
+  int flags = readonly ? O_RDONLY : O_RDWR;
+  size_t align;
+  int err;
+
+  b->writable = !readonly;
+  b->fds[FILE_DIRECT] = open_file (b->path, flags, &direct);
+  if (b->fds[FILE_DIRECT] == -1 && !readonly &&
+      (errno == EACCES || errno == EROFS || errno == EPERM)) {
+    flags = O_RDONLY;
+    b->writable = false;
+    nbdkit_debug ("cfq: file=%s: read-only", b->path);
+    b->fds[FILE_DIRECT] = open_file (b->path, flags, &direct);
+  }
+  if (b->fds[FILE_DIRECT] == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", b->path);
+    return -1;
+  }
+  b->direct = direct;
+  b->fds[FILE_BUFFERED] = open_file (b->path, flags, &nodirect);
+  if (b->fds[FILE_BUFFERED] == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", b->path);
+    return -1;
+  }
+  err = device_probe (b->fds[FILE_DIRECT], &b->dev);
+  if (err) {
+    nbdkit_error ("cfq: file=%s: probing size and block size: %s",
+                  b->path, strerror (-err));
+    return -1;
+  }
+  b->bs = b->dev.offset_align;
+  align = b->dev.mem_align > 4096 ? b->dev.mem_align : 4096;
+  if (b->bs > align)
+    align = b->bs;
+  if (align > cfq_buf_align)
+    cfq_buf_align = align;
+  nbdkit_debug ("cfq: file=%s: %s, %" PRIu64 " bytes, block %" PRIu32
+                ", buffer alignment %" PRIu32 ", %s, slot %u", b->path,
+                b->dev.is_blockdev ? "block device" : "regular file",
+                b->dev.size, b->bs, b->dev.mem_align,
+                b->direct ? "O_DIRECT" : "buffered", b->slot);
+
+  /* Extents (sparseness) come from SEEK_DATA/SEEK_HOLE on files whose
+   * filesystem supports them; ENXIO just means no data at all.
+   */
+  if (!b->dev.is_blockdev &&
+      (lseek (b->fds[FILE_BUFFERED], 0, SEEK_DATA) >= 0 || errno == ENXIO))
+    b->seek_data = true;
+  return 0;
 }
 
 static int
 cfq_get_ready (void)
 {
-  bool direct = true, nodirect = false;
-  int flags = O_RDWR;
-  int err;
+  const struct cfg_model *m = tn_model ();
+  unsigned slot = FILE_NR;
 
-  cfq_writable = true;
-  cfq_fds[FILE_DIRECT] = open_file (flags, &direct);
-  if (cfq_fds[FILE_DIRECT] == -1 &&
-      (errno == EACCES || errno == EROFS || errno == EPERM)) {
-    flags = O_RDONLY;
-    cfq_writable = false;
-    nbdkit_debug ("cfq: file=%s: read-only", cfq_file);
-    cfq_fds[FILE_DIRECT] = open_file (flags, &direct);
-  }
-  if (cfq_fds[FILE_DIRECT] == -1) {
-    nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
+  cfq_buf_align = 4096;
+  cfq_main.path = cfq_file;
+  cfq_main.slot = 0;
+  if (open_backing (&cfq_main, false) == -1)
+    return -1;
+  /* Exports with a file of their own: two more engine slots each. */
+  cfq_own = calloc (m->nr_exports, sizeof *cfq_own);
+  if (!cfq_own) {
+    nbdkit_error ("cfq: calloc: %m");
     return -1;
   }
-  cfq_direct = direct;
-  cfq_fds[FILE_BUFFERED] = open_file (flags, &nodirect);
-  if (cfq_fds[FILE_BUFFERED] == -1) {
-    nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
-    return -1;
-  }
-  err = device_probe (cfq_fds[FILE_DIRECT], &cfq_dev);
-  if (err) {
-    nbdkit_error ("cfq: file=%s: probing size and block size: %s",
-                  cfq_file, strerror (-err));
-    return -1;
-  }
-  cfq_bs = cfq_dev.offset_align;
-  cfq_buf_align = cfq_dev.mem_align > 4096 ? cfq_dev.mem_align : 4096;
-  if (cfq_bs > cfq_buf_align)
-    cfq_buf_align = cfq_bs;
-  nbdkit_debug ("cfq: file=%s: %s, %" PRIu64 " bytes, block %" PRIu32
-                ", buffer alignment %" PRIu32 ", %s", cfq_file,
-                cfq_dev.is_blockdev ? "block device" : "regular file",
-                cfq_dev.size, cfq_bs, cfq_dev.mem_align,
-                cfq_direct ? "O_DIRECT" : "buffered");
+  cfq_nr_own = m->nr_exports;
+  for (size_t i = 0; i < m->nr_exports; i++) {
+    struct backing *b = &cfq_own[i];
 
-  /* Extents (sparseness) come from SEEK_DATA/SEEK_HOLE on files whose
-   * filesystem supports them; ENXIO just means no data at all.
-   */
-  if (!cfq_dev.is_blockdev &&
-      (lseek (cfq_fds[FILE_BUFFERED], 0, SEEK_DATA) >= 0 || errno == ENXIO))
-    cfq_seek_data = true;
+    b->fds[0] = b->fds[1] = -1;
+    if (!m->exports[i].file)
+      continue;
+    if (slot + FILE_NR > ENGINE_FILE_SLOTS) {
+      nbdkit_error ("cfq: export '%s': too many exports with their own "
+                    "file (at most %d)", m->exports[i].name,
+                    ENGINE_FILE_SLOTS / FILE_NR - 1);
+      return -1;
+    }
+    b->path = m->exports[i].file;
+    b->slot = slot;
+    slot += FILE_NR;
+    if (open_backing (b, m->exports[i].readonly) == -1)
+      return -1;
+  }
 
   if (posix_memalign (&cfq_zero_buf, cfq_buf_align, CFQ_ZERO_CHUNK)) {
     cfq_zero_buf = NULL;
@@ -775,7 +841,7 @@ cfq_get_ready (void)
     return -1;
   }
   cfq_key_made = true;
-  return tn_prepare (cfq_sched_ops->name, cfq_dev.size, cfq_st_dev);
+  return tn_prepare (cfq_sched_ops->name, cfq_main.dev.size, cfq_st_dev);
 }
 
 static int
@@ -784,10 +850,22 @@ cfq_after_fork (void)
   struct engine_cfg cfg = {
     .sched_ops = cfq_sched_ops,
     .queue_depth = cfq_queue_depth,
-    .fds = { cfq_fds[0], cfq_fds[1] },
     .backend = cfq_backend,
   };
   int err;
+
+  for (int i = 0; i < ENGINE_FILE_SLOTS; i++)
+    cfg.fds[i] = -1;
+  cfg.fds[FILE_DIRECT] = cfq_main.fds[FILE_DIRECT];
+  cfg.fds[FILE_BUFFERED] = cfq_main.fds[FILE_BUFFERED];
+  cfg.nr_fds = FILE_NR;
+  for (size_t i = 0; i < cfq_nr_own; i++)
+    if (cfq_own[i].path) {
+      for (int j = 0; j < FILE_NR; j++)
+        cfg.fds[cfq_own[i].slot + j] = cfq_own[i].fds[j];
+      if (cfq_own[i].slot + FILE_NR > cfg.nr_fds)
+        cfg.nr_fds = cfq_own[i].slot + FILE_NR;
+    }
 
   tn_engine_cfg (&cfg);
   err = engine_start (&cfg);
@@ -815,11 +893,16 @@ cfq_cleanup (void)
                   " run by workers; at most %u at the device",
                   st.dispatched, st.submits, st.passes, st.worker_ops,
                   st.max_inflight);
-  for (int i = 0; i < FILE_NR; i++)
-    if (cfq_fds[i] >= 0) {
-      close (cfq_fds[i]);
-      cfq_fds[i] = -1;
+  for (int i = 0; i < FILE_NR; i++) {
+    if (cfq_main.fds[i] >= 0)
+      close (cfq_main.fds[i]);
+    cfq_main.fds[i] = -1;
+    for (size_t j = 0; j < cfq_nr_own; j++) {
+      if (cfq_own[j].fds[i] >= 0)
+        close (cfq_own[j].fds[i]);
+      cfq_own[j].fds[i] = -1;
     }
+  }
   free (cfq_zero_buf);
   cfq_zero_buf = NULL;
   /* The main thread's own bounce, if it ever had one. */
@@ -886,10 +969,11 @@ cfq_open (int readonly)
     nbdkit_error ("cfq: calloc: %m");
     return NULL;
   }
-  h->readonly = readonly || !cfq_writable || e->readonly;
+  h->b = e->file ? &cfq_own[i] : &cfq_main;
+  h->readonly = readonly || !h->b->writable || e->readonly;
   h->exp = i;
-  h->base = e->offset;
-  h->size = e->size;
+  h->base = e->file ? 0 : e->offset;
+  h->size = e->file ? h->b->dev.size : e->size;
   h->writes_sync = e->writes_sync;
   h->conn = tn_conn_new (i);
   if (!h->conn) {
@@ -965,8 +1049,8 @@ cfq_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
    */
   struct cfq_handle *h = handle;
 
-  *minimum = h->size % cfq_bs == 0 ? cfq_bs : 1;
-  *preferred = cfq_bs > CFQ_PREFERRED_BLOCK ? cfq_bs : CFQ_PREFERRED_BLOCK;
+  *minimum = h->size % h->b->bs == 0 ? h->b->bs : 1;
+  *preferred = h->b->bs > CFQ_PREFERRED_BLOCK ? h->b->bs : CFQ_PREFERRED_BLOCK;
   *maximum = CFQ_MAX_REQUEST;
   return 0;
 }
@@ -1018,7 +1102,9 @@ cfq_can_multi_conn (void *handle)
 static int
 cfq_can_extents (void *handle)
 {
-  return cfq_seek_data;
+  struct cfq_handle *h = handle;
+
+  return h->b->seek_data;
 }
 
 /* Holes and data from the filesystem, like nbdkit's file plugin: metadata,
@@ -1032,7 +1118,7 @@ cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
 {
   struct cfq_handle *h = handle;
   const bool req_one = flags & NBDKIT_FLAG_REQ_ONE;
-  const int fd = cfq_fds[FILE_BUFFERED];
+  const int fd = h->b->fds[FILE_BUFFERED];
   const uint64_t base = h->base, rend = h->base + h->size;
   const uint64_t end = base + offset + count;
   off_t pos;
@@ -1046,7 +1132,7 @@ cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
         nbdkit_error ("cfq: extents: lseek SEEK_DATA: %m");
         return -1;
       }
-      pos = (off_t) cfq_dev.size;       /* a hole to the end */
+      pos = (off_t) h->b->dev.size;       /* a hole to the end */
     }
     if ((uint64_t) pos > rend)
       pos = (off_t) rend;
@@ -1120,9 +1206,9 @@ cfq_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     return 0;
   offset += h->base;
   ioff = offset;
-  if (cfq_dev.is_blockdev) {
+  if (h->b->dev.is_blockdev) {
     /* Discard is advisory: the partial edge blocks are left as they are. */
-    rmw_interior (offset, count, cfq_bs, &ioff, &ilen);
+    rmw_interior (offset, count, h->b->bs, &ioff, &ilen);
     if (ilen && cap_on (&cfq_can_discard)) {
       rl_lock (&l, ioff, ilen, false);
       err = io_discard (h, ilen, ioff);
@@ -1136,7 +1222,7 @@ cfq_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   else if (cap_on (&cfq_can_punch)) {
     struct rmw_plan p;
 
-    rmw_plan (offset, count, cfq_bs, &p);
+    rmw_plan (offset, count, h->b->bs, &p);
     rl_lock (&l, p.span_off, p.span_len, false);
     err = io_fallocate (h, RQ_TRIM, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                         count, offset);
@@ -1166,7 +1252,7 @@ cfq_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     return 0;
   offset += h->base;
   /* The fast ways hold the span like a plain write would. */
-  rmw_plan (offset, count, cfq_bs, &p);
+  rmw_plan (offset, count, h->b->bs, &p);
   rl_lock (&l, p.span_off, p.span_len, false);
   err = try_fast_zero (h, count, offset, may_trim, fast);
   rl_unlock (&l);

@@ -46,6 +46,8 @@ enum {
   FILE_BUFFERED = 1,            /* opened without O_DIRECT */
   FILE_NR
 };
+/* Slots: the device at 0 and 1, each export's own file at 2k, 2k+1. */
+#define ENGINE_FILE_SLOTS 64
 
 struct creq;
 typedef int (*creq_worker_fn) (struct creq *r);
@@ -55,7 +57,8 @@ struct creq {
   struct creq *next;            /* on the submission stack, newest first */
   uint8_t kind;                 /* [worker] enum creq_kind */
   uint8_t eop;                  /* [worker] enum eop */
-  uint8_t file;                 /* [worker] FILE_DIRECT or FILE_BUFFERED */
+  uint8_t file;                 /* [worker] slot: FILE_DIRECT or FILE_BUFFERED,
+                                   plus the file's base slot */
   int mode;                     /* [worker] fallocate mode bits */
   int rw_flags;                 /* [worker] RWF_* on reads/writes (RWF_DSYNC = FUA) */
   void *buf;                    /* [worker] data, aligned for FILE_DIRECT */
@@ -96,7 +99,8 @@ struct engine_hooks {
 struct engine_cfg {
   const struct sched_ops *sched_ops; /* the policy */
   unsigned queue_depth;         /* requests at the device at once */
-  int fds[FILE_NR];             /* the files, by slot; -1 if absent */
+  int fds[ENGINE_FILE_SLOTS];   /* the files, by slot; -1 if absent */
+  unsigned nr_fds;              /* slots used (0: FILE_NR) */
   const char *backend;          /* "io_uring" (default) or "null" */
   struct devmodel *dm;          /* emulated device, or NULL; the engine
                                    only calls devmodel_submit on it */

@@ -253,6 +253,14 @@ tn_validate (uint64_t size)
   return 0;
 }
 
+void
+tn_report_errors (void)
+{
+  if (tn.cfg)
+    for (size_t i = 0; i < cfg_nr_errors (tn.cfg); i++)
+      nbdkit_error ("%s", cfg_error (tn.cfg, i));
+}
+
 const struct cfg_model *
 tn_model (void)
 {
@@ -468,7 +476,9 @@ hook_setup (void *opaque, struct sched *s, struct ev_loop *loop)
     if (m->dev.mode == CFG_MODE_AUTO && tn.rotational == 0)
       sched_set (s, "mode", CFQ_MODE_IOPS);
     (void) mode_given;
-    cfq_set_trace (s, trace_fn, NULL);
+    /* nbdkit sets -D flags when it loads the plugin, before this. */
+    if (cfq_debug_trace)
+      cfq_set_trace (s, trace_fn, NULL);
   }
   each_iostat (iostat_init, now);
   ev_timer_init (&tn.tick, tick_cb, 1., 1.);
@@ -746,9 +756,17 @@ stats_json (struct strbuf *o)
     json_str (o, g->cg->name);
     strbuf_printf (o, ",\"weight\":%u,\"class\":\"%s\",\"prio\":%u",
                    g->weight, class_names[g->cg->cls], g->cg->prio);
-    if (is_cfq ())
-      strbuf_printf (o, ",\"vdisktime\":%" PRIu64,
-                     cfq_group_vdisktime (tn.s, g->sg));
+    if (is_cfq ()) {
+      struct cfq_group_stats gs;
+
+      cfq_group_get_stats (tn.s, g->sg, &gs);
+      strbuf_printf (o, ",\"vdisktime\":%" PRIu64 ",\"cfq_weight\":%u,"
+                     "\"busy_queues\":%u,\"in_driver\":%u,"
+                     "\"on_service_tree\":%s,\"serving\":%s",
+                     gs.vdisktime, gs.weight, gs.busy_queues, gs.in_driver,
+                     gs.on_service_tree ? "true" : "false",
+                     gs.serving ? "true" : "false");
+    }
     strbuf_printf (o, ",");
     json_iostat (o, &g->io, now, sn.gshare[i]);
     strbuf_printf (o, "}");

@@ -38,6 +38,10 @@ extern const char *tn_device_file (void);
  */
 extern int tn_validate (uint64_t size);
 extern const struct cfg_model *tn_model (void);
+/* Report the errors found so far (when the device cannot be opened and
+ * tn_validate will not run).
+ */
+extern void tn_report_errors (void);
 
 /* The scheduler to use: scheduler= if given, else the config's, else fifo. */
 extern const char *tn_sched_name (const char *cmdline);
