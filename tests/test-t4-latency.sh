@@ -4,8 +4,9 @@
 # under scheduler=fifo (the same config, the same workload, two runs).
 #
 # Under fifo the reader's request waits behind every queued 1 MiB write
-# (16 of them, about 7 ms each on the modelled 150 MB/s disk); CFQ serves
-# the sync reader's queue ahead of the async writes.  Both tenants are in
+# (32 of them, about 7 ms each on the modelled 150 MB/s disk); CFQ serves
+# the sync reader's queue ahead of the async writes and keeps at most
+# quantum writes at the disk.  Both tenants are in
 # one group, so this is CFQ's queue scheduling, not group weights.  The
 # modelled disk is the bottleneck; the assertion compares the two runs'
 # p99s, never an absolute time.  LAT_SECONDS changes the run length.
@@ -54,7 +55,7 @@ iodepth=1
 uri=$(export_uri "$sched" writer)
 rw=write
 bs=1M
-iodepth=16
+iodepth=32
 EOF
   fio --output-format=json --output="$TESTDIR/$sched.json" "$TESTDIR/$sched.fio" \
     >"$TESTDIR/$sched.fio.log" 2>&1 || fail "fio ($sched) failed: $(tail "$TESTDIR/$sched.fio.log")"
