@@ -202,3 +202,18 @@ print(",".join(sorted(e["export-name"] for e in d["exports"])) + ",")
 done
 [ "$n" -ge 5 ] || fail "only $n example configs"
 echo "== $n example configs serve and list their exports"
+
+# ---- no config: file= alone serves one export "" -----------------------------------
+start_nbdkit plain file="$TESTDIR/disk.img"
+nbdinfo --list --json "nbd+unix:///?socket=$plain_sock" >"$TESTDIR/plain.json" ||
+  fail "file= alone: nbdinfo --list failed"
+got=$("$PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(",".join(repr(e["export-name"]) for e in d["exports"]))
+' "$TESTDIR/plain.json")
+[ "$got" = "''" ] || fail "file= alone lists exports [$got], want ['']"
+[ "$(nbdinfo --size "nbd+unix:///?socket=$plain_sock")" = $((1 << 30)) ] ||
+  fail "file= alone: the export is not the whole device"
+stop_nbdkit plain
+echo '== file= alone serves the one export "" over the whole device'

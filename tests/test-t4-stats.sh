@@ -115,6 +115,24 @@ EOF
 }
 check "$TESTDIR/s1.out" 20 10 3 2 1 || fail "stats after the first requests"
 
+# ---- connections: a connected client is listed, with its export ------------------
+"$PYTHON" - "$srv_sock" "$CFQCTL" "$srv_ctl" <<'EOF' || fail "connections"
+import json, subprocess, sys
+import nbd
+sock, cfqctl, ctl = sys.argv[1:4]
+h = nbd.NBD()
+h.set_export_name("work")
+h.connect_unix(sock)
+h.pread(4096, 0)
+doc = json.loads(subprocess.check_output([cfqctl, "-s", ctl, "stats", "--json"]))
+conns = doc["connections"]
+conns = list(conns.values()) if isinstance(conns, dict) else conns
+print("connections while one client is connected:", json.dumps(conns)[:300])
+assert len(conns) >= 1, "no connection listed while a client is connected"
+assert any("work" in json.dumps(c) for c in conns), "no connection names export work"
+h.shutdown()
+EOF
+
 # ---- stats flat and the table ----------------------------------------------------
 ctl srv raw "stats flat" >"$TESTDIR/flat.out" || fail "stats flat failed"
 cat "$TESTDIR/flat.out"
