@@ -109,7 +109,7 @@ demo_tenants ()
     make deps
   fi
   echo "=== building"
-  make -s -j2 plugin/nbdkit-cfq-plugin.so tools/cfqctl
+  make -s -j2
   fio --enghelp=nbd >/dev/null 2>&1 || { echo "demo: this fio has no nbd engine" >&2; exit 1; }
 
   dir=$(mktemp -d /var/tmp/nbdkit-cfq-demo.XXXXXX)
@@ -155,8 +155,8 @@ EOF
   fio --output-format=json --output="$dir/fio.json" "$dir/demo.fio" \
     >"$dir/fio.log" 2>&1 &
   fio_pid=$!
-  sleep 1
-  n=$(( (secs - 1) / 2 )); [ "$n" -ge 1 ] || n=1
+  sleep 2                        # a first rate tick, so the table has rates
+  n=$(( (secs - 2) / 2 )); [ "$n" -ge 1 ] || n=1
   tools/cfqctl -s "$ctl" stats -i 2 -c "$n" || echo "demo: cfqctl stats failed"
   if ! wait "$fio_pid"; then
     fio_pid=
