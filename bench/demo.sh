@@ -4,6 +4,9 @@
 #
 #   make demo                      (or bench/demo.sh)
 #   DEMO_SECONDS=40 make demo      run the tenants' load for 40 s (default 20)
+#   DEMO_EMULATE=ssd make demo     the same tenants on an emulated one-channel
+#                                  SSD (2 ms a request, IOPS mode, no idling
+#                                  on queues) instead of demo.conf's disk
 #   DEMO=simple make demo          the single-export demo: serve a 1 GiB
 #                                  image on 127.0.0.1:10809, show how to
 #                                  connect (DEMO_PORT, DEMO_SIZE,
@@ -102,6 +105,14 @@ MSG
 demo_tenants ()
 {
   local secs=${DEMO_SECONDS:-20} conf=configs/demo.conf sock ctl i n
+  local over=()
+
+  case ${DEMO_EMULATE:-} in
+    '') ;;
+    ssd) over=(emulate=ssd mode=iops model.channels=1 model.read=2ms
+               model.write=2ms slice_idle=0 rotational=0) ;;
+    *) echo "demo: DEMO_EMULATE=$DEMO_EMULATE: want ssd (or nothing)" >&2; exit 2 ;;
+  esac
 
   case $secs in ''|*[!0-9]*|0) echo "demo: DEMO_SECONDS=$secs: want a positive integer" >&2; exit 2 ;; esac
   if need_deps fio; then
@@ -120,9 +131,10 @@ demo_tenants ()
 
   echo "=== serving $img with $conf (the config's file= replaced by the image)"
   grep -E '^\[(group|export)|^weight|^emulate' "$conf" | paste -sd' ' | sed 's/^/    /'
+  [ ${#over[@]} = 0 ] || echo "    overrides: ${over[*]}"
   nbdkit -f -U "$sock" -P "$dir/nbdkit.pid" ./plugin/nbdkit-cfq-plugin.so \
     config="$conf" file="$img" control="$ctl" stats="$dir/final-stats.json" \
-    2>"$dir/nbdkit.log" &
+    ${over[@]+"${over[@]}"} 2>"$dir/nbdkit.log" &
   pid=$!
   for (( i = 0; i < 300; i++ )); do
     [ -S "$sock" ] && [ -S "$ctl" ] && break
