@@ -1006,7 +1006,7 @@ __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
                      uint64_t now)
 {
   CFQ_TRACE (cfqd, cfqq, "slice expired: %s, dispatched %u, queued %u",
-             timed_out ? "preempted or idle timer"
+             timed_out ? "timed out (slice used, or preempted)"
              : cfqq->slice_new ? "no completion yet"
              : now >= cfqq->slice_end ? "slice used" : "queue empty",
              cfqq->slice_dispatch, cfqq->queued[0] + cfqq->queued[1]);
