@@ -19,7 +19,7 @@ requires_cmd fio
 requires_python_nbd
 fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
 
-secs=${FAIR_SECONDS:-25}
+secs=${FAIR_SECONDS:-30}
 emulate=${FAIR_EMULATE:-ssd}
 M=$((1 << 20))
 make_sparse "$TESTDIR/disk.img" 1G
