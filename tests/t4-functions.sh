@@ -1,0 +1,131 @@
+# tests/t4-functions.sh: helpers for the multi-tenant tests (test-t4-*.sh),
+# on top of tests/functions.sh (which it sources).
+#
+#   . "$(dirname "$0")/t4-functions.sh"
+#   t4_start srv CONF [KEY=VALUE...]    nbdkit on config=CONF with a control
+#                                       socket: srv_sock, srv_ctl, srv_pid
+#   export_uri srv NAME                 nbd+unix:///NAME?socket=...
+#   ctl srv COMMAND...                  tools/cfqctl -s srv_ctl COMMAND...
+#   stats_json srv > FILE               one "stats" answer (JSON)
+#   fio_job_args ...                    see below
+#
+# Only our plugin has configs, tenants and a control socket: these tests
+# skip when CFQ_PLUGIN names one of nbdkit's own plugins.
+
+. "$(dirname "${BASH_SOURCE[0]}")/functions.sh"
+
+CFQCTL=$top/tools/cfqctl
+
+t4_requires ()
+{
+  plugin_is_ours || skip "multi-tenant tests need our plugin (CFQ_PLUGIN=$CFQ_PLUGIN)"
+  requires_plugin
+  [ -x "$CFQCTL" ] || fail "$CFQCTL is not built (run make)"
+}
+
+# t4_start NAME CONF [KEY=VALUE...]: serve CONF on NAME.sock with a control
+# socket NAME.ctl; extra arguments are overrides / plugin parameters.
+t4_start ()
+{
+  local name=$1 conf=$2; shift 2
+  local ctlv=${name}_ctl
+  start_nbdkit "$name" config="$conf" control="$TESTDIR/$name.ctl" "$@"
+  printf -v "$ctlv" %s "$TESTDIR/$name.ctl"
+  wait_for "control socket $TESTDIR/$name.ctl" 30 test -S "$TESTDIR/$name.ctl"
+}
+
+# export_uri NAME EXPORT: the URI of EXPORT on server NAME's Unix socket.
+export_uri ()
+{
+  local sockv=${1}_sock
+  echo "nbd+unix:///$2?socket=${!sockv}"
+}
+
+# ctl NAME ARGS...: cfqctl on server NAME's control socket.
+ctl ()
+{
+  local ctlv=${1}_ctl; shift
+  "$CFQCTL" -s "${!ctlv}" "$@"
+}
+
+# stats_json NAME: the "stats" JSON answer on stdout (fails the test if the
+# command fails).
+stats_json ()
+{
+  ctl "$1" stats --json || fail "cfqctl stats --json failed"
+}
+
+# make_sparse PATH SIZE: a sparse file (for large devices whose contents
+# do not matter).
+make_sparse ()
+{
+  rm -f "$1"
+  truncate -s "$2" "$1" || fail "cannot make $1"
+}
+
+# The python helpers every stats check uses, in $TESTDIR/t4stats.py:
+#   load(path) -> dict; entries(doc, "groups"|"exports") -> {name: dict}
+#   num(entry, "bytes", "read") etc.: tolerant of the two shapes the spec
+#   allows ({"bytes": {"read": N}} or {"read_bytes": N} / {"bytes_read": N}).
+cat >"$TESTDIR/t4stats.py" <<'EOF'
+import json, sys
+
+def load(path):
+    with open(path) as f:
+        return json.loads(f.read())
+
+def entries(doc, kind):
+    """{name: entry} for doc[kind], a list of objects with "name" or a dict."""
+    v = doc[kind]
+    if isinstance(v, dict):
+        return dict(v)
+    out = {}
+    for e in v:
+        out[e["name"]] = e
+    return out
+
+# "reqs" is spelt "requests" in the server's JSON.
+ALIASES = {"reqs": ("reqs", "requests")}
+
+def has(e, *path):
+    try:
+        num(e, *path)
+        return True
+    except KeyError:
+        return False
+
+def num(e, *path):
+    """num(e, "iops"), num(e, "bytes", "read"), num(e, "p99_ms")."""
+    if len(path) == 1:
+        k = path[0]
+        if k in e:
+            return float(e[k])
+        for sub in ("lat", "latency", "latency_ms"):
+            if isinstance(e.get(sub), dict):
+                s = e[sub]
+                for kk in (k, k.replace("_ms", "")):
+                    if kk in s:
+                        return float(s[kk])
+        raise KeyError(k)
+    a, b = path
+    for aa in ALIASES.get(a, (a,)):
+        if isinstance(e.get(aa), dict) and b in e[aa]:
+            return float(e[aa][b])
+    for k in ("%s_%s" % (b, a), "%s_%s" % (a, b)):
+        if k in e:
+            return float(e[k])
+    raise KeyError("%s.%s" % (a, b))
+
+def total(e, what):
+    """Total reqs or bytes over every type."""
+    v = None
+    for w in ALIASES.get(what, (what,)):
+        if w in e:
+            v = e[w]
+    if isinstance(v, dict):
+        if "total" in v:
+            return float(v["total"])
+        return sum(float(x) for x in v.values())
+    return sum(num(e, what, t) for t in ("read", "write", "trim", "zero", "flush")
+               if has(e, what, t))
+EOF

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# test-t4-live-weight.sh: the control socket changes a running server.
+#
+#  1. two tenants in groups of equal weight (200) share an emulated device
+#     about 1:1; `cfqctl weight g1 800` mid-run moves g1 to about 4:1,
+#     measured from per-interval bytes between "stats" snapshots before
+#     and after the change (only shares are asserted, never speed);
+#  2. get/set of tunables round-trip; bad input is answered "error: ..."
+#     naming what was wrong, and cfqctl exits non-zero saying so;
+#  3. cfqctl on a missing socket fails with a message naming it.
+# timeout: 240
+. "$(dirname "$0")/t4-functions.sh"
+t4_requires
+requires_cmd fio
+fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
+
+make_sparse "$TESTDIR/disk.img" 1G
+cat >"$TESTDIR/live.conf" <<'EOF'
+[device]
+file = disk.img
+emulate = ssd
+mode = iops
+model.channels = 1
+model.read = 2ms
+model.seed = 1
+
+[scheduler]
+scheduler = cfq
+slice_idle = 0
+group_idle = 8ms
+rotational = 0
+
+[group g1]
+weight = 200
+[group g2]
+weight = 200
+
+[export e1]
+group = g1
+size = 256M
+[export e2]
+group = g2
+offset = 256M
+size = 256M
+EOF
+t4_start srv "$TESTDIR/live.conf"
+
+# ---- 3. (first: no load needed) a missing socket ----------------------------------
+rc=0
+"$CFQCTL" -s "$TESTDIR/nonesuch.ctl" stats >"$TESTDIR/o" 2>"$TESTDIR/e" || rc=$?
+[ "$rc" != 0 ] || fail "cfqctl on a missing socket exited 0"
+grep -q "$TESTDIR/nonesuch.ctl" "$TESTDIR/e" && grep -qi "no such file" "$TESTDIR/e" ||
+  fail "cfqctl on a missing socket: message '$(cat "$TESTDIR/e")'"
+echo "missing socket: exit $rc: $(cat "$TESTDIR/e")"
+
+# ---- 2. get / set / errors ---------------------------------------------------------
+# get_val KEY: the value cfqctl prints for KEY (the last word of its answer).
+get_val () { ctl srv get "$1" | tr -s ' \t=' '\n' | grep -v '^$' | tail -1; }
+
+ctl srv set quantum 6 || fail "set quantum 6 refused"
+v=$(get_val quantum); echo "get quantum -> $v"
+[ "$v" = 6 ] || fail "quantum: set 6, got '$v'"
+ctl srv set quantum 8 || fail "set quantum 8 refused"
+v=$(get_val quantum); [ "$v" = 8 ] || fail "quantum: set 8, got '$v'"
+ctl srv set slice_sync 50ms || fail "set slice_sync 50ms refused"
+v=$(get_val slice_sync); echo "get slice_sync -> $v"
+case $v in 50ms|50000us|50000000ns|50000000) ;; *) fail "slice_sync: set 50ms, got '$v'" ;; esac
+ctl srv set slice_sync 100ms || fail "set slice_sync 100ms refused"
+
+# bad INPUT-WORDS... -- TEXT...: cfqctl must fail, saying every TEXT.
+bad ()
+{
+  local args=() t rc=0
+  while [ "$1" != "--" ]; do args+=("$1"); shift; done; shift
+  ctl srv "${args[@]}" >"$TESTDIR/o" 2>"$TESTDIR/e" || rc=$?
+  echo "cfqctl ${args[*]}: exit $rc: $(cat "$TESTDIR/e" "$TESTDIR/o")"
+  [ "$rc" != 0 ] || fail "cfqctl ${args[*]} succeeded"
+  for t in "$@"; do
+    grep -qiF -- "$t" "$TESTDIR/e" || fail "cfqctl ${args[*]}: message does not say '$t'"
+  done
+}
+bad set nonesuch 1 -- nonesuch
+bad get nonesuch -- nonesuch
+bad set quantum abc -- quantum abc
+bad set quantum 0 -- quantum
+bad set slice_idle 8x -- slice_idle 8x
+bad weight nogroup 300 -- nogroup
+bad weight g1 5000 -- 5000
+bad weight g1 99 -- 99
+bad weight g1 many -- many
+v=$(get_val quantum); [ "$v" = 8 ] || fail "a refused set changed quantum to '$v'"
+
+# The raw protocol: every answer ends with an empty line, errors start
+# with "error: ", the connection survives an error.
+"$PYTHON" - "$srv_ctl" <<'EOF' || fail "control protocol"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rwb")
+def call(line):
+    f.write(line.encode() + b"\n"); f.flush()
+    out = []
+    while True:
+        l = f.readline()
+        assert l, "server closed the connection after %r" % line
+        l = l.decode().rstrip("\n")
+        if l == "":
+            return out
+        out.append(l)
+a = call("frobnicate")
+print("frobnicate ->", a)
+assert a and a[0].startswith("error: "), "unknown command: %r" % a
+a = call("get quantum")
+assert a and not a[0].startswith("error: "), "get quantum after an error: %r" % a
+a = call("weight g2")
+assert a and a[0].startswith("error: "), "weight without a value: %r" % a
+a = call("stats")
+assert len(a) == 1, "stats is not one line: %d lines" % len(a)
+EOF
+echo "== get/set round-trip, bad input refused"
+
+# ---- 1. weights changed mid-run -----------------------------------------------------
+cat >"$TESTDIR/live.fio" <<EOF
+[global]
+ioengine=nbd
+rw=randread
+bs=4k
+iodepth=32
+time_based=1
+runtime=36
+[e1]
+uri=$(export_uri srv e1)
+[e2]
+uri=$(export_uri srv e2)
+EOF
+fio --output-format=json --output="$TESTDIR/fio.json" "$TESTDIR/live.fio" \
+  >"$TESTDIR/fio.log" 2>&1 &
+fio_pid=$!
+cleanup_fn kill "$fio_pid"
+
+sleep 4;  stats_json srv >"$TESTDIR/b1.json"
+sleep 12; stats_json srv >"$TESTDIR/b2.json"
+ctl srv weight g1 800 || fail "cfqctl weight g1 800 refused"
+sleep 3;  stats_json srv >"$TESTDIR/a1.json"
+sleep 12; stats_json srv >"$TESTDIR/a2.json"
+wait "$fio_pid" || fail "fio failed: $(tail -20 "$TESTDIR/fio.log")"
+
+"$PYTHON" - "$TESTDIR" <<'EOF' || fail "the weight change did not shift the shares"
+import sys
+sys.path.insert(0, sys.argv[1])
+from t4stats import load, entries, total
+d = sys.argv[1]
+def share(x, y):
+    a = entries(load("%s/%s.json" % (d, x)), "exports")
+    b = entries(load("%s/%s.json" % (d, y)), "exports")
+    b1 = total(b["e1"], "bytes") - total(a["e1"], "bytes")
+    b2 = total(b["e2"], "bytes") - total(a["e2"], "bytes")
+    assert b1 > 0 and b2 > 0, "%s..%s: e1 %d, e2 %d bytes" % (x, y, b1, b2)
+    return b1, b2, b1 / (b1 + b2)
+b1, b2, before = share("b1", "b2")
+a1, a2, after = share("a1", "a2")
+print("before (200:200): e1 %d e2 %d bytes, e1 share %.1f%% (want 50%%)" % (b1, b2, 100 * before))
+print("after  (800:200): e1 %d e2 %d bytes, e1 share %.1f%% (want 80%%)" % (a1, a2, 100 * after))
+g = entries(load(d + "/a2.json"), "groups")
+if "weight" in g["g1"]:
+    assert int(g["g1"]["weight"]) == 800, "stats: g1 weight %s" % g["g1"]["weight"]
+    assert int(g["g2"]["weight"]) == 200, "stats: g2 weight %s" % g["g2"]["weight"]
+assert 0.45 <= before <= 0.55, "equal weights: e1 share %.1f%%, want 50%% +-10%% rel" % (100 * before)
+assert 0.72 <= after <= 0.88, "800:200: e1 share %.1f%%, want 80%% +-10%% rel" % (100 * after)
+EOF
+stop_nbdkit srv
+[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+echo "== cfqctl weight shifts the shares of a running server"

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# test-t4-stats.sh: the statistics the control socket and stats=FILE give.
+#
+#  1. a known mix of requests (reads, writes, trims, zeroes, flushes, of
+#     known sizes) on one export: "stats" is one line of JSON with
+#     "device", "groups", "exports" and "connections"; every group and
+#     export has iops, mibs, avg_iops, avg_mibs, reqs and bytes by type and
+#     p50/p99/p999/max latency; the export's and its group's counts are
+#     exactly the requests sent, the idle export's are zero;
+#  2. "stats flat" has a group, an export and a device record with the
+#     promised keys; cfqctl stats -c 2 -i 1 prints the table twice;
+#  3. "reset" zeroes the counters (the next requests count from 0);
+#  4. stats=FILE is written at exit, parses, and counts what was sent after
+#     the reset.
+# timeout: 180
+. "$(dirname "$0")/t4-functions.sh"
+t4_requires
+requires_python_nbd
+
+make_sparse "$TESTDIR/disk.img" 64M
+cat >"$TESTDIR/st.conf" <<'EOF'
+[device]
+file = disk.img
+
+[group busy]
+weight = 300
+[group spare]
+weight = 700
+
+[export work]
+group = busy
+size = 32M
+[export rest]
+group = spare
+offset = 32M
+EOF
+t4_start srv "$TESTDIR/st.conf" stats="$TESTDIR/final.json"
+
+# send N_READ N_WRITE N_TRIM N_ZERO N_FLUSH: on export "work", reads of
+# 8 KiB, writes of 4 KiB, trims and zeroes of 64 KiB.
+send ()
+{
+  "$PYTHON" - "$srv_sock" "$@" <<'EOF'
+import sys
+import nbd
+sock = sys.argv[1]
+nr, nw, nt, nz, nf = map(int, sys.argv[2:7])
+h = nbd.NBD()
+h.set_export_name("work")
+h.connect_unix(sock)
+for i in range(nw):
+    h.pwrite(b"w" * 4096, i * 4096)
+for i in range(nr):
+    h.pread(8192, i * 8192)
+for i in range(nt):
+    h.trim(65536, (1 << 20) + i * 65536)
+for i in range(nz):
+    h.zero(65536, (2 << 20) + i * 65536, nbd.CMD_FLAG_NO_HOLE)
+for i in range(nf):
+    h.flush()
+h.shutdown()
+EOF
+}
+
+send 20 10 3 2 1 || fail "requests on export work failed"
+ctl srv raw stats >"$TESTDIR/s1.out" || fail "stats failed"
+[ "$(grep -c . "$TESTDIR/s1.out")" = 1 ] || fail "stats is not one line"
+
+# check FILE READS WRITES TRIMS ZEROES FLUSHES: the promised fields, exact
+# counts.
+check ()
+{
+  "$PYTHON" - "$TESTDIR" "$@" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+from t4stats import load, entries, num, has
+path = sys.argv[2]
+nr, nw, nt, nz, nf = map(int, sys.argv[3:8])
+doc = load(path)
+for k in ("device", "groups", "exports", "connections"):
+    assert k in doc, "no %r in the stats" % k
+assert isinstance(doc["connections"], (list, dict)), "connections: %r" % doc["connections"]
+groups, exports = entries(doc, "groups"), entries(doc, "exports")
+assert set(exports) == {"work", "rest"}, "exports: %s" % sorted(exports)
+assert {"busy", "spare"} <= set(groups), "groups: %s" % sorted(groups)
+fields = ("iops", "mibs", "avg_iops", "avg_mibs", "p50_ms", "p99_ms",
+          "p999_ms", "max_ms")
+for kind, ents in (("group", groups), ("export", exports)):
+    for name, e in ents.items():
+        for f in fields:
+            assert has(e, f), "%s %s has no %s: %s" % (kind, name, f, e)
+        for t in ("read", "write", "trim", "zero"):
+            assert has(e, "reqs", t), "%s %s has no reqs of %s" % (kind, name, t)
+            assert has(e, "bytes", t), "%s %s has no bytes of %s" % (kind, name, t)
+want_reqs = {"read": nr, "write": nw, "trim": nt, "zero": nz}
+want_bytes = {"read": nr * 8192, "write": nw * 4096, "trim": nt * 65536, "zero": nz * 65536}
+for name, e in (("export work", exports["work"]), ("group busy", groups["busy"])):
+    for t in want_reqs:
+        got = int(num(e, "reqs", t)), int(num(e, "bytes", t))
+        assert got == (want_reqs[t], want_bytes[t]), \
+            "%s: %s: %d reqs %d bytes, want %d, %d" % (name, t, got[0], got[1], want_reqs[t], want_bytes[t])
+    assert int(num(e, "reqs", "flush")) == nf, "%s: %d flushes, want %d" % (name, num(e, "reqs", "flush"), nf)
+    if nr:
+        assert num(e, "max_ms") > 0, "%s: max latency 0 after %d reads" % (name, nr)
+        assert num(e, "p50_ms") <= num(e, "p99_ms") <= num(e, "p999_ms") <= num(e, "max_ms"), \
+            "%s: latency percentiles out of order: %s" % (name, e)
+    assert num(e, "avg_iops") >= 0 and num(e, "avg_mibs") >= 0
+for name, e in (("export rest", exports["rest"]), ("group spare", groups["spare"])):
+    for t in want_reqs:
+        assert num(e, "reqs", t) == 0 and num(e, "bytes", t) == 0, "%s: %s counted" % (name, t)
+if "weight" in groups["busy"]:
+    assert int(groups["busy"]["weight"]) == 300, "busy weight %s" % groups["busy"]["weight"]
+print("%s: fields and counts OK (work: %d/%d/%d/%d reads/writes/trims/zeroes)" % (path, nr, nw, nt, nz))
+EOF
+}
+check "$TESTDIR/s1.out" 20 10 3 2 1 || fail "stats after the first requests"
+
+# ---- connections: a connected client is listed, with its export ------------------
+"$PYTHON" - "$srv_sock" "$CFQCTL" "$srv_ctl" <<'EOF' || fail "connections"
+import json, subprocess, sys
+import nbd
+sock, cfqctl, ctl = sys.argv[1:4]
+h = nbd.NBD()
+h.set_export_name("work")
+h.connect_unix(sock)
+h.pread(4096, 0)
+doc = json.loads(subprocess.check_output([cfqctl, "-s", ctl, "stats", "--json"]))
+conns = doc["connections"]
+conns = list(conns.values()) if isinstance(conns, dict) else conns
+print("connections while one client is connected:", json.dumps(conns)[:300])
+assert len(conns) >= 1, "no connection listed while a client is connected"
+assert any("work" in json.dumps(c) for c in conns), "no connection names export work"
+h.shutdown()
+EOF
+
+# ---- stats flat and the table ----------------------------------------------------
+ctl srv raw "stats flat" >"$TESTDIR/flat.out" || fail "stats flat failed"
+cat "$TESTDIR/flat.out"
+grep -qE '^group busy( |.* )weight=300( |$)' "$TESTDIR/flat.out" || fail "stats flat: no 'group busy weight=300'"
+grep -qE '^export work( |.* )group=busy( |$)' "$TESTDIR/flat.out" || fail "stats flat: no 'export work group=busy'"
+grep -qE '^device - ' "$TESTDIR/flat.out" || fail "stats flat: no device record"
+for k in iops mibs share p50_ms p99_ms max_ms; do
+  grep -E '^group busy ' "$TESTDIR/flat.out" | grep -qE " $k=[0-9.]+( |$)" ||
+    fail "stats flat: group busy has no numeric $k"
+done
+ctl srv stats -i 1 -c 2 >"$TESTDIR/table.out" || fail "cfqctl stats -i 1 -c 2 failed"
+cat "$TESTDIR/table.out"
+[ "$(grep -c '^group  *busy ' "$TESTDIR/table.out")" = 2 ] ||
+  fail "cfqctl stats -c 2: the table is not there twice"
+ctl srv stats --json >"$TESTDIR/j.out" || fail "cfqctl stats --json failed"
+"$PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TESTDIR/j.out" ||
+  fail "cfqctl stats --json does not print JSON"
+
+# ---- reset -----------------------------------------------------------------------------
+ctl srv reset || fail "reset failed"
+ctl srv raw stats >"$TESTDIR/s2.out" || fail "stats failed"
+check "$TESTDIR/s2.out" 0 0 0 0 0 || fail "counters not zero after reset"
+send 5 4 0 1 2 || fail "requests after reset failed"
+ctl srv raw stats >"$TESTDIR/s3.out" || fail "stats failed"
+check "$TESTDIR/s3.out" 5 4 0 1 2 || fail "counts after reset"
+echo "== reset zeroes the counters"
+
+# ---- stats=FILE at exit ------------------------------------------------------------------
+[ ! -e "$TESTDIR/final.json" ] || echo "note: final.json exists before exit"
+stop_nbdkit srv
+[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ -s "$TESTDIR/final.json" ] || fail "stats=FILE: $TESTDIR/final.json not written at exit"
+check "$TESTDIR/final.json" 5 4 0 1 2 || fail "stats=FILE contents"
+echo "== stats=FILE written at exit"
