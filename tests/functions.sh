@@ -1,0 +1,317 @@
+# tests/functions.sh: what every shell test sources.
+#
+# A test is a bash script that does
+#
+#     . "$(dirname "$0")/functions.sh"
+#     requires_plugin                # our plugin must be built (else FAIL)
+#     requires_cmd nbdsh             # or skip (exit 77) with a reason
+#     start_nbdkit srv file=$TESTDIR/disk.img
+#     "$SHADOW" -s 1 "$srv_sock"
+#
+# and gets, for free:
+#  - TESTDIR: a private directory from mktemp (sockets, images, logs, mounts),
+#    removed at exit;
+#  - cleanup at exit, whatever the exit path (success, failed assertion under
+#    set -e, signal from the runner's timeout): hooks run last-registered
+#    first, so a mount made on a loop device on an image is unmounted before
+#    the loop device is detached before the image is removed;
+#  - skip (exit 77) with a one-line reason that tests/run.sh shows: the reason
+#    is printed again after the cleanup so it stays the last line of the log.
+#
+# Which plugin is under test: CFQ_PLUGIN, by default our build
+# (plugin/nbdkit-cfq-plugin.so).  CFQ_PLUGIN=file runs the same tests against
+# nbdkit's own file plugin: that is how the tests were developed before our
+# plugin served I/O, and it keeps the tests honest (a test that fails on the
+# reference server is a broken test).  Options only our plugin has
+# (scheduler=, queue_depth=) are dropped for the file plugin.  When
+# CFQ_PLUGIN names our .so and it is missing, the test FAILS: a missing build
+# must never look like a pass or a skip.
+
+set -eu
+set -o pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CFQ_PLUGIN=${CFQ_PLUGIN:-$top/plugin/nbdkit-cfq-plugin.so}
+SHADOW=$top/tests/nbd/shadow
+PYTHON=/usr/bin/python3             # the libnbd bindings live only here
+
+# ---- cleanup ---------------------------------------------------------------
+
+_cleanup_hooks=()
+_skip_reason=
+_in_cleanup=0
+
+# cleanup_fn CMD [ARGS...]: run CMD at exit (hooks run in reverse order).
+cleanup_fn ()
+{
+  local q
+  q=$(printf '%q ' "$@")
+  _cleanup_hooks+=("$q")
+}
+
+_run_cleanup ()
+{
+  local status=$? i log
+  [ "$_in_cleanup" = 1 ] && return
+  _in_cleanup=1
+  set +e
+  trap '' INT QUIT TERM
+  if [ "$status" != 0 ] && [ "$status" != 77 ]; then
+    for log in "$TESTDIR"/*.log; do
+      [ -f "$log" ] || continue
+      echo "---- last lines of $log ----"
+      tail -40 "$log"
+    done
+  fi
+  for (( i = ${#_cleanup_hooks[@]} - 1; i >= 0; i-- )); do
+    eval "${_cleanup_hooks[i]}" >/dev/null 2>&1 </dev/null
+  done
+  if [ "$status" = 77 ]; then
+    echo "$_skip_reason"
+  elif [ "$status" != 0 ]; then
+    echo "$0: FAILED (exit $status)"
+  fi
+  exit "$status"
+}
+trap _run_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 131' QUIT
+
+# skip REASON: this test cannot run here.
+skip ()
+{
+  _skip_reason="SKIP: $*"
+  echo "$_skip_reason"
+  exit 77
+}
+
+# fail MESSAGE: an assertion failed.
+fail ()
+{
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# ---- requirements ----------------------------------------------------------
+
+# requires CMD [ARGS...]: skip unless the command succeeds.
+requires ()
+{
+  "$@" >/dev/null 2>&1 </dev/null || skip "requires: $*"
+}
+
+# requires_cmd NAME...: skip unless every program is on PATH.
+requires_cmd ()
+{
+  local c
+  for c in "$@"; do
+    command -v "$c" >/dev/null 2>&1 || skip "requires the program $c"
+  done
+}
+
+requires_root ()
+{
+  [ "$(id -u)" = 0 ] || skip "requires root"
+}
+
+# requires_loop: loop devices can be created and attached here.
+requires_loop ()
+{
+  requires_root
+  requires_cmd losetup
+  [ -e /dev/loop-control ] || skip "no /dev/loop-control (no loop driver)"
+  losetup -f >/dev/null 2>&1 || skip "no free loop device (losetup -f failed)"
+}
+
+requires_fuse ()
+{
+  requires_root
+  [ -c /dev/fuse ] || skip "no /dev/fuse"
+  grep -qw fuse /proc/filesystems || skip "kernel has no fuse filesystem"
+}
+
+requires_python_nbd ()
+{
+  [ -x "$PYTHON" ] || skip "no $PYTHON"
+  "$PYTHON" -c 'import nbd' >/dev/null 2>&1 ||
+    skip "$PYTHON has no libnbd bindings (python3-libnbd)"
+}
+
+# requires_plugin: the plugin under test is there.  Never a skip: a missing
+# plugin is a failure (run make).
+requires_plugin ()
+{
+  if plugin_is_ours; then
+    [ -f "$CFQ_PLUGIN" ] ||
+      fail "plugin $CFQ_PLUGIN is not built (run make), or set CFQ_PLUGIN=file"
+    nbdkit "$CFQ_PLUGIN" --dump-plugin >/dev/null 2>&1 ||
+      fail "nbdkit cannot load $CFQ_PLUGIN: $(nbdkit "$CFQ_PLUGIN" --dump-plugin 2>&1 | tail -3)"
+  else
+    echo "NOTE: testing nbdkit's plugin '$CFQ_PLUGIN', not ours"
+  fi
+}
+
+# requires_shadow: the libnbd integrity client is built (else FAIL).
+requires_shadow ()
+{
+  [ -x "$SHADOW" ] || fail "$SHADOW is not built (run make)"
+}
+
+# plugin_is_ours: true unless CFQ_PLUGIN names one of nbdkit's plugins.
+plugin_is_ours ()
+{
+  case "$CFQ_PLUGIN" in
+    */*|*.so) return 0 ;;
+    *) return 1 ;;
+  esac
+}
+
+# plugin_args KEY=VALUE...: the plugin and its parameters, on stdout one a
+# line (read them with mapfile).  Our own parameters are dropped for
+# nbdkit's plugins, which do not have them.
+plugin_args ()
+{
+  local a
+  echo "$CFQ_PLUGIN"
+  for a in "$@"; do
+    if ! plugin_is_ours; then
+      case "$a" in scheduler=*|queue_depth=*|config=*) continue ;; esac
+    fi
+    echo "$a"
+  done
+}
+
+# ---- the per-test directory ------------------------------------------------
+
+TESTDIR=$(mktemp -d /tmp/cfq-test.XXXXXX)
+cleanup_fn rm -rf "$TESTDIR"
+echo "test directory: $TESTDIR, plugin: $CFQ_PLUGIN"
+
+# make_image PATH SIZE: a regular file of random content (random, so a read
+# from the wrong place or a lost write cannot pass by reading zeroes).
+make_image ()
+{
+  local path=$1 size=$2
+  rm -f "$path"
+  head -c "$size" /dev/urandom >"$path"
+  [ "$(stat -c %s "$path")" = "$((size))" ] || fail "could not make $path"
+}
+
+# ---- servers ---------------------------------------------------------------
+
+# start_nbdkit NAME [NBDKIT-OPTIONS...] -- KEY=VALUE...
+#   Start nbdkit in the foreground of a background job, on a Unix socket in
+#   TESTDIR, serving the plugin under test with the given parameters.  Waits
+#   (bounded) until it listens.  Sets NAME_sock, NAME_uri, NAME_pid and
+#   registers the kill at exit.  Without "--", every argument is a plugin
+#   parameter.  NBDKIT_WRAPPER (e.g. "valgrind --...") is put in front.
+#   nbdkit's stderr goes to $TESTDIR/NAME.log and is copied to ours at stop.
+start_nbdkit ()
+{
+  local name=$1; shift
+  local opts=() params=() a sock pidf log i pid
+  if printf '%s\n' "$@" | grep -qx -- '--'; then
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
+    shift
+  fi
+  mapfile -t params < <(plugin_args "$@")
+  sock=$TESTDIR/$name.sock
+  pidf=$TESTDIR/$name.pid
+  log=$TESTDIR/$name.log
+  rm -f "$sock" "$pidf"
+  echo "start: ${NBDKIT_WRAPPER:-} nbdkit -f -U $sock ${opts[*]} ${params[*]}"
+  # shellcheck disable=SC2086
+  ${NBDKIT_WRAPPER:-} nbdkit -f --exit-with-parent -U "$sock" -P "$pidf" \
+    "${opts[@]}" "${params[@]}" 2>"$log" &
+  pid=$!
+  cleanup_fn _kill_nbdkit "$pid" "$log"
+  # Wait until it has bound the socket (it writes the pid file then).
+  for (( i = 0; i < 600; i++ )); do
+    [ -s "$pidf" ] && [ -S "$sock" ] && break
+    if ! kill -0 "$pid" 2>/dev/null; then
+      cat "$log" >&2
+      fail "nbdkit $name exited at start-up"
+    fi
+    sleep 0.1
+  done
+  [ -S "$sock" ] || { cat "$log" >&2; fail "nbdkit $name did not start in 60 s"; }
+  printf -v "${name}_sock" %s "$sock"
+  printf -v "${name}_uri" %s "nbd+unix:///?socket=$sock"
+  printf -v "${name}_pid" %s "$pid"
+}
+
+# stop_nbdkit NAME: SIGTERM, wait (bounded), copy its log to our stderr and
+# set NAME_status to nbdkit's exit status.
+stop_nbdkit ()
+{
+  local name=$1 pidv=${1}_pid pid st=0 i
+  pid=${!pidv}
+  kill -TERM "$pid" 2>/dev/null || true
+  for (( i = 0; i < 1200; i++ )); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "nbdkit $name did not exit in 120 s after SIGTERM: killing it" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" || st=$?
+  sed "s/^/[$name] /" "$TESTDIR/$name.log" >&2 || true
+  printf -v "${name}_status" %s "$st"
+}
+
+_kill_nbdkit ()
+{
+  local pid=$1 log=$2 i
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for (( i = 0; i < 100; i++ )); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null
+}
+
+# ---- block devices and mounts ----------------------------------------------
+
+# loop_attach FILE [LOSETUP-OPTIONS...]: attach FILE to a free loop device,
+# set LOOPDEV, detach at exit.  (Not in $(...): the hook must be ours.)
+loop_attach ()
+{
+  local file=$1; shift
+  LOOPDEV=$(losetup -f --show "$@" "$file") || skip "losetup $* $file failed"
+  cleanup_fn loop_detach "$LOOPDEV" "$file"
+  echo "attached $file at $LOOPDEV"
+}
+
+# loop_detach DEV FILE: detach DEV if it is still FILE's loop device.  The
+# check matters: once we detached it, the number may already belong to
+# someone else on this machine.
+loop_detach ()
+{
+  local dev=$1 file=$2 back
+  back=$(losetup -n -O BACK-FILE "$dev" 2>/dev/null) || return 0
+  [ "$(readlink -f "$back")" = "$(readlink -f "$file")" ] || return 0
+  losetup -d "$dev"
+}
+
+# mount_tmpfs DIR SIZE: a private tmpfs on DIR, unmounted at exit.
+mount_tmpfs ()
+{
+  local dir=$1 size=$2
+  mkdir -p "$dir"
+  mount -t tmpfs -o "size=$size" tmpfs "$dir" || return 1
+  cleanup_fn umount -l "$dir"
+}
+
+# wait_for DESCRIPTION SECONDS CMD...: poll CMD every 0.1 s (bounded).
+wait_for ()
+{
+  local what=$1 secs=$2 i; shift 2
+  for (( i = 0; i < secs * 10; i++ )); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  fail "timed out after $secs s waiting for $what"
+}
