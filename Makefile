@@ -13,7 +13,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WERROR  ?=
 WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter
-CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE
+CPPFLAGS_ALL := -iquote include -D_GNU_SOURCE
 CFLAGS_ALL   := -std=gnu11 -fPIC $(WARN) $(WERROR) $(CFLAGS)
 DEPFLAGS = -MMD -MP
 
@@ -24,6 +24,7 @@ NBD_CFLAGS    := $(shell pkg-config --cflags libnbd 2>/dev/null)
 NBD_LIBS      := $(shell pkg-config --libs libnbd 2>/dev/null || echo -lnbd)
 INIH_LIBS     := $(shell pkg-config --libs inih 2>/dev/null || echo -linih)
 PLUGINDIR     := $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
+URING_VERSION := $(shell pkg-config --modversion liburing 2>/dev/null)
 
 # ---- core/: policy, a static library with no outside dependencies -------
 CORE_SRC := $(wildcard core/*.c)
@@ -52,7 +53,11 @@ NBDP_BIN := $(NBDP_SRC:.c=)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:.c=)
 
-ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN)
+# ---- the manual page -------------------------------------------------------
+MAN     := plugin/nbdkit-cfq-plugin.1
+MANDIR  ?= /usr/local/share/man
+
+ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) $(MAN)
 
 .PHONY: all deps deps-kernel check check-kernel demo bench install clean
 all: $(ALL)
@@ -65,10 +70,15 @@ $(CORE_LIB): $(CORE_OBJ)
 	ar rcs $@ $^
 
 plugin/%.o: plugin/%.c
-	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_ALL) -fvisibility=hidden $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_ALL) -fvisibility=hidden \
+	  -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
 
 $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
-	$(CC) -shared -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS) -Wl,-z,defs
+	$(CC) -shared -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS)
+
+$(MAN): plugin/nbdkit-cfq-plugin.pod
+	pod2man --section=1 --center="nbdkit-cfq" --release="nbdkit-cfq" \
+	  --name=nbdkit-cfq-plugin $< > $@.tmp && mv $@.tmp $@
 
 tools/%: tools/%.c $(CORE_LIB)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
@@ -114,18 +124,20 @@ deps-kernel:
 check-kernel: all
 	@tests/kernel/run.sh
 
-demo: all
+demo:
 	@bench/demo.sh
 
 bench: all
 	@bench/run.sh
 
-install: $(PLUGIN)
+install: $(PLUGIN) $(MAN)
 	install -d $(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/nbdkit-cfq-plugin.so
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(MAN) $(DESTDIR)$(MANDIR)/man1/nbdkit-cfq-plugin.1
 
 clean:
-	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) \
+	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) $(MAN) \
 	  $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) \
 	  core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d bench/*.d
 	rm -rf tests/logs

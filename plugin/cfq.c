@@ -1,0 +1,937 @@
+/* cfq.c: the nbdkit plugin: serve one file or block device to many
+ * clients, each connection a queue in the scheduler.
+ *
+ *   nbdkit ./plugin/nbdkit-cfq-plugin.so file=PATH [scheduler=fifo|cfq]
+ *          [queue_depth=N]
+ *
+ * This file is the edge: it parses parameters, opens the file, and turns
+ * each NBD command into one or more requests for the engine (engine.c),
+ * which schedules them and does the I/O on its own thread.  Callbacks run
+ * on nbdkit's worker threads (THREAD_MODEL_PARALLEL); they block in
+ * engine_run until their request is done.
+ *
+ * The file is opened with O_DIRECT, so every transfer must be aligned to
+ * the logical block size (cfq_bs) in offset and length, and its buffer to
+ * cfq_dev.mem_align.  Requests that are not get the treatment planned by
+ * core/rmw.c: reads read the aligned span into a per-thread bounce buffer
+ * and copy out; writes read the partial edge blocks, lay the data over
+ * them and write the span (read-modify-write).
+ *
+ * A read-modify-write must not lose a concurrent write to the same edge
+ * block, so every write-like command (write, trim, zero) takes a range
+ * lock on its aligned span for as long as its I/O is outstanding: shared
+ * for plain writes (which may overlap each other: NBD gives no ordering
+ * between concurrent commands), exclusive for a read-modify-write (from
+ * its edge reads until its write completes).  Reads take no lock.
+ *
+ * A regular file whose size is not a multiple of cfq_bs has a last block
+ * that O_DIRECT cannot write without growing the file.  Commands whose
+ * span reaches into that block go through a second, buffered descriptor
+ * on the same file instead (still scheduled like any other request); the
+ * kernel keeps the page cache and direct I/O coherent for us.  Where the
+ * filesystem refuses O_DIRECT altogether both descriptors are buffered,
+ * no alignment is needed and nothing is locked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+
+#include <ev.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+#include "device.h"
+#include "engine.h"
+#include "list.h"
+#include "rmw.h"
+#include "sched.h"
+
+#ifndef CFQ_LIBURING_VERSION
+#define CFQ_LIBURING_VERSION "unknown"
+#endif
+
+#define CFQ_QUEUE_DEPTH_DEFAULT 32      /* requests at the device */
+#define CFQ_QUEUE_DEPTH_MAX 4096
+#define CFQ_MAX_REQUEST (32u << 20)     /* bytes: NBD's largest data request */
+#define CFQ_PREFERRED_BLOCK 4096        /* bytes */
+#define CFQ_ZERO_CHUNK (1u << 20)       /* bytes: write-zeroes fallback step */
+
+/* ---- configuration (main thread, before get_ready) ------------------------- */
+
+static char *cfq_file;                  /* absolute path */
+static char *cfq_sched_name;            /* scheduler=, default "fifo" */
+static const struct sched_ops *cfq_sched_ops;
+static unsigned cfq_queue_depth = CFQ_QUEUE_DEPTH_DEFAULT;
+static char *cfq_backend;               /* backend=, default io_uring */
+
+/* ---- state fixed in get_ready, read by every thread ------------------------ */
+
+static int cfq_fds[FILE_NR] = { -1, -1 };
+static bool cfq_direct;                 /* cfq_fds[FILE_DIRECT] is O_DIRECT */
+static bool cfq_writable;               /* opened read-write */
+static struct device_info cfq_dev;
+static uint32_t cfq_bs;                 /* bytes: O_DIRECT offset alignment */
+static size_t cfq_buf_align;            /* bytes: alignment of our buffers */
+static void *cfq_zero_buf;              /* CFQ_ZERO_CHUNK bytes of zeroes */
+static pthread_key_t cfq_bounce_key;    /* per-thread struct bounce */
+static bool cfq_key_made;
+
+/* Capabilities switched off (once, atomically) when the kernel says
+ * EOPNOTSUPP, as nbdkit's file plugin does.
+ */
+static int cfq_can_punch = 1;           /* fallocate PUNCH_HOLE */
+static int cfq_can_zero_range = 1;      /* fallocate ZERO_RANGE */
+static int cfq_can_discard = 1;         /* BLKDISCARD */
+
+struct cfq_handle {
+  struct sched_queue *q;                /* this connection's queue */
+  int readonly;                         /* nbdkit -r or read-only open */
+};
+
+static bool
+cap_on (int *cap)
+{
+  return __atomic_load_n (cap, __ATOMIC_RELAXED);
+}
+
+static void
+cap_off (int *cap, const char *what)
+{
+  if (__atomic_exchange_n (cap, 0, __ATOMIC_RELAXED))
+    nbdkit_debug ("cfq: %s not supported here: switched off", what);
+}
+
+static bool
+unsupported (int err)
+{
+  return err == -EOPNOTSUPP || err == -ENOTTY || err == -ENODEV;
+}
+
+/* The plugin edge: report -err to nbdkit and the client. */
+static int
+fail (const char *what, int err)
+{
+  if (err != -ENOTSUP)
+    nbdkit_error ("cfq: %s: %s", what, strerror (-err));
+  nbdkit_set_error (-err);
+  errno = -err;
+  return -1;
+}
+
+/* ---- per-thread bounce buffers ----------------------------------------------- */
+
+struct bounce {
+  void *p;                              /* cfq_buf_align-aligned */
+  size_t size;                          /* bytes */
+};
+
+static void
+bounce_free (void *arg)
+{
+  struct bounce *b = arg;
+
+  free (b->p);
+  free (b);
+}
+
+/* A buffer of at least n bytes, kept for the thread's next request. */
+static void *
+bounce_get (size_t n)
+{
+  struct bounce *b = pthread_getspecific (cfq_bounce_key);
+  size_t size = 64 * 1024;
+  void *p;
+
+  if (b && b->size >= n)
+    return b->p;
+  if (!b) {
+    b = calloc (1, sizeof *b);
+    if (!b)
+      return NULL;
+    if (pthread_setspecific (cfq_bounce_key, b)) {
+      free (b);
+      return NULL;
+    }
+  }
+  while (size < n)
+    size <<= 1;
+  if (posix_memalign (&p, cfq_buf_align, size))
+    return NULL;
+  free (b->p);
+  b->p = p;
+  b->size = size;
+  return p;
+}
+
+/* ---- the write range lock ------------------------------------------------------ */
+
+struct rlock {
+  struct list link;                     /* on rl_held */
+  uint64_t start, end;                  /* bytes: [start, end), block aligned */
+  bool excl;                            /* read-modify-write */
+};
+
+static pthread_mutex_t rl_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rl_cv = PTHREAD_COND_INITIALIZER;
+static struct list rl_held = LIST_INIT (rl_held);       /* under rl_mu */
+static unsigned rl_waiters;                             /* under rl_mu */
+
+static bool
+rl_conflict (const struct rlock *l)
+{
+  struct list *p;
+
+  list_for_each (p, &rl_held) {
+    const struct rlock *h = list_entry (p, struct rlock, link);
+
+    if (h->start < l->end && l->start < h->end && (h->excl || l->excl))
+      return true;
+  }
+  return false;
+}
+
+static void
+rl_lock (struct rlock *l, uint64_t start, uint64_t len, bool excl)
+{
+  l->start = start;
+  l->end = start + len;
+  l->excl = excl;
+  pthread_mutex_lock (&rl_mu);
+  while (rl_conflict (l)) {
+    rl_waiters++;
+    pthread_cond_wait (&rl_cv, &rl_mu);
+    rl_waiters--;
+  }
+  list_add_tail (&l->link, &rl_held);
+  pthread_mutex_unlock (&rl_mu);
+}
+
+static void
+rl_unlock (struct rlock *l)
+{
+  pthread_mutex_lock (&rl_mu);
+  list_del (&l->link);
+  if (rl_waiters)
+    pthread_cond_broadcast (&rl_cv);
+  pthread_mutex_unlock (&rl_mu);
+}
+
+/* ---- requests to the engine ------------------------------------------------- */
+
+static int
+io_rw (struct cfq_handle *h, enum rq_op op, int file, void *buf,
+       uint64_t len, uint64_t off, int rw_flags)
+{
+  struct creq r;
+
+  creq_init (&r, h->q, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file, buf,
+             off, (uint32_t) len);
+  r.rw_flags = rw_flags;
+  if (rw_flags & RWF_DSYNC)
+    r.rq.flags |= RQ_FUA | RQ_SYNC;
+  return engine_run (&r);
+}
+
+static int
+io_fallocate (struct cfq_handle *h, enum rq_op op, int mode,
+              uint64_t len, uint64_t off)
+{
+  struct creq r;
+
+  creq_init (&r, h->q, op, EOP_FALLOCATE, FILE_DIRECT, NULL, off,
+             (uint32_t) len);
+  r.mode = mode;
+  return engine_run (&r);
+}
+
+static int
+io_flush (struct cfq_handle *h)
+{
+  struct creq r;
+
+  creq_init (&r, h->q, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
+  return engine_run (&r);
+}
+
+/* Runs on the worker, when the scheduler dispatches the discard: there is
+ * no io_uring op for BLKDISCARD (see engine.c).
+ */
+static int
+blkdiscard_fn (struct creq *r)
+{
+  uint64_t range[2] = { r->rq.off, r->rq.len };
+
+  if (ioctl (cfq_fds[FILE_DIRECT], BLKDISCARD, range) == -1)
+    return -errno;
+  return 0;
+}
+
+static int
+io_discard (struct cfq_handle *h, uint64_t len, uint64_t off)
+{
+  struct creq r;
+
+  creq_init (&r, h->q, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, off,
+             (uint32_t) len);
+  r.worker_fn = blkdiscard_fn;
+  return engine_run (&r);
+}
+
+/* Does [off, off+len) reach the last, partial block of the file? */
+static bool
+in_tail (const struct rmw_plan *p)
+{
+  return p->span_off + p->span_len > cfq_dev.size;
+}
+
+static bool
+buf_aligned (const void *buf)
+{
+  return rmw_is_aligned ((uintptr_t) buf, cfq_dev.mem_align);
+}
+
+/* ---- data path ---------------------------------------------------------------- */
+
+static int
+do_pread (struct cfq_handle *h, void *buf, uint32_t count, uint64_t off)
+{
+  struct rmw_plan p;
+  void *b;
+  int err;
+
+  if (!cfq_direct)
+    return io_rw (h, RQ_READ, FILE_DIRECT, buf, count, off, 0);
+  err = rmw_plan (off, count, cfq_bs, &p);
+  if (err)
+    return err;
+  if (in_tail (&p))
+    return io_rw (h, RQ_READ, FILE_BUFFERED, buf, count, off, 0);
+  if (p.aligned && buf_aligned (buf))
+    return io_rw (h, RQ_READ, FILE_DIRECT, buf, count, off, 0);
+  b = bounce_get (p.span_len);
+  if (!b)
+    return -ENOMEM;
+  err = io_rw (h, RQ_READ, FILE_DIRECT, b, p.span_len, p.span_off, 0);
+  if (!err)
+    memcpy (buf, (char *) b + p.head, count);
+  return err;
+}
+
+/* Read the partial edge blocks into the bounce, lay the data over, write
+ * the span.  The caller holds the span exclusively.
+ */
+static int
+do_rmw (struct cfq_handle *h, const void *buf, uint32_t count,
+        const struct rmw_plan *p, int rw_flags)
+{
+  struct creq edge[2], *rs[2];
+  char *b = bounce_get (p->span_len);
+  int err;
+
+  if (!b)
+    return -ENOMEM;
+  for (unsigned i = 0; i < p->nedges; i++) {
+    creq_init (&edge[i], h->q, RQ_READ, EOP_READ, FILE_DIRECT,
+               b + p->edge_buf[i], p->edge_off[i], cfq_bs);
+    rs[i] = &edge[i];
+  }
+  err = engine_run_many (rs, p->nedges);
+  if (err)
+    return err;
+  memcpy (b + p->head, buf, count);
+  return io_rw (h, RQ_WRITE, FILE_DIRECT, b, p->span_len, p->span_off,
+                rw_flags);
+}
+
+static int
+do_pwrite (struct cfq_handle *h, const void *buf, uint32_t count,
+           uint64_t off, int rw_flags)
+{
+  struct rmw_plan p;
+  struct rlock l;
+  int err;
+
+  if (!cfq_direct)              /* no read-modify-write: nothing to lock */
+    return io_rw (h, RQ_WRITE, FILE_DIRECT, (void *) buf, count, off,
+                  rw_flags);
+  err = rmw_plan (off, count, cfq_bs, &p);
+  if (err)
+    return err;
+  if (in_tail (&p)) {
+    rl_lock (&l, p.span_off, p.span_len, false);
+    err = io_rw (h, RQ_WRITE, FILE_BUFFERED, (void *) buf, count, off,
+                 rw_flags);
+  }
+  else if (p.aligned) {
+    void *b = (void *) buf;
+
+    if (!buf_aligned (buf)) {
+      b = bounce_get (count);
+      if (!b)
+        return -ENOMEM;
+      memcpy (b, buf, count);
+    }
+    rl_lock (&l, p.span_off, p.span_len, false);
+    err = io_rw (h, RQ_WRITE, FILE_DIRECT, b, count, off, rw_flags);
+  }
+  else {
+    rl_lock (&l, p.span_off, p.span_len, true);
+    err = do_rmw (h, buf, count, &p, rw_flags);
+  }
+  rl_unlock (&l);
+  return err;
+}
+
+/* The slow zero: write zeroes through the normal write path. */
+static int
+write_zeroes (struct cfq_handle *h, uint32_t count, uint64_t off, int fua)
+{
+  while (count) {
+    uint32_t n = count < CFQ_ZERO_CHUNK ? count : CFQ_ZERO_CHUNK;
+    int err = do_pwrite (h, cfq_zero_buf, n, off, fua ? RWF_DSYNC : 0);
+
+    if (err)
+      return err;
+    count -= n;
+    off += n;
+  }
+  return 0;
+}
+
+/* Try the fast ways to zero; -EOPNOTSUPP when there is none. */
+static int
+try_fast_zero (struct cfq_handle *h, uint32_t count, uint64_t off,
+               bool may_trim, bool fast)
+{
+  int err = -EOPNOTSUPP;
+
+  if (cfq_dev.is_blockdev) {
+    /* The kernel wants logical-block alignment here. */
+    if (!rmw_is_aligned (off, cfq_bs) || !rmw_is_aligned (count, cfq_bs))
+      return -EOPNOTSUPP;
+    /* PUNCH_HOLE on a block device is a write-zeroes that may unmap and
+     * never falls back to writing: fast when it works.
+     */
+    if (may_trim && cap_on (&cfq_can_punch)) {
+      err = io_fallocate (h, RQ_ZERO, FALLOC_FL_PUNCH_HOLE |
+                          FALLOC_FL_KEEP_SIZE, count, off);
+      if (unsupported (err))
+        cap_off (&cfq_can_punch, "fallocate PUNCH_HOLE");
+    }
+    /* ZERO_RANGE may be the kernel writing zeroes itself: not fast. */
+    if (unsupported (err) && !fast && cap_on (&cfq_can_zero_range)) {
+      err = io_fallocate (h, RQ_ZERO, FALLOC_FL_ZERO_RANGE |
+                          FALLOC_FL_KEEP_SIZE, count, off);
+      if (unsupported (err))
+        cap_off (&cfq_can_zero_range, "fallocate ZERO_RANGE");
+    }
+    return unsupported (err) ? -EOPNOTSUPP : err;
+  }
+
+  if (may_trim && cap_on (&cfq_can_punch)) {
+    err = io_fallocate (h, RQ_ZERO, FALLOC_FL_PUNCH_HOLE |
+                        FALLOC_FL_KEEP_SIZE, count, off);
+    if (unsupported (err))
+      cap_off (&cfq_can_punch, "fallocate PUNCH_HOLE");
+  }
+  if (unsupported (err) && cap_on (&cfq_can_zero_range)) {
+    err = io_fallocate (h, RQ_ZERO, FALLOC_FL_ZERO_RANGE |
+                        FALLOC_FL_KEEP_SIZE, count, off);
+    if (unsupported (err))
+      cap_off (&cfq_can_zero_range, "fallocate ZERO_RANGE");
+  }
+  return unsupported (err) ? -EOPNOTSUPP : err;
+}
+
+/* ---- nbdkit callbacks ---------------------------------------------------------- */
+
+static void
+cfq_unload (void)
+{
+  free (cfq_file);
+  free (cfq_sched_name);
+  free (cfq_backend);
+  if (cfq_key_made)
+    pthread_key_delete (cfq_bounce_key);
+}
+
+static void
+cfq_dump_plugin (void)
+{
+  static const char *const names[] = { "fifo", "cfq" };
+  const char *sep = "";
+
+  printf ("cfq_io_uring=yes\n");
+  printf ("cfq_liburing_version=%s\n", CFQ_LIBURING_VERSION);
+  printf ("cfq_libev_version=%d.%d\n", ev_version_major (),
+          ev_version_minor ());
+  printf ("cfq_o_direct=yes\n");
+  printf ("cfq_fallocate=yes\n");
+  printf ("cfq_discard=yes\n");
+  printf ("cfq_schedulers=");
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (sched_lookup (names[i])) {
+      printf ("%s%s", sep, names[i]);
+      sep = ",";
+    }
+  printf ("\n");
+  printf ("cfq_backends=%s\n", engine_backends ());
+  printf ("cfq_queue_depth_default=%d\n", CFQ_QUEUE_DEPTH_DEFAULT);
+  printf ("cfq_max_request=%u\n", CFQ_MAX_REQUEST);
+}
+
+static int
+cfq_config (const char *key, const char *value)
+{
+  if (strcmp (key, "file") == 0) {
+    free (cfq_file);
+    cfq_file = strdup (value);  /* made absolute in config_complete */
+    if (!cfq_file) {
+      nbdkit_error ("cfq: strdup: %m");
+      return -1;
+    }
+  }
+  else if (strcmp (key, "scheduler") == 0) {
+    free (cfq_sched_name);
+    cfq_sched_name = strdup (value);
+    if (!cfq_sched_name) {
+      nbdkit_error ("cfq: strdup: %m");
+      return -1;
+    }
+  }
+  else if (strcmp (key, "queue_depth") == 0) {
+    if (nbdkit_parse_unsigned ("queue_depth", value, &cfq_queue_depth) == -1)
+      return -1;
+    if (cfq_queue_depth < 1 || cfq_queue_depth > CFQ_QUEUE_DEPTH_MAX) {
+      nbdkit_error ("cfq: queue_depth=%s: must be between 1 and %d",
+                    value, CFQ_QUEUE_DEPTH_MAX);
+      return -1;
+    }
+  }
+  else if (strcmp (key, "backend") == 0) {
+    if (strcmp (value, "io_uring") != 0 && strcmp (value, "null") != 0) {
+      nbdkit_error ("cfq: backend=%s: unknown (io_uring or null)", value);
+      return -1;
+    }
+    free (cfq_backend);
+    cfq_backend = strdup (value);
+    if (!cfq_backend) {
+      nbdkit_error ("cfq: strdup: %m");
+      return -1;
+    }
+  }
+  else {
+    nbdkit_error ("cfq: unknown parameter '%s'", key);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+cfq_config_complete (void)
+{
+  const char *name = cfq_sched_name ? cfq_sched_name : "fifo";
+  struct stat st;
+  char *abs;
+
+  if (!cfq_file) {
+    nbdkit_error ("cfq: the file parameter is required "
+                  "(file=PATH: a regular file or a block device)");
+    return -1;
+  }
+  /* nbdkit changes to / when it daemonizes. */
+  abs = realpath (cfq_file, NULL);
+  if (!abs) {
+    nbdkit_error ("cfq: file=%s: %m", cfq_file);
+    return -1;
+  }
+  free (cfq_file);
+  cfq_file = abs;
+  if (stat (cfq_file, &st) == -1) {
+    nbdkit_error ("cfq: file=%s: %m", cfq_file);
+    return -1;
+  }
+  if (!S_ISREG (st.st_mode) && !S_ISBLK (st.st_mode)) {
+    nbdkit_error ("cfq: file=%s: not a regular file or a block device",
+                  cfq_file);
+    return -1;
+  }
+  cfq_sched_ops = sched_lookup (name);
+  if (!cfq_sched_ops) {
+    if (strcmp (name, "cfq") == 0)
+      nbdkit_error ("cfq: scheduler=cfq: not built yet "
+                    "(this build has scheduler=fifo only)");
+    else
+      nbdkit_error ("cfq: scheduler=%s: unknown (fifo or cfq)", name);
+    return -1;
+  }
+  return 0;
+}
+
+#define cfq_config_help \
+  "file=<PATH>          (required) The regular file or block device to serve.\n" \
+  "scheduler=fifo|cfq   Scheduling policy (default fifo).\n" \
+  "queue_depth=<N>      Requests at the device at once (default 32).\n" \
+  "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring)."
+
+/* Open path with flags, trying O_DIRECT first when direct. */
+static int
+open_file (int flags, bool *direct)
+{
+  int fd;
+
+  if (*direct) {
+    fd = open (cfq_file, flags | O_DIRECT | O_CLOEXEC);
+    if (fd >= 0 || errno != EINVAL)
+      return fd;
+    nbdkit_debug ("cfq: file=%s: O_DIRECT refused (EINVAL): "
+                  "using buffered I/O", cfq_file);
+    *direct = false;
+  }
+  return open (cfq_file, flags | O_CLOEXEC);
+}
+
+static int
+cfq_get_ready (void)
+{
+  bool direct = true, nodirect = false;
+  int flags = O_RDWR;
+  int err;
+
+  cfq_writable = true;
+  cfq_fds[FILE_DIRECT] = open_file (flags, &direct);
+  if (cfq_fds[FILE_DIRECT] == -1 &&
+      (errno == EACCES || errno == EROFS || errno == EPERM)) {
+    flags = O_RDONLY;
+    cfq_writable = false;
+    nbdkit_debug ("cfq: file=%s: read-only", cfq_file);
+    cfq_fds[FILE_DIRECT] = open_file (flags, &direct);
+  }
+  if (cfq_fds[FILE_DIRECT] == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
+    return -1;
+  }
+  cfq_direct = direct;
+  cfq_fds[FILE_BUFFERED] = open_file (flags, &nodirect);
+  if (cfq_fds[FILE_BUFFERED] == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
+    return -1;
+  }
+  err = device_probe (cfq_fds[FILE_DIRECT], &cfq_dev);
+  if (err) {
+    nbdkit_error ("cfq: file=%s: probing size and block size: %s",
+                  cfq_file, strerror (-err));
+    return -1;
+  }
+  cfq_bs = cfq_dev.offset_align;
+  cfq_buf_align = cfq_dev.mem_align > 4096 ? cfq_dev.mem_align : 4096;
+  if (cfq_bs > cfq_buf_align)
+    cfq_buf_align = cfq_bs;
+  nbdkit_debug ("cfq: file=%s: %s, %" PRIu64 " bytes, block %" PRIu32
+                ", buffer alignment %" PRIu32 ", %s", cfq_file,
+                cfq_dev.is_blockdev ? "block device" : "regular file",
+                cfq_dev.size, cfq_bs, cfq_dev.mem_align,
+                cfq_direct ? "O_DIRECT" : "buffered");
+
+  if (posix_memalign (&cfq_zero_buf, cfq_buf_align, CFQ_ZERO_CHUNK)) {
+    cfq_zero_buf = NULL;
+    nbdkit_error ("cfq: posix_memalign: %m");
+    return -1;
+  }
+  memset (cfq_zero_buf, 0, CFQ_ZERO_CHUNK);
+  if (pthread_key_create (&cfq_bounce_key, bounce_free)) {
+    nbdkit_error ("cfq: pthread_key_create: %m");
+    return -1;
+  }
+  cfq_key_made = true;
+  return 0;
+}
+
+static int
+cfq_after_fork (void)
+{
+  struct engine_cfg cfg = {
+    .sched_ops = cfq_sched_ops,
+    .queue_depth = cfq_queue_depth,
+    .fds = { cfq_fds[0], cfq_fds[1] },
+    .backend = cfq_backend,
+  };
+  int err = engine_start (&cfg);
+
+  if (err) {
+    nbdkit_error ("cfq: starting the dispatcher (%s backend): %s",
+                  cfq_backend ? cfq_backend : "io_uring", strerror (-err));
+    return -1;
+  }
+  nbdkit_debug ("cfq: dispatcher started: scheduler=%s queue_depth=%u "
+                "backend=%s", cfq_sched_ops->name, cfq_queue_depth,
+                cfq_backend ? cfq_backend : "io_uring");
+  return 0;
+}
+
+static void
+cfq_cleanup (void)
+{
+  struct bounce *b;
+  struct engine_stats st;
+
+  if (engine_stop (&st))
+    nbdkit_debug ("cfq: dispatcher: %" PRIu64 " requests in %" PRIu64
+                  " submits over %" PRIu64 " loop passes; %" PRIu64
+                  " run by workers; at most %u at the device",
+                  st.dispatched, st.submits, st.passes, st.worker_ops,
+                  st.max_inflight);
+  for (int i = 0; i < FILE_NR; i++)
+    if (cfq_fds[i] >= 0) {
+      close (cfq_fds[i]);
+      cfq_fds[i] = -1;
+    }
+  free (cfq_zero_buf);
+  cfq_zero_buf = NULL;
+  /* The main thread's own bounce, if it ever had one. */
+  if (cfq_key_made && (b = pthread_getspecific (cfq_bounce_key)) != NULL) {
+    pthread_setspecific (cfq_bounce_key, NULL);
+    bounce_free (b);
+  }
+}
+
+static void *
+cfq_open (int readonly)
+{
+  struct cfq_handle *h = calloc (1, sizeof *h);
+  int err;
+
+  if (!h) {
+    nbdkit_error ("cfq: calloc: %m");
+    return NULL;
+  }
+  h->readonly = readonly || !cfq_writable;
+  err = engine_queue_new (&h->q);
+  if (err) {
+    nbdkit_error ("cfq: creating the connection's queue: %s",
+                  strerror (-err));
+    free (h);
+    return NULL;
+  }
+  return h;
+}
+
+static void
+cfq_close (void *handle)
+{
+  struct cfq_handle *h = handle;
+
+  engine_queue_free (h->q);
+  free (h);
+}
+
+static int64_t
+cfq_get_size (void *handle)
+{
+  return (int64_t) cfq_dev.size;
+}
+
+static int
+cfq_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
+                uint32_t *maximum)
+{
+  /* A file whose size is not a multiple of the block could not have its
+   * last bytes read by a client that honours the minimum: promise nothing
+   * then (unaligned requests are served correctly either way).
+   */
+  *minimum = cfq_dev.size % cfq_bs == 0 ? cfq_bs : 1;
+  *preferred = cfq_bs > CFQ_PREFERRED_BLOCK ? cfq_bs : CFQ_PREFERRED_BLOCK;
+  *maximum = CFQ_MAX_REQUEST;
+  return 0;
+}
+
+static int
+cfq_can_write (void *handle)
+{
+  struct cfq_handle *h = handle;
+
+  return !h->readonly;
+}
+
+static int
+cfq_can_flush (void *handle)
+{
+  return 1;
+}
+
+static int
+cfq_can_fua (void *handle)
+{
+  return NBDKIT_FUA_NATIVE;
+}
+
+static int
+cfq_can_trim (void *handle)
+{
+  return 1;
+}
+
+static int
+cfq_can_zero (void *handle)
+{
+  return 1;
+}
+
+static int
+cfq_can_fast_zero (void *handle)
+{
+  return 1;
+}
+
+static int
+cfq_can_multi_conn (void *handle)
+{
+  return 1;             /* one fd for all connections: a flush covers all */
+}
+
+static int
+cfq_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+           uint32_t flags)
+{
+  int err = count ? do_pread (handle, buf, count, offset) : 0;
+
+  return err ? fail ("pread", err) : 0;
+}
+
+static int
+cfq_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
+            uint32_t flags)
+{
+  int err = count ? do_pwrite (handle, buf, count, offset,
+                               flags & NBDKIT_FLAG_FUA ? RWF_DSYNC : 0) : 0;
+
+  return err ? fail ("pwrite", err) : 0;
+}
+
+static int
+cfq_flush (void *handle, uint32_t flags)
+{
+  int err = io_flush (handle);
+
+  return err ? fail ("flush", err) : 0;
+}
+
+static int
+cfq_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct cfq_handle *h = handle;
+  struct rlock l;
+  uint64_t ioff = offset, ilen = count;
+  int err = 0;
+
+  if (count == 0)
+    return 0;
+  if (cfq_dev.is_blockdev) {
+    /* Discard is advisory: the partial edge blocks are left as they are. */
+    rmw_interior (offset, count, cfq_bs, &ioff, &ilen);
+    if (ilen && cap_on (&cfq_can_discard)) {
+      rl_lock (&l, ioff, ilen, false);
+      err = io_discard (h, ilen, ioff);
+      rl_unlock (&l);
+      if (unsupported (err)) {
+        cap_off (&cfq_can_discard, "BLKDISCARD");
+        err = 0;
+      }
+    }
+  }
+  else if (cap_on (&cfq_can_punch)) {
+    struct rmw_plan p;
+
+    rmw_plan (offset, count, cfq_bs, &p);
+    rl_lock (&l, p.span_off, p.span_len, false);
+    err = io_fallocate (h, RQ_TRIM, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                        count, offset);
+    rl_unlock (&l);
+    if (unsupported (err)) {
+      cap_off (&cfq_can_punch, "fallocate PUNCH_HOLE");
+      err = 0;
+    }
+  }
+  if (!err && (flags & NBDKIT_FLAG_FUA))
+    err = io_flush (h);
+  return err ? fail ("trim", err) : 0;
+}
+
+static int
+cfq_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct cfq_handle *h = handle;
+  bool may_trim = flags & NBDKIT_FLAG_MAY_TRIM;
+  bool fast = flags & NBDKIT_FLAG_FAST_ZERO;
+  bool fua = flags & NBDKIT_FLAG_FUA;
+  struct rmw_plan p;
+  struct rlock l;
+  int err;
+
+  if (count == 0)
+    return 0;
+  /* The fast ways hold the span like a plain write would. */
+  rmw_plan (offset, count, cfq_bs, &p);
+  rl_lock (&l, p.span_off, p.span_len, false);
+  err = try_fast_zero (h, count, offset, may_trim, fast);
+  rl_unlock (&l);
+  if (err == -EOPNOTSUPP) {
+    if (fast)
+      return fail ("zero", -ENOTSUP);
+    err = write_zeroes (h, count, offset, fua);
+    return err ? fail ("zero", err) : 0;
+  }
+  if (!err && fua)
+    err = io_flush (h);
+  return err ? fail ("zero", err) : 0;
+}
+
+static struct nbdkit_plugin plugin = {
+  .name = "cfq",
+  .longname = "nbdkit CFQ-scheduled io_uring plugin",
+  .version = "0.1",
+  .description = "Serve a file or block device, one CFQ queue per client",
+  .unload = cfq_unload,
+  .dump_plugin = cfq_dump_plugin,
+  .config = cfq_config,
+  .config_complete = cfq_config_complete,
+  .config_help = cfq_config_help,
+  .magic_config_key = "file",
+  .get_ready = cfq_get_ready,
+  .after_fork = cfq_after_fork,
+  .cleanup = cfq_cleanup,
+  .open = cfq_open,
+  .close = cfq_close,
+  .get_size = cfq_get_size,
+  .block_size = cfq_block_size,
+  .can_write = cfq_can_write,
+  .can_flush = cfq_can_flush,
+  .can_fua = cfq_can_fua,
+  .can_trim = cfq_can_trim,
+  .can_zero = cfq_can_zero,
+  .can_fast_zero = cfq_can_fast_zero,
+  .can_multi_conn = cfq_can_multi_conn,
+  .pread = cfq_pread,
+  .pwrite = cfq_pwrite,
+  .flush = cfq_flush,
+  .trim = cfq_trim,
+  .zero = cfq_zero,
+  .errno_is_preserved = 1,
+};
+
+NBDKIT_REGISTER_PLUGIN (plugin)

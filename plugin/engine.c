@@ -1,0 +1,507 @@
+/* engine.c: one dispatcher thread, one libev loop, one scheduler.
+ *
+ * The scheduler (core/) is single-threaded by design, like a kernel
+ * elevator under its queue lock, so every call into it happens here, on
+ * the dispatcher thread.  nbdkit's worker threads only ever touch the
+ * submission stack and their own request's futex word:
+ *
+ *   worker                         dispatcher (libev loop)
+ *   ------                         -----------------------
+ *   creq on its stack
+ *   push on subs (lock-free) ----> ev_async wakes the loop
+ *   ev_async_send                  prepare: pop subs, sched_insert each
+ *   futex_wait(state)              while inflight < queue_depth:
+ *                                      rq = sched_dispatch(now) -> backend
+ *                                  one io_uring_submit for the batch
+ *                                  ev_timer at the deadline dispatch gave
+ *                                  eventfd readable: reap CQEs,
+ *                                      sched_completed(now)
+ *   wakes <----------------------      state = DONE, futex_wake
+ *
+ * All the work of an iteration is done in one ev_prepare callback, run
+ * just before the loop blocks: by then every callback of the iteration
+ * (new submissions, completions, the timer) has run, so the pass sees all
+ * of them and submits one batch.  The submission stack is taken whole at
+ * the start of the pass; anything a woken worker posts meanwhile waits for
+ * the next pass (the ev_async is then pending, so the loop does not block).
+ *
+ * The submission list is a lock-free stack (one CAS to push, one exchange
+ * to take everything) rather than a mutex-protected list: workers never
+ * contend with the dispatcher for a lock, and ev_async_send only writes
+ * the eventfd when the async is not already pending.  The dispatcher
+ * reverses what it takes, so insertion keeps arrival order.
+ *
+ * Waking a worker costs a futex_wake only if it is already asleep: the
+ * worker announces it is about to sleep by moving its state word from
+ * PENDING to SLEEPING, and the dispatcher exchanges in DONE and calls
+ * futex_wake only when it saw SLEEPING.
+ *
+ * The scheduler instance is created before the thread starts and destroyed
+ * after it has been joined; in between only the dispatcher touches it.
+ *
+ * Blocking operations that io_uring cannot do on this kernel (BLKDISCARD
+ * on a block device) are still scheduled like any request, but when the
+ * scheduler dispatches one the dispatcher does not run it: it wakes the
+ * waiting worker with state RUN, the worker does the ioctl synchronously
+ * on its own thread (it was idle anyway), then posts the creq back as
+ * CREQ_WORKER_DONE and the dispatcher completes it.  The device slot is
+ * held throughout, so the scheduler's accounting (in-flight count, slice
+ * time) sees the op as it really was, and the loop never blocks.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+#include <ev.h>
+
+#include "engine.h"
+
+/* creq->state values (the futex word). */
+enum {
+  CREQ_ST_PENDING = 0,          /* with the dispatcher, worker awake */
+  CREQ_ST_SLEEPING = 1,         /* with the dispatcher, worker in futex_wait */
+  CREQ_ST_DONE = 2,             /* finished: res is valid */
+  CREQ_ST_RUN = 3,              /* dispatched EOP_WORKER: worker runs it */
+};
+
+struct engine {
+  /* Set up before the thread starts; read-only afterwards. */
+  struct ev_loop *loop;         /* owned by the dispatcher once it runs */
+  pthread_t thread;             /* the dispatcher */
+  bool thread_started;          /* pthread_create succeeded (main thread) */
+  unsigned depth;               /* requests: max at the device at once */
+  const struct backend_ops *bops;
+  struct backend *be;
+
+  /* Shared between workers and the dispatcher. */
+  struct creq *subs;            /* submission stack, newest first (atomic) */
+  ev_async wake;                /* ev_async_send is thread-safe */
+  int running;                  /* atomic: 1 while accepting submissions */
+
+  /* Dispatcher thread only. */
+  pthread_t self;               /* the dispatcher, for assertions */
+  struct sched *sched;          /* the policy instance */
+  struct sched_group *grp;      /* the default group, weight 500 */
+  unsigned inflight;            /* requests: dispatched, not completed */
+  bool stopping;                /* CREQ_STOP seen */
+  ev_prepare pump;              /* the pass, once per iteration */
+  ev_timer timer;               /* the scheduler's next deadline */
+  uint64_t timer_at;            /* ns: when timer fires; SCHED_NEVER if idle */
+  struct engine_stats st;       /* counters, read after the thread is gone */
+};
+
+static struct engine *eng;      /* one per nbdkit process */
+
+#define ASSERT_DISPATCHER(e) assert (pthread_equal (pthread_self (), (e)->self))
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * NSEC_PER_SEC + (uint64_t) ts.tv_nsec;
+}
+
+static void
+futex_wait (uint32_t *addr, uint32_t val)
+{
+  syscall (SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void
+futex_wake (uint32_t *addr)
+{
+  syscall (SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Dispatcher: hand r back to its worker in state st.  r may be gone
+ * (the worker's stack reused) as soon as the exchange is done.
+ */
+static void
+creq_wake (struct creq *r, uint32_t st)
+{
+  uint32_t old = __atomic_exchange_n (&r->state, st, __ATOMIC_RELEASE);
+
+  if (old == CREQ_ST_SLEEPING)
+    futex_wake (&r->state);
+}
+
+/* Worker: sleep until the dispatcher moves r to DONE or RUN. */
+static uint32_t
+creq_wait (struct creq *r)
+{
+  for (;;) {
+    uint32_t s = __atomic_load_n (&r->state, __ATOMIC_ACQUIRE);
+
+    if (s == CREQ_ST_DONE || s == CREQ_ST_RUN)
+      return s;
+    if (s == CREQ_ST_PENDING &&
+        !__atomic_compare_exchange_n (&r->state, &s, CREQ_ST_SLEEPING, false,
+                                      __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+      continue;
+    futex_wait (&r->state, CREQ_ST_SLEEPING);
+  }
+}
+
+/* Worker: push rs[0..n) (in that order) and wake the loop. */
+static int
+post (struct engine *e, struct creq **rs, unsigned n)
+{
+  struct creq *old;
+
+  if (!__atomic_load_n (&e->running, __ATOMIC_ACQUIRE))
+    return -ESHUTDOWN;
+  for (unsigned i = 1; i < n; i++)
+    rs[i]->next = rs[i - 1];
+  old = __atomic_load_n (&e->subs, __ATOMIC_RELAXED);
+  do
+    rs[0]->next = old;
+  while (!__atomic_compare_exchange_n (&e->subs, &old, rs[n - 1], true,
+                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+  ev_async_send (e->loop, &e->wake);
+  return 0;
+}
+
+/* Dispatcher: the request left the device (or its worker). */
+static void
+finish (struct engine *e, struct creq *r, int res, uint64_t now)
+{
+  ASSERT_DISPATCHER (e);
+  sched_completed (e->sched, &r->rq, now);
+  assert (e->inflight > 0);
+  e->inflight--;
+  r->res = res;
+  creq_wake (r, CREQ_ST_DONE);
+}
+
+void
+engine_complete (struct creq *r, int res)
+{
+  finish (eng, r, res, now_ns ());
+}
+
+/* Dispatcher: take everything posted so far, in arrival order. */
+static void
+drain (struct engine *e, uint64_t now)
+{
+  struct creq *r = __atomic_exchange_n (&e->subs, NULL, __ATOMIC_ACQUIRE);
+  struct creq *fifo = NULL, *next;
+
+  while (r) {                   /* reverse: oldest first */
+    next = r->next;
+    r->next = fifo;
+    fifo = r;
+    r = next;
+  }
+  for (r = fifo; r; r = next) {
+    next = r->next;             /* r may be gone once woken */
+    switch (r->kind) {
+    case CREQ_IO:
+      sched_insert (e->sched, &r->rq, now);
+      break;
+    case CREQ_OPEN:
+      r->rq.q = sched_queue_new (e->sched, e->grp, SCHED_CLASS_BE, 4);
+      r->res = r->rq.q ? 0 : -ENOMEM;
+      creq_wake (r, CREQ_ST_DONE);
+      break;
+    case CREQ_CLOSE:
+      sched_queue_free (e->sched, r->rq.q);
+      r->res = 0;
+      creq_wake (r, CREQ_ST_DONE);
+      break;
+    case CREQ_WORKER_DONE:
+      finish (e, r, r->res, now);
+      break;
+    case CREQ_STOP:
+      e->stopping = true;       /* engine_stop joins; no wake-up */
+      break;
+    }
+  }
+}
+
+static void
+pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
+{
+  struct engine *e = w->data;
+  uint64_t now = now_ns ();
+  uint64_t next = SCHED_NEVER;
+  struct rq *rq = NULL;
+  uint64_t dispatched0 = e->st.dispatched;
+
+  ASSERT_DISPATCHER (e);
+  e->st.passes++;
+  drain (e, now);
+
+  for (;;) {
+    while (e->inflight < e->depth &&
+           (rq = sched_dispatch (e->sched, now, &next)) != NULL) {
+      struct creq *r = rq->priv;
+      int err;
+
+      e->inflight++;
+      e->st.dispatched++;
+      if (e->inflight > e->st.max_inflight)
+        e->st.max_inflight = e->inflight;
+      if (r->eop == EOP_WORKER) {
+        e->st.worker_ops++;
+        creq_wake (r, CREQ_ST_RUN);
+        continue;
+      }
+      err = e->bops->queue (e->be, r);
+      if (err)
+        finish (e, r, err, now);
+    }
+    if (e->st.dispatched != dispatched0) {
+      e->st.submits++;
+      dispatched0 = e->st.dispatched;
+    }
+    e->bops->submit (e->be);
+    /* A backend that completes inside submit (null) frees slots at once:
+     * go round again while the policy still has something to give.
+     */
+    if (rq == NULL || e->inflight >= e->depth)
+      break;
+  }
+
+  /* The device is full: the next completion brings us back, and the
+   * deadline from a stale dispatch call would be meaningless.
+   */
+  if (e->inflight >= e->depth)
+    next = SCHED_NEVER;
+  if (next != e->timer_at) {
+    ev_timer_stop (loop, &e->timer);
+    e->timer_at = next;
+    if (next != SCHED_NEVER) {
+      ev_tstamp after = next > now ? (double) (next - now) / 1e9 : 0.;
+
+      ev_now_update (loop);     /* the timer counts from the loop's clock */
+      ev_timer_set (&e->timer, after, 0.);
+      ev_timer_start (loop, &e->timer);
+    }
+  }
+
+  if (e->stopping && e->inflight == 0 && !sched_has_work (e->sched) &&
+      __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) == NULL)
+    ev_break (loop, EVBREAK_ALL);
+}
+
+static void
+timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+  struct engine *e = w->data;
+
+  ASSERT_DISPATCHER (e);
+  e->timer_at = SCHED_NEVER;    /* the pump runs before the loop blocks */
+}
+
+static void
+wake_cb (struct ev_loop *loop, ev_async *w, int revents)
+{
+  /* Nothing: the pump drains the submission stack. */
+}
+
+static void *
+dispatcher_main (void *arg)
+{
+  struct engine *e = arg;
+
+  e->self = pthread_self ();
+  ev_run (e->loop, 0);
+  return NULL;
+}
+
+static const struct backend_ops *
+backend_lookup (const char *name)
+{
+  if (name == NULL || strcmp (name, "io_uring") == 0)
+    return &uring_backend_ops;
+  if (strcmp (name, "null") == 0)
+    return &null_backend_ops;
+  return NULL;
+}
+
+const char *
+engine_backends (void)
+{
+  return "io_uring,null";
+}
+
+/* Free whatever engine_start made; the thread must not be running. */
+static void
+engine_free (struct engine *e)
+{
+  if (e->be)
+    e->bops->destroy (e->be);
+  if (e->loop) {
+    ev_async_stop (e->loop, &e->wake);
+    ev_prepare_stop (e->loop, &e->pump);
+    ev_timer_stop (e->loop, &e->timer);
+    ev_loop_destroy (e->loop);
+  }
+  if (e->sched)
+    sched_destroy (e->sched);   /* frees its groups and queues */
+  free (e);
+}
+
+int
+engine_start (const struct engine_cfg *cfg)
+{
+  struct engine *e;
+  sigset_t all, old;
+  int err;
+
+  if (eng)
+    return -EBUSY;
+  e = calloc (1, sizeof *e);
+  if (!e)
+    return -ENOMEM;
+  e->depth = cfg->queue_depth;
+  e->timer_at = SCHED_NEVER;
+  e->bops = backend_lookup (cfg->backend);
+  if (!e->bops) {
+    err = -EINVAL;
+    goto err;
+  }
+  e->sched = sched_create (cfg->sched_ops);
+  if (!e->sched) {
+    err = -ENOMEM;
+    goto err;
+  }
+  e->grp = sched_group_new (e->sched, "default", SCHED_WEIGHT_DEFAULT);
+  if (!e->grp) {
+    err = -ENOMEM;
+    goto err;
+  }
+  e->loop = ev_loop_new (EVFLAG_AUTO | EVFLAG_NOSIGMASK);
+  if (!e->loop) {
+    err = -ENOMEM;
+    goto err;
+  }
+  ev_async_init (&e->wake, wake_cb);
+  e->wake.data = e;
+  ev_async_start (e->loop, &e->wake);
+  ev_prepare_init (&e->pump, pump_cb);
+  e->pump.data = e;
+  ev_prepare_start (e->loop, &e->pump);
+  ev_timer_init (&e->timer, timer_cb, 0., 0.);
+  e->timer.data = e;
+
+  err = e->bops->create (e->loop, cfg, &e->be);
+  if (err)
+    goto err;
+
+  eng = e;
+  e->running = 1;
+  /* nbdkit's main thread takes the signals; the dispatcher takes none. */
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &old);
+  err = -pthread_create (&e->thread, NULL, dispatcher_main, e);
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  if (err) {
+    eng = NULL;
+    goto err;
+  }
+  e->thread_started = true;
+  return 0;
+
+ err:
+  engine_free (e);
+  return err;
+}
+
+bool
+engine_stop (struct engine_stats *stats)
+{
+  struct engine *e = eng;
+  struct creq stop, *r = &stop;
+  bool ran;
+
+  if (!e)
+    return false;
+  if (e->thread_started) {
+    memset (&stop, 0, sizeof stop);
+    stop.kind = CREQ_STOP;
+    post (e, &r, 1);
+    __atomic_store_n (&e->running, 0, __ATOMIC_RELEASE);
+    pthread_join (e->thread, NULL);
+  }
+  ran = e->thread_started;
+  if (stats)
+    *stats = e->st;
+  eng = NULL;
+  engine_free (e);
+  return ran;
+}
+
+int
+engine_run_many (struct creq **rs, unsigned n)
+{
+  struct engine *e = eng;
+  int err, first = 0;
+
+  if (!e)
+    return -ESHUTDOWN;
+  err = post (e, rs, n);
+  if (err)
+    return err;
+  for (unsigned i = 0; i < n; i++) {
+    struct creq *r = rs[i];
+
+    if (creq_wait (r) == CREQ_ST_RUN) {
+      /* Dispatched to us: run the blocking op here, then post it back. */
+      r->res = r->worker_fn (r);
+      r->kind = CREQ_WORKER_DONE;
+      __atomic_store_n (&r->state, CREQ_ST_PENDING, __ATOMIC_RELAXED);
+      /* Cannot fail: running is cleared only after every connection
+       * (and so every worker) is gone.
+       */
+      post (e, &r, 1);
+      creq_wait (r);
+    }
+    if (r->res && !first)
+      first = r->res;
+  }
+  return first;
+}
+
+static int
+queue_msg (enum creq_kind kind, struct sched_queue **qp)
+{
+  struct creq m, *r = &m;
+  int err;
+
+  memset (&m, 0, sizeof m);
+  m.kind = kind;
+  m.rq.q = *qp;
+  if (!eng)
+    return -ESHUTDOWN;
+  err = post (eng, &r, 1);
+  if (err)
+    return err;
+  creq_wait (&m);
+  *qp = m.rq.q;
+  return m.res;
+}
+
+int
+engine_queue_new (struct sched_queue **qp)
+{
+  *qp = NULL;
+  return queue_msg (CREQ_OPEN, qp);
+}
+
+void
+engine_queue_free (struct sched_queue *q)
+{
+  if (q)
+    queue_msg (CREQ_CLOSE, &q);
+}

@@ -1,0 +1,160 @@
+/* engine.h: the dispatcher thread between nbdkit's workers and the device.
+ *
+ * nbdkit runs each request on one of its worker threads.  The worker fills
+ * in a struct creq on its own stack, hands it to the single dispatcher
+ * thread (engine_run) and sleeps until the dispatcher says it is done.  The
+ * dispatcher owns the scheduler (include/sched.h) and the backend (an
+ * io_uring on the file): it inserts what arrived, dispatches while the
+ * device has room, submits, reaps completions and wakes the workers.
+ *
+ * Threads: fields marked [worker] are written by the submitting worker
+ * before engine_run and read back after it returns; fields marked [disp]
+ * belong to the dispatcher from submission until completion.  The worker
+ * must not touch a creq between engine_run's post and its wake-up.
+ *
+ * Errors: every engine_* function returns 0 or -errno; none sets errno.
+ */
+#ifndef CFQ_ENGINE_H
+#define CFQ_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sched.h"
+
+/* What the backend is asked to do (creq->eop). */
+enum eop {
+  EOP_READ,                     /* read len bytes at off into buf */
+  EOP_WRITE,                    /* write len bytes from buf at off */
+  EOP_FSYNC,                    /* fdatasync the file */
+  EOP_FALLOCATE,                /* fallocate(mode, off, len) */
+  EOP_WORKER,                   /* blocking op run by the waiting worker */
+};
+
+/* Messages on the submission list (creq->kind). */
+enum creq_kind {
+  CREQ_IO,                      /* a request for the scheduler */
+  CREQ_OPEN,                    /* new connection: create its queue */
+  CREQ_CLOSE,                   /* connection gone: free its queue */
+  CREQ_WORKER_DONE,             /* an EOP_WORKER op finished by its worker */
+  CREQ_STOP,                    /* engine_stop: drain and leave the loop */
+};
+
+/* Registered file slots (creq->file). */
+enum {
+  FILE_DIRECT = 0,              /* opened O_DIRECT (or buffered if refused) */
+  FILE_BUFFERED = 1,            /* opened without O_DIRECT */
+  FILE_NR
+};
+
+struct creq;
+typedef int (*creq_worker_fn) (struct creq *r);
+
+struct creq {
+  struct rq rq;                 /* [worker] off/len/op/flags/q; policy's after */
+  struct creq *next;            /* on the submission stack, newest first */
+  uint8_t kind;                 /* [worker] enum creq_kind */
+  uint8_t eop;                  /* [worker] enum eop */
+  uint8_t file;                 /* [worker] FILE_DIRECT or FILE_BUFFERED */
+  int mode;                     /* [worker] fallocate mode bits */
+  int rw_flags;                 /* [worker] RWF_* on reads/writes (RWF_DSYNC = FUA) */
+  void *buf;                    /* [worker] data, aligned for FILE_DIRECT */
+  creq_worker_fn worker_fn;     /* [worker] the EOP_WORKER operation */
+  void *arg;                    /* [worker] for worker_fn */
+  uint32_t done_bytes;          /* [disp] bytes transferred so far (short I/O) */
+  int res;                      /* [disp] 0 or -errno, valid once woken */
+  uint32_t state;               /* futex word: CREQ_ST_* */
+};
+
+/* Engine configuration, fixed at engine_start. */
+struct engine_cfg {
+  const struct sched_ops *sched_ops; /* the policy */
+  unsigned queue_depth;         /* requests at the device at once */
+  int fds[FILE_NR];             /* the files, by slot; -1 if absent */
+  const char *backend;          /* "io_uring" (default) or "null" */
+};
+
+/* What the dispatcher did, for the debug log at exit. */
+struct engine_stats {
+  uint64_t passes;              /* loop iterations (pump runs) */
+  uint64_t submits;             /* backend submit calls that had work */
+  uint64_t dispatched;          /* requests the scheduler handed out */
+  uint64_t worker_ops;          /* of which run by their worker (EOP_WORKER) */
+  unsigned max_inflight;        /* requests: most at the device at once */
+};
+
+/* Start the dispatcher thread (call from nbdkit's .after_fork). */
+extern int engine_start (const struct engine_cfg *cfg);
+/* Finish in-flight work, stop the thread, free everything.  Idempotent.
+ * If stats is not NULL and the engine ran, fill it in and return true.
+ */
+extern bool engine_stop (struct engine_stats *stats);
+
+/* Connection lifetime: a scheduler queue per connection. */
+extern int engine_queue_new (struct sched_queue **qp);
+extern void engine_queue_free (struct sched_queue *q);
+
+/* Prepare a data request.  op: RQ_READ ... ; eop: what the backend does. */
+static inline void
+creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
+           enum eop eop, int file, void *buf, uint64_t off, uint32_t len)
+{
+  r->rq.off = off;
+  r->rq.len = len;
+  r->rq.op = op;
+  r->rq.flags = op == RQ_READ || op == RQ_FLUSH ? RQ_SYNC : 0;
+  r->rq.q = q;
+  r->rq.priv = r;
+  r->kind = CREQ_IO;
+  r->eop = eop;
+  r->file = file;
+  r->mode = 0;
+  r->rw_flags = 0;
+  r->buf = buf;
+  r->worker_fn = NULL;
+  r->arg = NULL;
+  r->done_bytes = 0;
+  r->res = 0;
+  r->state = 0;
+}
+
+/* Run n requests through the scheduler and wait for all of them.
+ * Returns 0 or the first request's -errno (each creq has its own res).
+ */
+extern int engine_run_many (struct creq **rs, unsigned n);
+
+static inline int
+engine_run (struct creq *r)
+{
+  return engine_run_many (&r, 1);
+}
+
+/* For --dump-plugin. */
+extern const char *engine_backends (void);
+
+/* ---- backends: the device side, dispatcher thread only ------------------ */
+
+struct ev_loop;
+struct backend;
+
+struct backend_ops {
+  const char *name;
+  /* Create on the dispatcher's loop; register watchers on it.  Frees
+   * everything it made on failure.
+   */
+  int (*create) (struct ev_loop *loop, const struct engine_cfg *cfg,
+                 struct backend **bp);
+  void (*destroy) (struct backend *b);
+  /* Queue one request (not yet submitted).  0 or -errno. */
+  int (*queue) (struct backend *b, struct creq *r);
+  /* Submit everything queued: once per loop iteration. */
+  void (*submit) (struct backend *b);
+};
+
+/* Backends report each finished request here (res: 0 or -errno). */
+extern void engine_complete (struct creq *r, int res);
+
+extern const struct backend_ops uring_backend_ops;
+extern const struct backend_ops null_backend_ops;
+
+#endif /* CFQ_ENGINE_H */

@@ -1,0 +1,296 @@
+/* cfqctl: talk to a running nbdkit-cfq server's control socket.
+ *
+ *   cfqctl -s PATH stats [-i SECONDS] [-c COUNT] [--json]
+ *   cfqctl -s PATH get KEY
+ *   cfqctl -s PATH set KEY VALUE
+ *   cfqctl -s PATH weight GROUP WEIGHT
+ *   cfqctl -s PATH reset
+ *   cfqctl -s PATH raw 'LINE'
+ *
+ * The protocol (served by the plugin's dispatcher loop, see
+ * plugin/control.c) is one command per line; every answer is one or more
+ * lines ended by an empty line.  Errors start with "error: ".  "stats"
+ * answers one line of JSON; "stats flat" answers one record per line,
+ * "KIND NAME key=value ...", which is what the table below is drawn from,
+ * so this tool needs no JSON parser.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *progname = "cfqctl";
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+           "usage: %s -s SOCKET COMMAND   (or CFQ_CONTROL=SOCKET)\n"
+           "commands:\n"
+           "  stats [-i SECONDS] [-c COUNT] [--json]  table per group and export\n"
+           "  get KEY                       print a tunable\n"
+           "  set KEY VALUE                 change a tunable (times take ns/us/ms/s)\n"
+           "  weight GROUP WEIGHT           change a group's weight (100..1000)\n"
+           "  reset                         zero the statistics\n"
+           "  raw LINE                      send LINE, print the answer\n",
+           progname);
+}
+
+static int
+ctl_connect (const char *path)
+{
+  struct sockaddr_un sun = { .sun_family = AF_UNIX };
+  int fd;
+
+  if (strlen (path) >= sizeof sun.sun_path) {
+    fprintf (stderr, "%s: %s: socket path too long\n", progname, path);
+    return -1;
+  }
+  strcpy (sun.sun_path, path);
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd == -1) {
+    fprintf (stderr, "%s: socket: %s\n", progname, strerror (errno));
+    return -1;
+  }
+  if (connect (fd, (struct sockaddr *) &sun, sizeof sun) == -1) {
+    fprintf (stderr, "%s: %s: %s\n", progname, path, strerror (errno));
+    close (fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Send one command line; return the answer without its final empty line,
+ * malloc'd, or NULL on error (said on stderr).
+ */
+static char *
+ctl_call (int fd, const char *cmd)
+{
+  size_t len = strlen (cmd), cap = 4096, n = 0;
+  char *buf;
+
+  if (write (fd, cmd, len) != (ssize_t) len || write (fd, "\n", 1) != 1) {
+    fprintf (stderr, "%s: write: %s\n", progname, strerror (errno));
+    return NULL;
+  }
+  buf = malloc (cap);
+  if (!buf)
+    return NULL;
+  for (;;) {
+    ssize_t r;
+
+    if ((n == 1 && buf[0] == '\n')
+        || (n >= 2 && buf[n - 1] == '\n' && buf[n - 2] == '\n')) {
+      buf[n - 1] = '\0';
+      if (n >= 2)
+        buf[n - 2] = '\0';
+      return buf;
+    }
+    if (cap - n < 1024) {
+      char *nb = realloc (buf, cap * 2);
+      if (!nb) {
+        free (buf);
+        return NULL;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    r = read (fd, buf + n, cap - n - 1);
+    if (r == 0) {
+      fprintf (stderr, "%s: the server closed the connection\n", progname);
+      free (buf);
+      return NULL;
+    }
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      fprintf (stderr, "%s: read: %s\n", progname, strerror (errno));
+      free (buf);
+      return NULL;
+    }
+    n += r;
+  }
+}
+
+/* Find " key=value" in a record line and copy the value to out. */
+static void
+field (const char *line, const char *key, char *out, size_t outlen)
+{
+  size_t kl = strlen (key);
+  const char *p = line;
+
+  while ((p = strstr (p, key)) != NULL) {
+    if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+      size_t i = 0;
+      p += kl + 1;
+      while (p[i] && p[i] != ' ' && i + 1 < outlen) {
+        out[i] = p[i];
+        i++;
+      }
+      out[i] = '\0';
+      return;
+    }
+    p += kl;
+  }
+  snprintf (out, outlen, "-");
+}
+
+static void
+print_table (const char *flat)
+{
+  const char *line = flat;
+  char dev[4096] = "";
+
+  printf ("%-7s %-16s %6s %9s %9s %7s %9s %9s %9s\n",
+          "KIND", "NAME", "WEIGHT", "IOPS", "MiB/s", "SHARE%",
+          "p50(ms)", "p99(ms)", "max(ms)");
+  while (line && *line) {
+    const char *eol = strchr (line, '\n');
+    size_t len = eol ? (size_t) (eol - line) : strlen (line);
+    char rec[4096], kind[32], name[256];
+    char w[32], iops[32], mibs[32], share[32], p50[32], p99[32], mx[32];
+
+    if (len >= sizeof rec)
+      len = sizeof rec - 1;
+    memcpy (rec, line, len);
+    rec[len] = '\0';
+    line = eol ? eol + 1 : NULL;
+    if (sscanf (rec, "%31s %255s", kind, name) != 2)
+      continue;
+    if (strcmp (kind, "device") == 0) {
+      snprintf (dev, sizeof dev, "%s", rec);
+      continue;
+    }
+    if (strcmp (kind, "group") != 0 && strcmp (kind, "export") != 0)
+      continue;
+    field (rec, "weight", w, sizeof w);
+    field (rec, "iops", iops, sizeof iops);
+    field (rec, "mibs", mibs, sizeof mibs);
+    field (rec, "share", share, sizeof share);
+    field (rec, "p50_ms", p50, sizeof p50);
+    field (rec, "p99_ms", p99, sizeof p99);
+    field (rec, "max_ms", mx, sizeof mx);
+    printf ("%-7s %-16s %6s %9s %9s %7s %9s %9s %9s\n",
+            kind, name, w, iops, mibs, share, p50, p99, mx);
+  }
+  if (*dev)
+    printf ("%s\n", dev);
+}
+
+int
+main (int argc, char *argv[])
+{
+  static const struct option longopts[] = {
+    { "socket", required_argument, NULL, 's' },
+    { "interval", required_argument, NULL, 'i' },
+    { "count", required_argument, NULL, 'c' },
+    { "json", no_argument, NULL, 'j' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  const char *path = getenv ("CFQ_CONTROL");
+  const char *verb;
+  double interval = 0;
+  long count = -1;
+  bool json = false, stats;
+  char cmd[4096];
+  int c, fd, rc = 0;
+
+  /* Options may come before the command or after it ("stats -i 1"). */
+  while ((c = getopt_long (argc, argv, "s:i:c:jh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 's': path = optarg; break;
+    case 'i':
+      interval = strtod (optarg, NULL);
+      if (!(interval > 0)) {
+        fprintf (stderr, "%s: -i %s: need a positive number of seconds\n",
+                 progname, optarg);
+        return 2;
+      }
+      break;
+    case 'c':
+      count = strtol (optarg, NULL, 10);
+      if (count <= 0) {
+        fprintf (stderr, "%s: -c %s: need a positive count\n", progname, optarg);
+        return 2;
+      }
+      break;
+    case 'j': json = true; break;
+    case 'h': usage (stdout); return 0;
+    default: usage (stderr); return 2;
+    }
+  }
+  if (optind >= argc) {
+    usage (stderr);
+    return 2;
+  }
+  if (!path) {
+    fprintf (stderr, "%s: no control socket: use -s PATH or CFQ_CONTROL\n",
+             progname);
+    return 2;
+  }
+  verb = argv[optind++];
+  stats = strcmp (verb, "stats") == 0;
+  if (stats && argc == optind) {
+    snprintf (cmd, sizeof cmd, json ? "stats" : "stats flat");
+    if (count < 0)
+      count = interval > 0 ? 0 : 1;     /* 0: until interrupted */
+  }
+  else if (strcmp (verb, "get") == 0 && argc - optind == 1)
+    snprintf (cmd, sizeof cmd, "get %s", argv[optind]);
+  else if (strcmp (verb, "set") == 0 && argc - optind == 2)
+    snprintf (cmd, sizeof cmd, "set %s %s", argv[optind], argv[optind + 1]);
+  else if (strcmp (verb, "weight") == 0 && argc - optind == 2)
+    snprintf (cmd, sizeof cmd, "weight %s %s", argv[optind], argv[optind + 1]);
+  else if (strcmp (verb, "reset") == 0 && argc == optind)
+    snprintf (cmd, sizeof cmd, "reset");
+  else if (strcmp (verb, "raw") == 0 && argc - optind == 1)
+    snprintf (cmd, sizeof cmd, "%s", argv[optind]);
+  else {
+    usage (stderr);
+    return 2;
+  }
+  if (!stats)
+    count = 1;
+
+  fd = ctl_connect (path);
+  if (fd == -1)
+    return 1;
+  for (long i = 0; count == 0 || i < count; i++) {
+    char *ans;
+
+    if (i > 0) {
+      struct timespec ts = { (time_t) interval,
+                             (long) ((interval - (time_t) interval) * 1e9) };
+      nanosleep (&ts, NULL);
+    }
+    ans = ctl_call (fd, cmd);
+    if (!ans) {
+      rc = 1;
+      break;
+    }
+    if (strncmp (ans, "error: ", 7) == 0) {
+      fprintf (stderr, "%s: %s\n", progname, ans + 7);
+      free (ans);
+      rc = 1;
+      break;
+    }
+    if (stats && !json) {
+      if (i > 0)
+        printf ("\n");
+      print_table (ans);
+    }
+    else if (*ans)
+      printf ("%s\n", ans);
+    fflush (stdout);
+    free (ans);
+  }
+  close (fd);
+  return rc;
+}
