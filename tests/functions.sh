@@ -32,6 +32,9 @@ set -o pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CFQ_PLUGIN=${CFQ_PLUGIN:-$top/plugin/nbdkit-cfq-plugin.so}
+# The integrity client.  Tests call it with -u: our plugin advertises its
+# O_DIRECT alignment as the minimum block size but documents that it serves
+# smaller requests by read-modify-write, so the client sends them anyway.
 SHADOW=$top/tests/nbd/shadow
 PYTHON=/usr/bin/python3             # the libnbd bindings live only here
 

@@ -53,21 +53,21 @@ abuse ()
   local name=$1 ops=$2 sockv=${1}_sock pidv=${1}_pid i rc cpid kpid
   local sock=${!sockv} pid=${!pidv}
 
-  "$SHADOW" -s 31 -n "$ops" -c 4 -r "$half:$half" "$sock" \
+  "$SHADOW" -u -s 31 -n "$ops" -c 4 -r "$half:$half" "$sock" \
     >"$TESTDIR/$name.checker" 2>&1 &
   cpid=$!
   cleanup_fn bg_kill "$cpid"
 
   for i in 1 2 3 4 5 6; do
     rc=0
-    "$SHADOW" -q -s "$i" -c 4 -d 32 -r "0:$half" \
+    "$SHADOW" -u -q -s "$i" -c 4 -d 32 -r "0:$half" \
       --abort-after $((150 + 50 * i)) "$sock" >/dev/null 2>&1 || rc=$?
     [ "$rc" = 0 ] || echo "$name: vanishing client $i: exit $rc"
     kill -0 "$pid" 2>/dev/null || break
   done
   for i in 1 2; do
     kill -0 "$pid" 2>/dev/null || break
-    "$SHADOW" -q -s $((100 + i)) -n 100000000 -r "0:$half" "$sock" \
+    "$SHADOW" -u -q -s $((100 + i)) -n 100000000 -r "0:$half" "$sock" \
       >/dev/null 2>&1 &
     kpid=$!
     cleanup_fn bg_kill "$kpid"
@@ -90,7 +90,7 @@ abuse ()
     return
   fi
   rc=0
-  "$SHADOW" -q -s 41 -n 2000 -c 2 "$sock" || rc=$?
+  "$SHADOW" -u -q -s 41 -n 2000 -c 2 "$sock" || rc=$?
   [ "$rc" = 0 ] ||
     failures+=("$name: a fresh client after the disconnects failed (exit $rc)")
 }

@@ -15,7 +15,7 @@ requires_plugin
 failures=0
 
 # expect_fail DESCRIPTION TEXT... -- [PREFIX-COMMAND... +] PLUGIN-PARAMS...
-#   Every TEXT must appear (fixed string, case-insensitive) in the output.
+#   Every TEXT (an extended regex, case-insensitive) must match the output.
 #   A PREFIX-COMMAND (e.g. setpriv ...) ends with a lone "+".
 expect_fail ()
 {
@@ -43,7 +43,7 @@ expect_fail ()
     failures=$((failures + 1))
   fi
   for t in "${texts[@]}"; do
-    if ! grep -qiF -- "$t" "$out"; then
+    if ! grep -qiE -- "$t" "$out"; then
       echo "   WRONG: the message does not say \"$t\""
       failures=$((failures + 1))
     fi
@@ -64,22 +64,30 @@ expect_fail "missing file" "$TESTDIR/nope.img" "No such file" -- \
 expect_fail "file in a missing directory" "$TESTDIR/nodir/x.img" \
   "No such file" -- file="$TESTDIR/nodir/x.img"
 # A directory: "Is a directory", "not a regular file", or the file plugin's
-# "use dir=": all name it as a directory problem.
-expect_fail "a directory" "$TESTDIR/pub" "dir" -- file="$TESTDIR/pub"
+# "use dir=": all name the problem.
+expect_fail "a directory" "$TESTDIR/pub" \
+  "director|not a regular file|dir=" -- file="$TESTDIR/pub"
 expect_fail "no file= parameter" "file" --
 
 expect_fail "unknown parameter" "foo" -- file="$good" foo=bar
 
 if plugin_is_ours; then
-  for qd in 0 -1 abc 12abc "" 99999999999999999999; do
-    if [ -n "$qd" ]; then
-      expect_fail "queue_depth=$qd" queue_depth "$qd" -- \
-        file="$good" queue_depth="$qd"
-    else
-      expect_fail "queue_depth=(empty)" queue_depth -- \
-        file="$good" queue_depth=
-    fi
-  done
+  # The message must name the parameter and what is wrong with the value.
+  expect_fail "queue_depth=0" queue_depth "=0|between|range|at least" -- \
+    file="$good" queue_depth=0
+  expect_fail "queue_depth=-1" queue_depth "-1|negative" -- \
+    file="$good" queue_depth=-1
+  # (Not "empty string": it is not empty, it is not a number.)
+  expect_fail "queue_depth=abc" queue_depth "abc" -- \
+    file="$good" queue_depth=abc
+  expect_fail "queue_depth=12abc" queue_depth "12abc" -- \
+    file="$good" queue_depth=12abc
+  expect_fail "queue_depth=(empty)" queue_depth "empty|missing|required" -- \
+    file="$good" queue_depth=
+  expect_fail "queue_depth=1e20" queue_depth "9{20}|range|between|large" -- \
+    file="$good" queue_depth=99999999999999999999
+  expect_fail "queue_depth=5000" queue_depth "5000|range|between|large" -- \
+    file="$good" queue_depth=5000
   expect_fail "unknown scheduler" scheduler nonesuch -- \
     file="$good" scheduler=nonesuch
   expect_fail "empty scheduler" scheduler -- file="$good" scheduler=

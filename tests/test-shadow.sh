@@ -28,7 +28,7 @@ shadow_run ()
   cp "$TESTDIR/disk.img" "$TESTDIR/disk.orig"
   start_nbdkit "$name" -- file="$TESTDIR/disk.img" "$@"
   local sockv=${name}_sock
-  "$SHADOW" -s "$seed" -n "$ops" -i "$TESTDIR/disk.orig" \
+  "$SHADOW" -u -s "$seed" -n "$ops" -i "$TESTDIR/disk.orig" \
     -o "$TESTDIR/back.img" "${!sockv}" || rc=$?
   stop_nbdkit "$name"
   local stv=${name}_status
@@ -41,9 +41,20 @@ shadow_run ()
 
 # ---- 1. regular file --------------------------------------------------------
 if plugin_is_ours; then
-  shadow_run fifo 1 scheduler=fifo
-  shadow_run cfq 2 scheduler=cfq
-  shadow_run qd2 3 queue_depth=2
+  # Every scheduler this build has (--dump-plugin: cfq_schedulers=fifo,cfq).
+  scheds=$(nbdkit "$CFQ_PLUGIN" --dump-plugin |
+           sed -n 's/^cfq_schedulers=//p' | tr ',' ' ')
+  case " $scheds " in *" fifo "*) ;; *) fail "no fifo scheduler: '$scheds'" ;; esac
+  case " $scheds " in
+    *" cfq "*) ;;
+    *) echo "NOTE: this build has no scheduler=cfq: only '$scheds' tested" ;;
+  esac
+  seed=1
+  for s in $scheds; do
+    shadow_run "$s" $seed scheduler="$s"
+    seed=$((seed + 1))
+  done
+  shadow_run qd2 10 queue_depth=2
 else
   shadow_run file 1
 fi
@@ -53,7 +64,7 @@ fi
 make_image "$TESTDIR/disk.img" $size
 start_nbdkit neg -- file="$TESTDIR/disk.img"
 rc=0
-"$SHADOW" -s 11 -c 1 -n 3000 --lose-write 900 "$neg_sock" \
+"$SHADOW" -u -s 11 -c 1 -n 3000 --lose-write 900 "$neg_sock" \
   >"$TESTDIR/neg.out" 2>&1 || rc=$?
 cat "$TESTDIR/neg.out"
 stop_nbdkit neg
@@ -156,7 +167,7 @@ blkparams=()
 plugin_is_ours || { blkopts=(--filter=blocksize); blkparams=(minblock=512); }
 start_nbdkit blk "${blkopts[@]}" -- file="$blkdev" "${blkparams[@]}"
 rc=0
-"$SHADOW" -s 4 -n "$ops" -i "$TESTDIR/blk.orig" -o "$TESTDIR/back.img" \
+"$SHADOW" -u -s 4 -n "$ops" -i "$TESTDIR/blk.orig" -o "$TESTDIR/back.img" \
   "$blk_sock" || rc=$?
 stop_nbdkit blk
 [ "$rc" = 0 ] || fail "block device: shadow failed (exit $rc), seed 4"

@@ -36,7 +36,7 @@ check_on ()
   cp "$dir/disk.img" "$TESTDIR/disk.orig"
   start_nbdkit "$name" -- file="$dir/disk.img"
   local sockv=${name}_sock
-  "$SHADOW" -s "$seed" -n "$ops" -i "$TESTDIR/disk.orig" \
+  "$SHADOW" -u -s "$seed" -n "$ops" -i "$TESTDIR/disk.orig" \
     -o "$TESTDIR/back.img" "${!sockv}" || rc=$?
   stop_nbdkit "$name"
   stv=${name}_status

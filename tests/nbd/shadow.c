@@ -142,6 +142,7 @@ static unsigned nr_conns = 8;
 static unsigned depth = 32;
 static uint64_t max_len = 256 * 1024;   /* bytes, read/write */
 static bool trim_zero;
+static bool unaligned_anyway;           /* ignore the server's minimum */
 static int64_t lose_write = -1;         /* index among writes, -1 = none */
 static int64_t abort_after = -1;        /* requests, -1 = never */
 static const char *init_file;
@@ -260,6 +261,9 @@ connect_server (void)
   }
   else if (nbd_connect_unix (nbd, server) == -1)
     die ("connect");
+  if (unaligned_anyway &&
+      nbd_set_strict_mode (nbd, LIBNBD_STRICT_MASK & ~LIBNBD_STRICT_ALIGN) == -1)
+    die ("nbd_set_strict_mode");
   return nbd;
 }
 
@@ -654,6 +658,8 @@ usage (void)
 "  -i, --init FILE        the export's expected initial content\n"
 "  -o, --dump FILE        write the final read-back here\n"
 "  -z, --trim-zero        trimmed bytes must read back as zero\n"
+"  -u, --unaligned        send unaligned requests even if the server\n"
+"                         advertises a minimum block size\n"
 "      --lose-write N     negative control: do not send the N-th write\n"
 "      --abort-after N    _exit() after issuing N requests\n"
 "      --stall N          fail if nothing completes for N s (default 120)\n"
@@ -668,7 +674,7 @@ main (int argc, char *argv[])
     { "seed", 1, 0, 's' }, { "ops", 1, 0, 'n' }, { "conns", 1, 0, 'c' },
     { "depth", 1, 0, 'd' }, { "max-len", 1, 0, 'l' },
     { "region", 1, 0, 'r' }, { "init", 1, 0, 'i' }, { "dump", 1, 0, 'o' },
-    { "trim-zero", 0, 0, 'z' }, { "lose-write", 1, 0, 'L' },
+    { "trim-zero", 0, 0, 'z' }, { "unaligned", 0, 0, 'u' }, { "lose-write", 1, 0, 'L' },
     { "abort-after", 1, 0, 'A' }, { "stall", 1, 0, 'S' },
     { "quiet", 0, 0, 'q' }, { 0, 0, 0, 0 }
   };
@@ -677,7 +683,7 @@ main (int argc, char *argv[])
   int ch;
   const char *colon;
 
-  while ((ch = getopt_long (argc, argv, "s:n:c:d:l:r:i:o:zq", lopts,
+  while ((ch = getopt_long (argc, argv, "s:n:c:d:l:r:i:o:zuq", lopts,
                             NULL)) != -1) {
     switch (ch) {
     case 's': seed = parse_u64 (optarg, "seed"); seed_set = true; break;
@@ -697,6 +703,7 @@ main (int argc, char *argv[])
     case 'i': init_file = optarg; break;
     case 'o': dump_file = optarg; break;
     case 'z': trim_zero = true; break;
+    case 'u': unaligned_anyway = true; break;
     case 'L': lose_write = parse_u64 (optarg, "lose-write"); break;
     case 'A': abort_after = parse_u64 (optarg, "abort-after"); break;
     case 'S': stall_secs = parse_u64 (optarg, "stall"); break;
@@ -735,8 +742,19 @@ main (int argc, char *argv[])
              "writes on one connection need not be seen on another\n");
     exit (2);
   }
-  if (nbd_get_block_size (nbd0, LIBNBD_SIZE_MINIMUM) > 1)
-    min_block = nbd_get_block_size (nbd0, LIBNBD_SIZE_MINIMUM);
+  if (nbd_get_block_size (nbd0, LIBNBD_SIZE_MINIMUM) > 1) {
+    if (unaligned_anyway) {
+      /* The server advertises a minimum but documents that it serves
+       * smaller requests (read-modify-write): send them anyway, past
+       * libnbd's own check.
+       */
+      printf ("shadow: the server prefers %" PRId64 "-byte blocks; sending "
+              "unaligned requests anyway (-u)\n",
+              nbd_get_block_size (nbd0, LIBNBD_SIZE_MINIMUM));
+    }
+    else
+      min_block = nbd_get_block_size (nbd0, LIBNBD_SIZE_MINIMUM);
+  }
   if (nbd_get_block_size (nbd0, LIBNBD_SIZE_MAXIMUM) > 0)
     max_block = nbd_get_block_size (nbd0, LIBNBD_SIZE_MAXIMUM);
   if (region_len == 0)
