@@ -5,12 +5,17 @@
 #
 #  1. a regular file, each scheduler, and a tiny queue_depth (back-pressure);
 #     after the server stops, the file itself must equal the final read-back
-#     (nothing was left only in a cache);
-#  2. two negative controls, which must FAIL with "DATA INTEGRITY ERROR", or
+#     (nothing was left only in a cache); then a "hot" run: requests of at
+#     most 300 bytes (zero/trim 1200) in a 64 KiB region, so that disjoint
+#     requests in flight at once very often share a 512-byte sector, which
+#     read-modify-write must serialise or lose one of the updates;
+#  2. negative controls, which must FAIL with "DATA INTEGRITY ERROR", or
 #     this test proves nothing: the client loses one of its own writes
-#     (--lose-write), and a deliberately broken server (a memory disk that
-#     acknowledges and drops every 50th write) is checked;
-#  3. a loop block device on an image (skipped if there are no loop devices).
+#     (--lose-write); a deliberately broken server (a memory disk that
+#     acknowledges and drops every 50th write); the same disk keeping every
+#     write but reporting all of it as a zero hole in block status;
+#  3. a loop block device on an image, the normal and the hot run (skipped if
+#     there are no loop devices).
 # timeout: 1200
 . "$(dirname "$0")/functions.sh"
 requires_plugin
@@ -59,6 +64,20 @@ else
   shadow_run file 1
 fi
 
+# hot_run NAME SOCKET SEED: many small unaligned requests in 64 KiB.
+hot_run ()
+{
+  local rc=0
+  "$SHADOW" -u -s "$3" -n "$ops" -r 4096:65536 -l 300 "$2" || rc=$?
+  [ "$rc" = 0 ] || fail "$1: hot-sector run failed (exit $rc), seed $3"
+  echo "== $1: hot-sector run OK"
+}
+make_image "$TESTDIR/disk.img" $size
+start_nbdkit hot -- file="$TESTDIR/disk.img"
+hot_run hot "$hot_sock" 12
+stop_nbdkit hot
+[ "$hot_status" = 0 ] || fail "hot: nbdkit exited with status $hot_status"
+
 # ---- 2. negative controls ---------------------------------------------------
 # (a) The client drops its own write #900 of ~940 (one connection: deterministic).
 make_image "$TESTDIR/disk.img" $size
@@ -75,7 +94,8 @@ echo "== negative control, lost client write: detected"
 # (b) A server that loses writes.  Independent of the plugin under test.
 if nbdkit cc --version >/dev/null 2>&1 && command -v cc >/dev/null; then
   cat >"$TESTDIR/lossy.c" <<'EOF'
-/* A memory disk that acknowledges every write and drops every EVERY-th. */
+/* A memory disk that acknowledges every write and drops every EVERY-th
+ * (every=0: none), and with lie=1 reports everything as a zero hole. */
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 #include <pthread.h>
@@ -86,11 +106,13 @@ if nbdkit cc --version >/dev/null 2>&1 && command -v cc >/dev/null; then
 static unsigned char *disk;
 static int64_t size = 64 << 20;
 static uint64_t every = 50, writes;
+static int lie;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int lossy_config (const char *k, const char *v)
 {
   if (strcmp (k, "every") == 0) every = strtoull (v, NULL, 0);
   else if (strcmp (k, "size") == 0) size = nbdkit_parse_size (v);
+  else if (strcmp (k, "lie") == 0) lie = atoi (v);
   else { nbdkit_error ("unknown parameter %s", k); return -1; }
   return 0;
 }
@@ -115,7 +137,7 @@ static int lossy_pwrite (void *h, const void *buf, uint32_t n, uint64_t off,
                          uint32_t f)
 {
   pthread_mutex_lock (&lock);
-  if (++writes % every)
+  if (every == 0 || ++writes % every)
     memcpy (disk + off, buf, n);
   pthread_mutex_unlock (&lock);
   return 0;
@@ -128,6 +150,12 @@ static int lossy_zero (void *h, uint32_t n, uint64_t off, uint32_t f)
   return 0;
 }
 static int lossy_flush (void *h, uint32_t f) { return 0; }
+static int lossy_can_extents (void *h) { return lie; }
+static int lossy_extents (void *h, uint32_t n, uint64_t off, uint32_t f,
+                          struct nbdkit_extents *e)
+{
+  return nbdkit_add_extent (e, off, n, NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO);
+}
 static struct nbdkit_plugin plugin = {
   .name = "lossy", .version = "1",
   .config = lossy_config, .config_complete = lossy_config_complete,
@@ -136,6 +164,7 @@ static struct nbdkit_plugin plugin = {
   .can_zero = lossy_yes, .can_multi_conn = lossy_yes, .can_fua = lossy_fua,
   .pread = lossy_pread, .pwrite = lossy_pwrite, .zero = lossy_zero,
   .trim = lossy_zero, .flush = lossy_flush,
+  .can_extents = lossy_can_extents, .extents = lossy_extents,
 };
 NBDKIT_REGISTER_PLUGIN (plugin)
 EOF
@@ -147,6 +176,15 @@ EOF
   [ "$rc" = 1 ] && grep -q 'DATA INTEGRITY ERROR' "$TESTDIR/lossy.out" ||
     fail "negative control (server losing writes) not detected: exit $rc"
   echo "== negative control, server losing writes: detected"
+  # A server that keeps every write but calls all of the disk a zero hole.
+  rc=0
+  nbdkit -U - cc "$TESTDIR/lossy.c" every=0 lie=1 \
+    --run "$SHADOW -s 6 -n 4000 \$unixsocket" >"$TESTDIR/liar.out" 2>&1 ||
+    rc=$?
+  cat "$TESTDIR/liar.out"
+  [ "$rc" = 1 ] && grep -q 'INTEGRITY ERROR in block status' "$TESTDIR/liar.out" ||
+    fail "negative control (false zero extents) not detected: exit $rc"
+  echo "== negative control, server reporting data as zero: detected"
 else
   echo "NOTE: nbdkit cc plugin or a C compiler missing: no lossy-server control"
 fi
@@ -169,10 +207,15 @@ start_nbdkit blk "${blkopts[@]}" -- file="$blkdev" "${blkparams[@]}"
 rc=0
 "$SHADOW" -u -s 4 -n "$ops" -i "$TESTDIR/blk.orig" -o "$TESTDIR/back.img" \
   "$blk_sock" || rc=$?
+[ "$rc" = 0 ] || fail "block device: shadow failed (exit $rc), seed 4"
+cp "$TESTDIR/back.img" "$TESTDIR/back.first"
+hot_run blk "$blk_sock" 13
 stop_nbdkit blk
 [ "$rc" = 0 ] || fail "block device: shadow failed (exit $rc), seed 4"
 [ "$blk_status" = 0 ] || fail "block device: nbdkit exited with $blk_status"
 loop_detach "$blkdev" "$TESTDIR/blk.img"
-cmp "$TESTDIR/blk.img" "$TESTDIR/back.img" ||
+# The hot run changed [4096, +65536) after the read-back: compare the rest.
+cmp -n 4096 "$TESTDIR/blk.img" "$TESTDIR/back.first" &&
+  cmp -i 69632 "$TESTDIR/blk.img" "$TESTDIR/back.first" ||
   fail "block device: the image differs from what the server returned"
 echo "== loop block device: OK"

@@ -4,8 +4,8 @@
  * What it proves.  Every byte the server returns is the byte the last
  * completed write (or zero) put there, across many connections with many
  * requests in flight, for every request type a disk client sends: read,
- * write, write+FUA, trim, write-zeroes (may punch a hole, NO_HOLE, FAST_ZERO)
- * and flush, at random offsets and lengths that are often not sector
+ * write, write+FUA, trim, write-zeroes (may punch a hole, NO_HOLE, FAST_ZERO),
+ * block status (a range reported as zero must read as zero) and flush, at random offsets and lengths that are often not sector
  * aligned (the server's read-modify-write path) and that include the last
  * byte of the export.  After the run all connections are closed and a fresh
  * connection reads the whole region back: a write that the server
@@ -87,14 +87,14 @@
 
 enum op {
   OP_READ, OP_WRITE, OP_WRITE_FUA, OP_TRIM, OP_ZERO, OP_ZERO_NOHOLE,
-  OP_ZERO_FAST, OP_FLUSH, OP_NR
+  OP_ZERO_FAST, OP_EXTENTS, OP_FLUSH, OP_NR    /* flush stays last */
 };
 static const char *const op_name[OP_NR] = {
   "read", "write", "write+fua", "trim", "zero", "zero+nohole", "zero+fast",
-  "flush"
+  "extents", "flush"
 };
 /* Relative frequency of each request type, in percent. */
-static unsigned op_weight[OP_NR] = { 34, 22, 10, 8, 8, 8, 4, 6 };
+static unsigned op_weight[OP_NR] = { 30, 22, 10, 8, 8, 8, 4, 4, 6 };
 
 /* One request: generated, then issued into a slot, then retired. */
 struct req {
@@ -161,6 +161,7 @@ static uint64_t min_block = 1;          /* server's minimum block size */
 static uint64_t max_block;              /* server's maximum, 0 = unknown */
 static uint64_t count[OP_NR], bytes[OP_NR];
 static uint64_t unaligned, fast_zero_refused;
+static uint64_t zero_extent_bytes;      /* reported zero by block status */
 static time_t last_progress;
 static uint64_t inflight_sum, polls;   /* for the mean number in flight */
 
@@ -255,6 +256,8 @@ connect_server (void)
 
   if (!nbd)
     die ("nbd_create");
+  if (nbd_add_meta_context (nbd, LIBNBD_CONTEXT_BASE_ALLOCATION) == -1)
+    die ("nbd_add_meta_context");
   if (strncmp (server, "nbd", 3) == 0) {
     if (nbd_connect_uri (nbd, server) == -1)
       die ("connect");
@@ -404,6 +407,44 @@ overlaps_inflight (const struct req *rq)
   return false;
 }
 
+/* Block status: a range the server calls zero must read as zero.  (A hole
+ * without the zero flag promises nothing.)  Runs while the request is in
+ * flight, when no request overlapping it can be, so the shadow is current.
+ */
+static int
+extent_seen (void *opaque, const char *ctx, uint64_t off, uint32_t *ent,
+             size_t nr, int *error)
+{
+  const struct slot *s = opaque;
+  const struct req *rq = &s->rq;
+  uint64_t pos = off, end = rq->off + rq->len;
+
+  if (strcmp (ctx, LIBNBD_CONTEXT_BASE_ALLOCATION) != 0)
+    return 0;
+  if (off != rq->off) {
+    fprintf (stderr, "shadow: block status #%" PRIu64 " for %" PRIu64
+             " answered from %" PRIu64 "\n", rq->seq, rq->off, off);
+    exit (2);
+  }
+  for (size_t i = 0; i + 1 < nr && pos < end; i += 2) {
+    uint64_t stop = pos + ent[i] < end ? pos + ent[i] : end;
+    if (ent[i + 1] & LIBNBD_STATE_ZERO) {
+      zero_extent_bytes += stop - pos;
+      for (uint64_t b = pos; b < stop; b++)
+        if (known[b - region_off] && shadow[b - region_off] != 0) {
+          fprintf (stderr, "shadow: DATA INTEGRITY ERROR in block status #%"
+                   PRIu64 " (connection %u): [%" PRIu64 ", +%" PRIu64
+                   ") is reported as reading zero, but byte %" PRIu64
+                   " is 0x%02x\n", rq->seq, s->conn, pos, stop - pos, b,
+                   shadow[b - region_off]);
+          exit (1);
+        }
+    }
+    pos += ent[i];
+  }
+  return 0;
+}
+
 /* Issue rq if its connection has room and its range is free. */
 static bool
 try_issue (unsigned c, const struct req *rq)
@@ -457,6 +498,11 @@ try_issue (unsigned c, const struct req *rq)
   case OP_ZERO: case OP_ZERO_NOHOLE: case OP_ZERO_FAST:
     r = nbd_aio_zero (cn->nbd, rq->len, rq->off, cb, rq->flags);
     break;
+  case OP_EXTENTS: {
+    nbd_extent_callback ecb = { .callback = extent_seen, .user_data = s };
+    r = nbd_aio_block_status (cn->nbd, rq->len, rq->off, ecb, cb, 0);
+    break;
+  }
   case OP_FLUSH:
     r = nbd_aio_flush (cn->nbd, cb, 0);
     break;
@@ -525,7 +571,7 @@ retire (struct slot *s)
       memset (sh, 0, rq->len);
       set_known (rq->off, rq->len, 1);
       break;
-    case OP_FLUSH: case OP_NR:
+    case OP_EXTENTS: case OP_FLUSH: case OP_NR:
       break;
     }
   }
@@ -773,6 +819,8 @@ main (int argc, char *argv[])
   if (nbd_can_zero (nbd0) != 1 || nbd_can_fast_zero (nbd0) != 1)
     op_weight[OP_ZERO_FAST] = 0;
   if (nbd_can_flush (nbd0) != 1) op_weight[OP_FLUSH] = 0;
+  if (nbd_can_meta_context (nbd0, LIBNBD_CONTEXT_BASE_ALLOCATION) != 1)
+    op_weight[OP_EXTENTS] = 0;
   for (int o = 0; o < OP_NR; o++)
     if (op_weight[o] == 0)
       printf ("shadow: the server does not offer %s: not tested\n",
@@ -855,9 +903,10 @@ main (int argc, char *argv[])
       if (conns[c].most > most) most = conns[c].most;
     printf ("shadow: %" PRIu64 " requests not 512-byte aligned; in flight:"
             " mean %.1f, most on one connection %u; fast zeroes refused %"
-            PRIu64 "; bytes unspecified at the end %" PRIu64 "\n",
+            PRIu64 "; bytes reported zero by block status %" PRIu64
+            "; bytes unspecified at the end %" PRIu64 "\n",
             unaligned, polls ? (double) inflight_sum / polls : 0.0, most,
-            fast_zero_refused, unknown);
+            fast_zero_refused, zero_extent_bytes, unknown);
   }
   if (bad)
     return 1;
