@@ -5,7 +5,7 @@
 
 static const struct sched_ops *const policies[] = {
   &fifo_ops,
-  /* &cfq_ops: added when core/cfq.c lands. */
+  &cfq_ops,
 };
 
 const struct sched_ops *

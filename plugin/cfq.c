@@ -70,6 +70,8 @@
 #define CFQ_MAX_REQUEST (32u << 20)     /* bytes: NBD's largest data request */
 #define CFQ_PREFERRED_BLOCK 4096        /* bytes */
 #define CFQ_ZERO_CHUNK (1u << 20)       /* bytes: write-zeroes fallback step */
+#define CFQ_BOUNCE_STEP (64u << 10)     /* bytes: bounce sizes are multiples */
+#define CFQ_BOUNCE_KEEP (8u << 20)      /* bytes: larger bounces are not kept */
 
 /* ---- configuration (main thread, before get_ready) ------------------------- */
 
@@ -97,6 +99,7 @@ static bool cfq_key_made;
 static int cfq_can_punch = 1;           /* fallocate PUNCH_HOLE */
 static int cfq_can_zero_range = 1;      /* fallocate ZERO_RANGE */
 static int cfq_can_discard = 1;         /* BLKDISCARD */
+static bool cfq_seek_data;              /* lseek SEEK_DATA/SEEK_HOLE work */
 
 struct cfq_handle {
   struct sched_queue *q;                /* this connection's queue */
@@ -154,7 +157,7 @@ static void *
 bounce_get (size_t n)
 {
   struct bounce *b = pthread_getspecific (cfq_bounce_key);
-  size_t size = 64 * 1024;
+  size_t size;
   void *p;
 
   if (b && b->size >= n)
@@ -168,14 +171,28 @@ bounce_get (size_t n)
       return NULL;
     }
   }
-  while (size < n)
-    size <<= 1;
+  size = (n + CFQ_BOUNCE_STEP - 1) / CFQ_BOUNCE_STEP * CFQ_BOUNCE_STEP;
   if (posix_memalign (&p, cfq_buf_align, size))
     return NULL;
   free (b->p);
   b->p = p;
   b->size = size;
   return p;
+}
+
+/* After a request: keep the common sizes for the next one, but do not let
+ * each of nbdkit's threads hold on to 32 MiB after one huge request.
+ */
+static void
+bounce_done (void)
+{
+  struct bounce *b = pthread_getspecific (cfq_bounce_key);
+
+  if (b && b->size > CFQ_BOUNCE_KEEP) {
+    free (b->p);
+    b->p = NULL;
+    b->size = 0;
+  }
 }
 
 /* ---- the write range lock ------------------------------------------------------ */
@@ -329,6 +346,7 @@ do_pread (struct cfq_handle *h, void *buf, uint32_t count, uint64_t off)
   err = io_rw (h, RQ_READ, FILE_DIRECT, b, p.span_len, p.span_off, 0);
   if (!err)
     memcpy (buf, (char *) b + p.head, count);
+  bounce_done ();
   return err;
 }
 
@@ -394,6 +412,7 @@ do_pwrite (struct cfq_handle *h, const void *buf, uint32_t count,
     err = do_rmw (h, buf, count, &p, rw_flags);
   }
   rl_unlock (&l);
+  bounce_done ();
   return err;
 }
 
@@ -483,6 +502,7 @@ cfq_dump_plugin (void)
   printf ("cfq_o_direct=yes\n");
   printf ("cfq_fallocate=yes\n");
   printf ("cfq_discard=yes\n");
+  printf ("cfq_extents=yes\n");
   printf ("cfq_schedulers=");
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (sched_lookup (names[i])) {
@@ -515,13 +535,24 @@ cfq_config (const char *key, const char *value)
     }
   }
   else if (strcmp (key, "queue_depth") == 0) {
-    if (nbdkit_parse_unsigned ("queue_depth", value, &cfq_queue_depth) == -1)
+    /* Our own parse, so every refusal names the value it refuses. */
+    char *end;
+    unsigned long v;
+
+    if (value[0] == '\0') {
+      nbdkit_error ("cfq: queue_depth: empty value "
+                    "(must be a number between 1 and %d)", CFQ_QUEUE_DEPTH_MAX);
       return -1;
-    if (cfq_queue_depth < 1 || cfq_queue_depth > CFQ_QUEUE_DEPTH_MAX) {
-      nbdkit_error ("cfq: queue_depth=%s: must be between 1 and %d",
+    }
+    errno = 0;
+    v = strtoul (value, &end, 10);
+    if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno ||
+        v < 1 || v > CFQ_QUEUE_DEPTH_MAX) {
+      nbdkit_error ("cfq: queue_depth=%s: must be a number between 1 and %d",
                     value, CFQ_QUEUE_DEPTH_MAX);
       return -1;
     }
+    cfq_queue_depth = (unsigned) v;
   }
   else if (strcmp (key, "backend") == 0) {
     if (strcmp (value, "io_uring") != 0 && strcmp (value, "null") != 0) {
@@ -647,6 +678,13 @@ cfq_get_ready (void)
                 cfq_dev.is_blockdev ? "block device" : "regular file",
                 cfq_dev.size, cfq_bs, cfq_dev.mem_align,
                 cfq_direct ? "O_DIRECT" : "buffered");
+
+  /* Extents (sparseness) come from SEEK_DATA/SEEK_HOLE on files whose
+   * filesystem supports them; ENXIO just means no data at all.
+   */
+  if (!cfq_dev.is_blockdev &&
+      (lseek (cfq_fds[FILE_BUFFERED], 0, SEEK_DATA) >= 0 || errno == ENXIO))
+    cfq_seek_data = true;
 
   if (posix_memalign (&cfq_zero_buf, cfq_buf_align, CFQ_ZERO_CHUNK)) {
     cfq_zero_buf = NULL;
@@ -805,6 +843,60 @@ cfq_can_multi_conn (void *handle)
 }
 
 static int
+cfq_can_extents (void *handle)
+{
+  return cfq_seek_data;
+}
+
+/* Holes and data from the filesystem, like nbdkit's file plugin: metadata,
+ * not device I/O, so it does not go through the scheduler.  Every lseek
+ * here names its offset, so sharing the descriptor's position between
+ * threads does not matter (no I/O uses that position).
+ */
+static int
+cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+             struct nbdkit_extents *extents)
+{
+  const bool req_one = flags & NBDKIT_FLAG_REQ_ONE;
+  const int fd = cfq_fds[FILE_BUFFERED];
+  const uint64_t end = offset + count;
+  off_t pos;
+
+  while (offset < end) {
+    pos = lseek (fd, (off_t) offset, SEEK_DATA);
+    if (pos == -1) {
+      if (errno != ENXIO) {
+        nbdkit_error ("cfq: extents: lseek SEEK_DATA: %m");
+        return -1;
+      }
+      pos = (off_t) cfq_dev.size;       /* a hole to the end */
+    }
+    if ((uint64_t) pos > offset) {
+      if (nbdkit_add_extent (extents, offset, (uint64_t) pos - offset,
+                             NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO) == -1)
+        return -1;
+      if (req_one)
+        break;
+      offset = (uint64_t) pos;
+      continue;
+    }
+    pos = lseek (fd, (off_t) offset, SEEK_HOLE);
+    if (pos == -1) {
+      nbdkit_error ("cfq: extents: lseek SEEK_HOLE: %m");
+      return -1;
+    }
+    if ((uint64_t) pos <= offset)       /* cannot happen: be safe */
+      pos = (off_t) end;
+    if (nbdkit_add_extent (extents, offset, (uint64_t) pos - offset, 0) == -1)
+      return -1;
+    if (req_one)
+      break;
+    offset = (uint64_t) pos;
+  }
+  return 0;
+}
+
+static int
 cfq_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
            uint32_t flags)
 {
@@ -926,6 +1018,8 @@ static struct nbdkit_plugin plugin = {
   .can_zero = cfq_can_zero,
   .can_fast_zero = cfq_can_fast_zero,
   .can_multi_conn = cfq_can_multi_conn,
+  .can_extents = cfq_can_extents,
+  .extents = cfq_extents,
   .pread = cfq_pread,
   .pwrite = cfq_pwrite,
   .flush = cfq_flush,

@@ -411,6 +411,7 @@ engine_start (const struct engine_cfg *cfg)
     goto err;
   }
   e->thread_started = true;
+  pthread_setname_np (e->thread, "cfq-dispatch");      /* for top -H, gdb */
   return 0;
 
  err:

@@ -1,0 +1,2281 @@
+/* cfq.c: Completely Fair Queueing (Linux 2.6.36 semantics) on a virtual clock.
+ *
+ * What CFQ decides, and why
+ * -------------------------
+ * A disk is a single server whose cost per request depends on what it did
+ * just before: a request next to the previous one is nearly free, a seek on
+ * a rotating disk costs milliseconds.  Serving requests in arrival order
+ * (FIFO) or strictly by sector (deadline) is fair to requests, not to the
+ * clients issuing them: a streaming writer with a deep queue takes the disk
+ * from a reader that issues one request at a time and thinks in between.
+ * CFQ is fair to clients instead.  It gives each client queue (cfqq) the disk
+ * for a time slice, during which only that queue dispatches, in sector order.
+ * When the queue runs dry before its slice ends, CFQ may leave the disk idle
+ * for a few ms (slice_idle) because a synchronous client that just got its
+ * data back usually sends the next nearby request at once: waiting costs
+ * less than the seek to another client's area, and it stops the reader from
+ * being starved by writers that always have something queued.
+ *
+ * Around that core:
+ * - Classes are strict: RT queues are served before BE, BE before IDLE,
+ *   and within a class the level (0..7) scales the slice length:
+ *   slice = base + base/5 * (4 - level).
+ * - Inside a group, queues sit on service trees by workload: SYNC (sync
+ *   queues that idle), SYNC_NOIDLE (seeky or thinking sync queues: idling
+ *   for each does not pay, so CFQ idles once for the whole tree) and ASYNC.
+ *   A workload keeps the disk for a workload slice sized from target_latency
+ *   and how many queues it has against the group's busy average.
+ * - Groups (tenants here, cgroups in Linux) share the disk by weight: each
+ *   has a virtual disk time that grows by the time it used, times 500/weight;
+ *   the group with the smallest vdisktime goes next.  With slice_idle=0 on a
+ *   queueing device the time a group "used" is meaningless, so CFQ charges
+ *   requests instead (IOPS mode).  group_idle keeps a group's turn alive for
+ *   a moment when its last queue runs dry, or a sparse tenant would lose its
+ *   share to a greedy one every time it thinks.
+ * - low_latency shortens slices so that all busy queues of a group get a
+ *   turn within target_latency, and keeps async writers shallow while sync
+ *   requests are being delayed.
+ * - Preemption lets a more urgent queue (RT over BE, sync over async, a
+ *   request right next to the head while the active queue idles) take the
+ *   disk early; the preempted queue keeps its unused slice as a credit.
+ * - Cooperating queues: two clients reading one area in turns (a thread
+ *   pool) look seeky one by one but sequential together; CFQ notices the
+ *   queue whose next request is close to the head, serves it instead of
+ *   idling, and merges the two into one queue; it splits them again when
+ *   the shared queue turns seeky.
+ *
+ * Data structures
+ * ---------------
+ *
+ *   cfqd --grp_st (rb by vdisktime, leftmost cached)
+ *          |
+ *          +-- cfqg "a" weight 500 ----------------------------------+
+ *          |     st[RT][ASYNC] st[RT][SYNC_NOIDLE] st[RT][SYNC]      |
+ *          |     st[BE][ASYNC] st[BE][SYNC_NOIDLE] st[BE][SYNC]      |
+ *          |     st_idle       (each: rb of cfqq by rb_key)          |
+ *          |                    |                                     |
+ *          |                    +-- cfqq (sync, one per connection)   |
+ *          |                    |     sort_list: rb of rq by sector   |
+ *          |                    |     fifo: list of rq by arrival     |
+ *          |                    |     next_rq -> best rq after head   |
+ *          |                    +-- cfqq ...                          |
+ *          |     async[RT|BE][level], async_idle: embedded cfqq      |
+ *          |     prio_trees[level]: rb of cfqq by next_rq sector     |
+ *          +-- cfqg "b" ...                                           |
+ *
+ *   sched_queue (a connection = Linux's cfq_io_context) --cfqq--> the sync
+ *   cfqq now serving it: its own embedded one, or another connection's
+ *   after a merge.
+ *
+ * Kernel names kept: cfqd (struct cfqd, cfq_data), cfqg (struct
+ * sched_group, cfq_group), cfqq (struct cfqq, cfq_queue), rq (struct rq),
+ * service_tree/st (struct rb_root of cfqq), grp_st (grp_service_tree), cic
+ * (struct sched_queue: what cfq_io_context was: the submitter's identity,
+ * think time, and the pointer to its sync queue).  Functions are named after
+ * the kernel ones they mirror (cfq_select_queue, cfq_may_dispatch,
+ * cfq_arm_slice_timer, ...) so the two can be read side by side.
+ *
+ * Deviations from the kernel
+ * --------------------------
+ * - Time: jiffies become ns passed in by the caller; HZ-based constants are
+ *   taken at HZ=1000 (a jiffy = 1 ms: CFQ_MIN_TT 2 ms, CFQ_IDLE_DELAY 200 ms,
+ *   the "1 jiffy left" tests use 1 ms).  IOPS mode charges 1 ms per request,
+ *   which is what one request "weighs" against CFQ_IDLE_DELAY at HZ=1000.
+ * - Timers: there is no timer.  The idle timer is a deadline (idle_timer)
+ *   that dispatch() returns in *next, and that every entry point fires if it
+ *   has passed.  cfq_schedule_dispatch() has no equivalent: the mechanism
+ *   calls dispatch() after every insert and completion anyway.
+ * - No cgroups: groups are tenants created by group_new(); a queue created
+ *   with no group goes to the root group (weight 1000, as in CFQ).
+ * - io_context -> connection (struct sched_queue); one sync cfqq each.  No
+ *   process priorities, no nice, no prio boost: class and level are fixed
+ *   when the connection is created.
+ * - Async queues are per (group, class, level) as in Linux 4.x, not per
+ *   device as in 2.6.36 (tenants' writes must be charged to the tenant);
+ *   they are embedded in the group, so nothing is allocated on the request
+ *   path.
+ * - group_isolation is gone: seeky queues stay in their group (CFQ's default
+ *   0 moved them to the root group, which would let a tenant escape its
+ *   weight).  Our behaviour is CFQ's group_isolation=1.
+ * - Requests with equal sectors are kept side by side in the sort tree
+ *   (the kernel's elv_rb_add dispatches the alias at once); no front/back
+ *   merging, that is the block layer's and the engine's job.
+ * - Merged queues: the kernel allocates a fresh cfqq on split; we send the
+ *   connection back to its own embedded cfqq, so nothing is allocated.
+ * - A preempting queue of another workload type clears the group's saved
+ *   workload slice (the 2.6.39 fix, commit "cfq-iosched: don't save slice
+ *   on preempt across workloads"); in 2.6.36 a sync request could "preempt"
+ *   an async queue and then wait out the rest of the async workload slice.
+ * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
+ * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
+ * mode=iops forces request charging); target_latency cutting sequential
+ * throughput with many readers (a better choice is 600 ms); group_idle
+ * costing throughput when groups cannot keep the disk busy.
+ *
+ * Memory and threading: everything is allocated in create, group_new and
+ * queue_new; insert/dispatch/completed never allocate.  A connection (and
+ * the cfqq embedded in it) is freed when it is dead (queue_free), no
+ * request of it is pending, and no other connection or merge link refers to
+ * its cfqq (the counts nr_conn, nr_rq, nr_link are the kernel's cfqq->ref
+ * split by kind).  One thread (the dispatcher) owns a struct cfqd and all
+ * that hangs from it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfq.h"
+#include "sched.h"
+
+/* ---- Tunables: the one table ------------------------------------------ */
+
+#define MS NSEC_PER_MSEC
+
+enum {
+  T_QUANTUM,
+  T_FIFO_EXPIRE_SYNC,
+  T_FIFO_EXPIRE_ASYNC,
+  T_BACK_SEEK_MAX,
+  T_BACK_SEEK_PENALTY,
+  T_SLICE_SYNC,
+  T_SLICE_ASYNC,
+  T_SLICE_ASYNC_RQ,
+  T_SLICE_IDLE,
+  T_GROUP_IDLE,
+  T_LOW_LATENCY,
+  T_TARGET_LATENCY,
+  T_MODE,
+  T_ROTATIONAL,
+  T_NR,
+};
+
+const struct cfq_tunable cfq_tunables[T_NR] = {
+  [T_QUANTUM] = { "quantum", "requests", 8, 1, 1024,
+    "cap on the active queue's requests in the driver" },
+  [T_FIFO_EXPIRE_SYNC] = { "fifo_expire_sync", "ns", 125 * MS, 1 * MS,
+    60000 * MS, "sync request deadline, checked once per slice" },
+  [T_FIFO_EXPIRE_ASYNC] = { "fifo_expire_async", "ns", 250 * MS, 1 * MS,
+    60000 * MS, "async request deadline, checked once per slice" },
+  [T_BACK_SEEK_MAX] = { "back_seek_max", "KiB", 16384, 0, 1 << 30,
+    "backward requests within this distance are candidates" },
+  [T_BACK_SEEK_PENALTY] = { "back_seek_penalty", "factor", 2, 1, 1000,
+    "backward distance is multiplied by this" },
+  [T_SLICE_SYNC] = { "slice_sync", "ns", 100 * MS, 1 * MS, 10000 * MS,
+    "base time slice of a sync queue (level 4)" },
+  [T_SLICE_ASYNC] = { "slice_async", "ns", 40 * MS, 1 * MS, 10000 * MS,
+    "base time slice of an async queue (level 4)" },
+  [T_SLICE_ASYNC_RQ] = { "slice_async_rq", "requests", 2, 1, 1024,
+    "async queue expires after 2*(n + n*(7-level)) dispatches" },
+  [T_SLICE_IDLE] = { "slice_idle", "ns", 8 * MS, 0, 1000 * MS,
+    "idle window for a sync queue; 0 disables (IOPS mode with NCQ)" },
+  [T_GROUP_IDLE] = { "group_idle", "ns", 8 * MS, 0, 1000 * MS,
+    "idle window for a group's last queue when queue idling is off" },
+  [T_LOW_LATENCY] = { "low_latency", "bool", 1, 0, 1,
+    "scale slices to target_latency; ramp async depth after delays" },
+  [T_TARGET_LATENCY] = { "target_latency", "ns", 300 * MS, 1 * MS,
+    10000 * MS, "time in which every busy queue of a group gets a turn" },
+  [T_MODE] = { "mode", "mode", CFQ_MODE_AUTO, 0, 2,
+    "group charge: 0 time, 1 iops, 2 auto (iops if slice_idle=0 and NCQ)" },
+  [T_ROTATIONAL] = { "rotational", "bool", 1, 0, 1,
+    "device seeks (1) or not (0): seek detection and idling rules" },
+};
+const size_t cfq_nr_tunables = T_NR;
+
+/* Constants of cfq-iosched.c, HZ=1000. */
+#define CFQ_IDLE_DELAY          (200 * MS)      /* HZ / 5 */
+#define CFQ_MIN_TT              (2 * MS)        /* 2 jiffies */
+#define CFQ_JIFFY               (1 * MS)
+#define CFQ_FRONT_OFFSET        (1000 * MS)     /* HZ: add_front key */
+#define CFQ_SLICE_SCALE         5
+#define CFQ_HW_QUEUE_MIN        5
+#define CFQ_HW_SAMPLES          50
+#define CFQ_SERVICE_SHIFT       12
+#define CFQ_WEIGHT_DEFAULT      500
+#define CFQ_ROOT_WEIGHT         1000    /* 2 * BLKIO_WEIGHT_DEFAULT */
+#define CFQ_IOPS_CHARGE         CFQ_JIFFY       /* one request, IOPS mode */
+#define CFQ_HIST_DIVISOR        4
+#define CFQQ_SEEK_THR           (8 * 100)       /* sectors */
+#define CFQQ_CLOSE_THR          (8 * 1024)      /* sectors */
+#define CFQQ_SECT_THR_NONROT    (2 * 32)        /* sectors */
+#define CFQ_PAGE_SIZE           4096
+#define CFQ_IDLE_GRACE          (100 * MS)      /* HZ / 10, CFQ <= 2.6.27 */
+#define CFQ_PRIO_LISTS          SCHED_LEVELS
+#define CFQ_SAMPLE_VALID(s)     ((s) > 80)
+
+/* ---- Structures --------------------------------------------------------- */
+
+enum wl_prio { BE_WORKLOAD = 0, RT_WORKLOAD = 1, IDLE_WORKLOAD = 2 };
+enum wl_type { ASYNC_WORKLOAD = 0, SYNC_NOIDLE_WORKLOAD = 1, SYNC_WORKLOAD = 2 };
+
+struct cfqd;
+
+/* A queue: the unit that gets time slices. */
+struct cfqq {
+  struct cfqd *cfqd;
+  struct sched_group *cfqg;     /* group charged for its service */
+  struct sched_queue *owner;    /* connection embedding it; NULL: async */
+
+  /* Position on a service tree while busy (on_rr). */
+  struct rb_node rb_node;
+  int64_t rb_key;               /* ns: virtual service start */
+  struct rb_root *service_tree; /* tree it is on, NULL if none */
+
+  /* Position on the group's prio tree (cooperator lookup). */
+  struct rb_node p_node;
+  struct rb_root *p_root;       /* NULL if not on one */
+
+  struct rb_root sort_list;     /* queued rqs by sector */
+  struct rq *next_rq;           /* best next rq after the head */
+  unsigned queued[2];           /* queued rqs: [async, sync] */
+  struct list fifo;             /* queued rqs by arrival */
+
+  uint64_t dispatch_start;      /* ns: made active */
+  uint64_t allocated_slice;     /* ns: slice length given */
+  uint64_t slice_start;         /* ns: first completion in slice */
+  uint64_t slice_end;           /* ns: slice ends (valid if !slice_new) */
+  int64_t slice_resid;          /* ns: unused slice carried (<0: overrun) */
+  unsigned slice_dispatch;      /* requests dispatched in this slice */
+
+  unsigned meta_pending;        /* queued RQ_META rqs */
+  unsigned dispatched;          /* rqs in the driver */
+
+  unsigned short ioprio;        /* level 0..7 */
+  unsigned short ioprio_class;  /* enum sched_class */
+
+  uint32_t seek_history;        /* 1 bit per request: was it a seek */
+  uint64_t last_request_pos;    /* sector after the last queued rq */
+
+  struct cfqq *new_cfqq;        /* merge target (cfq_setup_merge) */
+
+  /* The kernel's cfqq->ref, by kind.  Async cfqqs are never freed. */
+  unsigned nr_conn;             /* connections whose ->cfqq is this */
+  unsigned nr_rq;               /* rqs inserted here, not completed */
+  unsigned nr_link;             /* cfqqs whose new_cfqq is this */
+
+  /* State flags (cfq_cfqq_*). */
+  bool on_rr;                   /* on a service tree */
+  bool wait_request;            /* idle timer armed for it */
+  bool must_dispatch;           /* rq arrived while idling: let it out */
+  bool fifo_expire;             /* fifo checked in this slice */
+  bool idle_window;             /* idling enabled by history */
+  bool slice_new;               /* no completion yet in this slice */
+  bool sync;                    /* sync queue */
+  bool coop;                    /* shared by merged connections */
+  bool split_coop;              /* shared queue turned seeky: split */
+  bool deep;                    /* saw >= 4 queued rqs */
+  bool wait_busy;               /* slice extended to keep group busy */
+};
+
+/* A group (tenant): its queues' service trees and its share. */
+struct sched_group {
+  struct cfqd *cfqd;
+  struct list link;             /* on cfqd->groups */
+  char name[32];
+  unsigned weight;              /* 100..1000 */
+
+  struct rb_node rb_node;       /* on cfqd->grp_st while busy */
+  bool on_st;
+  uint64_t vdisktime;           /* (ns << 12) * 500 / weight, cumulative */
+
+  unsigned nr_cfqq;             /* busy queues of the group */
+  unsigned dispatched;          /* rqs of the group in the driver */
+  unsigned busy_queues_avg[2];  /* [BE, RT]: decaying average of busy */
+
+  struct rb_root st[2][3];      /* [BE, RT][ASYNC, SYNC_NOIDLE, SYNC] */
+  struct rb_root st_idle;       /* IDLE class: one tree */
+
+  uint64_t saved_workload_slice;        /* ns left of the workload slice */
+  enum wl_type saved_workload;
+  enum wl_prio saved_serving_prio;
+
+  struct rb_root prio_trees[CFQ_PRIO_LISTS];    /* cfqq by next_rq sector */
+
+  struct cfqq async_cfqq[2][SCHED_LEVELS];      /* [RT, BE][level] */
+  struct cfqq async_idle_cfqq;
+};
+
+/* A connection (the kernel's cfq_io_context). */
+struct sched_queue {
+  struct cfqd *cfqd;
+  struct list link;             /* on cfqd->conns */
+  struct sched_group *cfqg;
+  unsigned short cls;           /* enum sched_class */
+  unsigned short level;         /* 0..7 */
+  struct cfqq *cfqq;            /* sync queue serving it now */
+  struct cfqq own;              /* storage of its own sync queue */
+
+  uint64_t last_end_request;    /* ns: last sync completion; NEVER: none */
+  uint64_t ttime_total;         /* think time EWMA numerator (ns * 256) */
+  uint64_t ttime_samples;       /* EWMA weight, 256 = one full sample */
+  uint64_t ttime_mean;          /* ns */
+  unsigned nr_rq;               /* its rqs inserted, not completed */
+  bool dead;                    /* queue_free called */
+};
+
+struct cfq_grp_st {
+  struct rb_root rb;            /* groups by vdisktime */
+  struct sched_group *active;   /* group being served */
+  uint64_t min_vdisktime;
+  unsigned total_weight;        /* of groups on the tree */
+};
+
+struct cfqd {
+  struct sched s;               /* must be first */
+  uint64_t tun[T_NR];           /* tunable values, units of the table */
+
+  struct cfq_grp_st grp_st;
+  struct list groups;           /* all groups */
+  struct list conns;            /* all connections, dead ones too */
+  struct sched_group *root_group;       /* for queues with no group */
+  struct sched_queue *root_conn;        /* for rqs with no queue */
+
+  enum wl_prio serving_prio;
+  enum wl_type serving_type;
+  uint64_t workload_expires;    /* ns */
+  struct sched_group *serving_group;
+
+  unsigned busy_queues;         /* queues on rr */
+  unsigned busy_idle_queues;    /* of which IDLE class */
+  uint64_t last_end_nonidle;    /* ns: last completion of a non-IDLE rq */
+  unsigned rq_queued;           /* rqs inserted, not dispatched */
+  unsigned rq_in_driver;        /* rqs dispatched, not completed */
+  unsigned rq_in_flight[2];     /* same, by queue sync-ness */
+
+  int hw_tag;                   /* -1 unknown, 0, 1 */
+  unsigned hw_tag_est_depth;    /* peak rq_in_driver */
+  unsigned hw_tag_samples;
+
+  uint64_t idle_timer;          /* ns: idle window end; NEVER: none */
+  struct cfqq *active_queue;
+  struct sched_queue *active_cic;       /* connection of 1st rq of slice */
+  uint64_t last_position;       /* sector after the last dispatched rq */
+  uint64_t last_delayed_sync;   /* ns: a sync rq completed late */
+  uint64_t now;                 /* ns: latest time passed in */
+
+  struct cfq_stats stats;
+};
+
+#define CFQD(sp) container_of (sp, struct cfqd, s)
+
+static inline uint64_t t_get (const struct cfqd *cfqd, int t)
+{ return cfqd->tun[t]; }
+static inline uint64_t umin64 (uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t umax64 (uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static inline bool cfq_class_idle (const struct cfqq *cfqq)
+{ return cfqq->ioprio_class == SCHED_CLASS_IDLE; }
+static inline bool cfq_class_rt (const struct cfqq *cfqq)
+{ return cfqq->ioprio_class == SCHED_CLASS_RT; }
+static inline bool cfq_nonrot (const struct cfqd *cfqd)
+{ return !t_get (cfqd, T_ROTATIONAL); }
+static inline uint32_t rq_sectors (const struct rq *rq)
+{ return (rq->len + 511) >> 9; }
+
+#define CFQQ_SEEKY(cfqq) (__builtin_popcount ((cfqq)->seek_history) > 32 / 8)
+
+static bool
+iops_mode (const struct cfqd *cfqd)
+{
+  switch (t_get (cfqd, T_MODE)) {
+  case CFQ_MODE_TIME: return false;
+  case CFQ_MODE_IOPS: return true;
+  default:
+    /* CFQ's test is "!slice_idle && hw_tag": hw_tag -1 counts as NCQ. */
+    return !t_get (cfqd, T_SLICE_IDLE) && cfqd->hw_tag != 0;
+  }
+}
+
+static enum wl_prio
+cfqq_prio (const struct cfqq *cfqq)
+{
+  if (cfq_class_idle (cfqq))
+    return IDLE_WORKLOAD;
+  if (cfq_class_rt (cfqq))
+    return RT_WORKLOAD;
+  return BE_WORKLOAD;
+}
+
+static enum wl_type
+cfqq_type (const struct cfqq *cfqq)
+{
+  if (!cfqq->sync)
+    return ASYNC_WORKLOAD;
+  if (!cfqq->idle_window)
+    return SYNC_NOIDLE_WORKLOAD;
+  return SYNC_WORKLOAD;
+}
+
+static struct rb_root *
+service_tree_for (struct sched_group *cfqg, enum wl_prio prio,
+                  enum wl_type type)
+{
+  if (!cfqg)
+    return NULL;
+  if (prio == IDLE_WORKLOAD)
+    return &cfqg->st_idle;
+  return &cfqg->st[prio][type];
+}
+
+static unsigned
+cfq_group_busy_queues_wl (enum wl_prio wl, struct sched_group *cfqg)
+{
+  if (wl == IDLE_WORKLOAD)
+    return cfqg->st_idle.count;
+  return cfqg->st[wl][ASYNC_WORKLOAD].count
+    + cfqg->st[wl][SYNC_NOIDLE_WORKLOAD].count
+    + cfqg->st[wl][SYNC_WORKLOAD].count;
+}
+
+static unsigned
+cfqg_busy_async_queues (struct sched_group *cfqg)
+{
+  return cfqg->st[RT_WORKLOAD][ASYNC_WORKLOAD].count
+    + cfqg->st[BE_WORKLOAD][ASYNC_WORKLOAD].count;
+}
+
+#define cfqq_of(n) container_of (n, struct cfqq, rb_node)
+#define cfqq_of_p(n) container_of (n, struct cfqq, p_node)
+#define cfqg_of(n) container_of (n, struct sched_group, rb_node)
+#define rq_of(n) container_of (n, struct rq, rb)
+
+/* ---- Slices ---------------------------------------------------------- */
+
+static uint64_t
+cfq_prio_slice (const struct cfqd *cfqd, bool sync, unsigned prio)
+{
+  const int64_t base = t_get (cfqd, sync ? T_SLICE_SYNC : T_SLICE_ASYNC);
+  int64_t s = base + base / CFQ_SLICE_SCALE * (4 - (int64_t) prio);
+
+  return s > 0 ? (uint64_t) s : 1;
+}
+
+static uint64_t
+cfq_prio_to_slice (const struct cfqd *cfqd, const struct cfqq *cfqq)
+{
+  return cfq_prio_slice (cfqd, cfqq->sync, cfqq->ioprio);
+}
+
+static uint64_t
+cfq_scale_slice (uint64_t delta, const struct sched_group *cfqg)
+{
+  return (delta << CFQ_SERVICE_SHIFT) * CFQ_WEIGHT_DEFAULT / cfqg->weight;
+}
+
+static void
+update_min_vdisktime (struct cfq_grp_st *st)
+{
+  uint64_t vdisktime = st->min_vdisktime;
+
+  if (st->active)
+    vdisktime = st->active->vdisktime;
+  if (rb_first (&st->rb)) {
+    uint64_t v = cfqg_of (rb_first (&st->rb))->vdisktime;
+    if (!st->active || (int64_t) (v - vdisktime) < 0)
+      vdisktime = v;
+  }
+  if ((int64_t) (vdisktime - st->min_vdisktime) > 0)
+    st->min_vdisktime = vdisktime;
+}
+
+/* Busy queues of a class, averaged so that it follows rises at once and
+ * falls slowly (cfq_group_get_avg_queues).
+ */
+static unsigned
+cfq_group_get_avg_queues (struct sched_group *cfqg, bool rt)
+{
+  unsigned mult = CFQ_HIST_DIVISOR - 1, round = CFQ_HIST_DIVISOR / 2;
+  unsigned busy = cfq_group_busy_queues_wl (rt, cfqg);
+  unsigned avg = cfqg->busy_queues_avg[rt];
+  unsigned min_q = avg < busy ? avg : busy, max_q = avg < busy ? busy : avg;
+
+  cfqg->busy_queues_avg[rt] = (mult * max_q + min_q + round)
+    / CFQ_HIST_DIVISOR;
+  return cfqg->busy_queues_avg[rt];
+}
+
+static uint64_t
+cfq_group_slice (const struct cfqd *cfqd, const struct sched_group *cfqg)
+{
+  unsigned tw = cfqd->grp_st.total_weight;
+
+  if (!tw)
+    tw = cfqg->weight;
+  return t_get (cfqd, T_TARGET_LATENCY) * cfqg->weight / tw;
+}
+
+static void
+cfq_set_prio_slice (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  uint64_t slice = cfq_prio_to_slice (cfqd, cfqq);
+
+  if (t_get (cfqd, T_LOW_LATENCY)) {
+    /* Queues of the same class in the group we expect to take turns. */
+    unsigned iq = cfq_group_get_avg_queues (cfqq->cfqg, cfq_class_rt (cfqq));
+    uint64_t sync_slice = t_get (cfqd, T_SLICE_SYNC);
+    uint64_t expect_latency = sync_slice * iq;
+    uint64_t group_slice = cfq_group_slice (cfqd, cfqq->cfqg);
+
+    if (expect_latency > group_slice) {
+      uint64_t base_low_slice = 2 * t_get (cfqd, T_SLICE_IDLE);
+      uint64_t low_slice = umin64 (slice, base_low_slice * slice / sync_slice);
+      slice = umax64 (slice * group_slice / expect_latency, low_slice);
+    }
+  }
+  cfqq->slice_start = now;
+  cfqq->slice_end = now + slice;
+  cfqq->allocated_slice = slice;
+}
+
+static bool
+cfq_slice_used (const struct cfqq *cfqq, uint64_t now)
+{
+  if (cfqq->slice_new)
+    return false;
+  return now >= cfqq->slice_end;
+}
+
+/* ---- Request choice inside a queue ---------------------------------- */
+
+/* Which of rq1 and rq2 is better served after position last: sync before
+ * async, META first, then the shortest head movement, where going back at
+ * most back_seek_max costs back_seek_penalty times the distance and going
+ * back further is a wrap (cfq_choose_req, from AS).
+ */
+static struct rq *
+cfq_choose_req (const struct cfqd *cfqd, struct rq *rq1, struct rq *rq2,
+                uint64_t last)
+{
+  uint64_t s1, s2, d1 = 0, d2 = 0, back_max;
+  unsigned wrap = 0;
+
+  if (rq1 == NULL || rq1 == rq2)
+    return rq2;
+  if (rq2 == NULL)
+    return rq1;
+  if (rq_is_sync (rq1) != rq_is_sync (rq2))
+    return rq_is_sync (rq1) ? rq1 : rq2;
+  if ((rq1->flags & RQ_META) != (rq2->flags & RQ_META))
+    return (rq1->flags & RQ_META) ? rq1 : rq2;
+
+  s1 = rq_sector (rq1);
+  s2 = rq_sector (rq2);
+  back_max = t_get (cfqd, T_BACK_SEEK_MAX) * 2;         /* KiB -> sectors */
+
+  if (s1 >= last)
+    d1 = s1 - last;
+  else if (s1 + back_max >= last)
+    d1 = (last - s1) * t_get (cfqd, T_BACK_SEEK_PENALTY);
+  else
+    wrap |= 1;
+  if (s2 >= last)
+    d2 = s2 - last;
+  else if (s2 + back_max >= last)
+    d2 = (last - s2) * t_get (cfqd, T_BACK_SEEK_PENALTY);
+  else
+    wrap |= 2;
+
+  switch (wrap) {
+  case 0:
+    if (d1 < d2)
+      return rq1;
+    if (d2 < d1)
+      return rq2;
+    return s1 >= s2 ? rq1 : rq2;
+  case 2:
+    return rq1;
+  case 1:
+    return rq2;
+  default:
+    /* Both behind: start with the one further back (one back seek). */
+    return s1 <= s2 ? rq1 : rq2;
+  }
+}
+
+static struct rq *
+cfq_find_next_rq (const struct cfqd *cfqd, struct cfqq *cfqq, struct rq *last)
+{
+  struct rb_node *rbnext = rb_next (&last->rb);
+  struct rb_node *rbprev = rb_prev (&last->rb);
+  struct rq *next = NULL, *prev = NULL;
+
+  if (rbprev)
+    prev = rq_of (rbprev);
+  if (rbnext)
+    next = rq_of (rbnext);
+  else {
+    rbnext = rb_first (&cfqq->sort_list);
+    if (rbnext && rbnext != &last->rb)
+      next = rq_of (rbnext);
+  }
+  return cfq_choose_req (cfqd, next, prev, rq_sector (last));
+}
+
+/* ---- Group service tree ---------------------------------------------- */
+
+static bool
+cfqg_less (const struct rb_node *a, const struct rb_node *b)
+{
+  return (int64_t) (cfqg_of (a)->vdisktime - cfqg_of (b)->vdisktime) < 0;
+}
+
+static void
+cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct rb_node *n;
+
+  cfqg->nr_cfqq++;
+  if (cfqg->on_st)
+    return;
+  /* A group that becomes busy goes to the end of the tree, so it cannot
+   * bank service while idle.  As in 2.6.36 the CFQ_IDLE_DELAY offset is
+   * added unscaled to the shifted vdisktime: a few us of service.
+   */
+  n = rb_last (&st->rb);
+  if (n)
+    cfqg->vdisktime = cfqg_of (n)->vdisktime + CFQ_IDLE_DELAY;
+  else
+    cfqg->vdisktime = st->min_vdisktime;
+  rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
+  cfqg->on_st = true;
+  st->total_weight += cfqg->weight;
+}
+
+static void
+cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+
+  if (st->active == cfqg)
+    st->active = NULL;
+  cfqg->nr_cfqq--;
+  if (cfqg->nr_cfqq)
+    return;
+  cfqg->on_st = false;
+  st->total_weight -= cfqg->weight;
+  if (rb_linked (&cfqg->rb_node))
+    rb_erase (&st->rb, &cfqg->rb_node);
+  cfqg->saved_workload_slice = 0;
+}
+
+static uint64_t
+cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now)
+{
+  uint64_t used;
+
+  /* Expired before a request completed, or right at the first one:
+   * charge the time since it was made active (the seek), at least 1.
+   */
+  if (cfqq->slice_new || cfqq->slice_start == now)
+    used = umax64 (now - cfqq->dispatch_start, 1);
+  else {
+    used = now - cfqq->slice_start;
+    if (used > cfqq->allocated_slice)
+      used = cfqq->allocated_slice;
+  }
+  return used;
+}
+
+static void
+cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
+                  struct cfqq *cfqq, uint64_t now)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  unsigned nr_sync = cfqg->nr_cfqq - cfqg_busy_async_queues (cfqg)
+    - cfqg->st_idle.count;
+  uint64_t charge;
+
+  charge = cfq_cfqq_slice_usage (cfqq, now);
+  if (iops_mode (cfqd))
+    charge = (uint64_t) cfqq->slice_dispatch * CFQ_IOPS_CHARGE;
+  else if (!cfqq->sync && !nr_sync)
+    charge = cfqq->allocated_slice;     /* async-only group: full slice */
+
+  /* The key may not change while the group is on the tree. */
+  if (cfqg->on_st)
+    rb_erase (&st->rb, &cfqg->rb_node);
+  cfqg->vdisktime += cfq_scale_slice (charge, cfqg);
+  if (cfqg->on_st)
+    rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
+
+  /* Save the workload context: the group resumes it on its next turn. */
+  if (cfqd->workload_expires > now) {
+    cfqg->saved_workload_slice = cfqd->workload_expires - now;
+    cfqg->saved_workload = cfqd->serving_type;
+    cfqg->saved_serving_prio = cfqd->serving_prio;
+  }
+  else
+    cfqg->saved_workload_slice = 0;
+}
+
+/* ---- Queue service trees --------------------------------------------- */
+
+static int64_t
+cfq_slice_offset (const struct cfqd *cfqd, const struct cfqq *cfqq)
+{
+  /* Just an approximation: lower levels start later. */
+  return ((int64_t) cfqq->cfqg->nr_cfqq - 1)
+    * ((int64_t) cfq_prio_slice (cfqd, 1, 0)
+       - (int64_t) cfq_prio_slice (cfqd, cfqq->sync, cfqq->ioprio));
+}
+
+static void
+cfq_st_insert (struct rb_root *st, struct cfqq *cfqq)
+{
+  struct rb_node **p = &st->node, *parent = NULL;
+  bool left = true;
+
+  while (*p) {
+    parent = *p;
+    if (cfqq->rb_key < cfqq_of (parent)->rb_key)
+      p = &parent->left;
+    else {
+      p = &parent->right;
+      left = false;
+    }
+  }
+  rb_insert_at (st, &cfqq->rb_node, parent, p, left);
+}
+
+static void
+cfq_service_tree_add (struct cfqd *cfqd, struct cfqq *cfqq, bool add_front,
+                      uint64_t now)
+{
+  struct rb_root *st = service_tree_for (cfqq->cfqg, cfqq_prio (cfqq),
+                                         cfqq_type (cfqq));
+  int64_t rb_key;
+  bool new_cfqq = true;
+
+  if (cfq_class_idle (cfqq)) {
+    struct rb_node *last = rb_last (st);
+    rb_key = CFQ_IDLE_DELAY;
+    if (last && last != &cfqq->rb_node)
+      rb_key += cfqq_of (last)->rb_key;
+    else
+      rb_key += (int64_t) now;
+  }
+  else if (!add_front) {
+    /* Subtract the residual slice carried from the last service: a
+     * negative residual (overrun) puts the queue further back.
+     */
+    rb_key = cfq_slice_offset (cfqd, cfqq) + (int64_t) now;
+    rb_key -= cfqq->slice_resid;
+    cfqq->slice_resid = 0;
+  }
+  else {
+    struct rb_node *first = rb_first (st);
+    rb_key = -(int64_t) CFQ_FRONT_OFFSET;
+    rb_key += first ? cfqq_of (first)->rb_key : (int64_t) now;
+  }
+
+  if (rb_linked (&cfqq->rb_node)) {
+    new_cfqq = false;
+    if (rb_key == cfqq->rb_key && cfqq->service_tree == st)
+      return;
+    rb_erase (cfqq->service_tree, &cfqq->rb_node);
+    cfqq->service_tree = NULL;
+  }
+  cfqq->rb_key = rb_key;
+  cfqq->service_tree = st;
+  cfq_st_insert (st, cfqq);
+  if (add_front || !new_cfqq)
+    return;
+  cfq_group_service_tree_add (cfqd, cfqq->cfqg);
+}
+
+/* Cooperator lookup tree: queues by the sector of their next request. */
+static void
+cfq_prio_tree_del (struct cfqq *cfqq)
+{
+  if (cfqq->p_root) {
+    rb_erase (cfqq->p_root, &cfqq->p_node);
+    cfqq->p_root = NULL;
+  }
+}
+
+static void
+cfq_prio_tree_add (struct cfqd *cfqd, struct cfqq *cfqq)
+{
+  struct rb_node **p, *parent = NULL;
+  uint64_t sector;
+  bool left = true;
+
+  (void) cfqd;
+  cfq_prio_tree_del (cfqq);
+  if (cfq_class_idle (cfqq) || !cfqq->next_rq)
+    return;
+  cfqq->p_root = &cfqq->cfqg->prio_trees[cfqq->ioprio];
+  sector = rq_sector (cfqq->next_rq);
+  p = &cfqq->p_root->node;
+  while (*p) {
+    parent = *p;
+    if (sector < rq_sector (cfqq_of_p (parent)->next_rq))
+      p = &parent->left;
+    else {
+      p = &parent->right;
+      left = false;
+    }
+  }
+  rb_insert_at (cfqq->p_root, &cfqq->p_node, parent, p, left);
+}
+
+static void
+cfq_resort_rr_list (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  if (cfqq->on_rr) {
+    cfq_service_tree_add (cfqd, cfqq, false, now);
+    cfq_prio_tree_add (cfqd, cfqq);
+  }
+}
+
+static void
+cfq_add_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  cfqq->on_rr = true;
+  cfqd->busy_queues++;
+  cfqd->busy_idle_queues += cfq_class_idle (cfqq);
+  cfq_resort_rr_list (cfqd, cfqq, now);
+}
+
+static void
+cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq)
+{
+  cfqq->on_rr = false;
+  if (rb_linked (&cfqq->rb_node)) {
+    rb_erase (cfqq->service_tree, &cfqq->rb_node);
+    cfqq->service_tree = NULL;
+  }
+  cfq_prio_tree_del (cfqq);
+  cfq_group_service_tree_del (cfqd, cfqq->cfqg);
+  cfqd->busy_queues--;
+  cfqd->busy_idle_queues -= cfq_class_idle (cfqq);
+}
+
+/* ---- Requests in a queue --------------------------------------------- */
+
+static bool
+rq_sector_less (const struct rb_node *a, const struct rb_node *b)
+{
+  return rq_sector (rq_of (a)) < rq_sector (rq_of (b));
+}
+
+static void
+cfq_add_rq_rb (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+               uint64_t now)
+{
+  struct rq *prev;
+
+  cfqq->queued[rq_is_sync (rq)]++;
+  rb_insert (&cfqq->sort_list, &rq->rb, rq_sector_less);
+  if (!cfqq->on_rr)
+    cfq_add_cfqq_rr (cfqd, cfqq, now);
+  prev = cfqq->next_rq;
+  cfqq->next_rq = cfq_choose_req (cfqd, cfqq->next_rq, rq,
+                                  cfqd->last_position);
+  if (prev != cfqq->next_rq)
+    cfq_prio_tree_add (cfqd, cfqq);
+}
+
+static void
+cfq_remove_request (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq)
+{
+  if (cfqq->next_rq == rq) {
+    cfqq->next_rq = cfq_find_next_rq (cfqd, cfqq, rq);
+    if (cfqq->next_rq == rq)
+      cfqq->next_rq = NULL;
+  }
+  list_del (&rq->fifo);
+  cfqq->queued[rq_is_sync (rq)]--;
+  rb_erase (&cfqq->sort_list, &rq->rb);
+  if (rb_empty (&cfqq->sort_list))
+    cfqq->next_rq = NULL;
+  /* The queue leaves the service tree when it expires; the prio tree
+   * follows next_rq at once.
+   */
+  if (cfqq->next_rq)
+    cfq_prio_tree_add (cfqd, cfqq);
+  else
+    cfq_prio_tree_del (cfqq);
+  cfqd->rq_queued--;
+  if (rq->flags & RQ_META)
+    cfqq->meta_pending--;
+}
+
+/* ---- Active queue ------------------------------------------------------ */
+
+static void
+cfq_del_timer (struct cfqd *cfqd)
+{
+  cfqd->idle_timer = SCHED_NEVER;
+}
+
+static void
+__cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  if (cfqq) {
+    cfqq->slice_start = 0;
+    cfqq->dispatch_start = now;
+    cfqq->allocated_slice = 0;
+    cfqq->slice_end = 0;
+    cfqq->slice_dispatch = 0;
+    cfqq->wait_request = false;
+    cfqq->must_dispatch = false;
+    cfqq->fifo_expire = false;
+    cfqq->slice_new = true;
+    cfq_del_timer (cfqd);
+    cfqd->stats.slices++;
+  }
+  cfqd->active_queue = cfqq;
+}
+
+static void
+__cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
+                     uint64_t now)
+{
+  if (cfqq->wait_request)
+    cfq_del_timer (cfqd);
+  cfqq->wait_request = false;
+  cfqq->wait_busy = false;
+
+  /* A shared queue that turned seeky is split at its next request. */
+  if (cfqq->coop && CFQQ_SEEKY (cfqq))
+    cfqq->split_coop = true;
+
+  /* Keep what was left of the slice if it idled out or was preempted. */
+  if (timed_out && !cfqq->slice_new)
+    cfqq->slice_resid = (int64_t) (cfqq->slice_end - now);
+
+  cfq_group_served (cfqd, cfqq->cfqg, cfqq, now);
+
+  if (cfqq->on_rr && rb_empty (&cfqq->sort_list))
+    cfq_del_cfqq_rr (cfqd, cfqq);
+  cfq_resort_rr_list (cfqd, cfqq, now);
+
+  if (cfqq == cfqd->active_queue)
+    cfqd->active_queue = NULL;
+  if (cfqd->grp_st.active == cfqq->cfqg)
+    cfqd->grp_st.active = NULL;
+  cfqd->active_cic = NULL;
+}
+
+static void
+cfq_slice_expired (struct cfqd *cfqd, bool timed_out, uint64_t now)
+{
+  if (cfqd->active_queue)
+    __cfq_slice_expired (cfqd, cfqd->active_queue, timed_out, now);
+}
+
+static struct cfqq *
+cfq_get_next_queue (struct cfqd *cfqd)
+{
+  struct rb_root *st = service_tree_for (cfqd->serving_group,
+                                         cfqd->serving_prio,
+                                         cfqd->serving_type);
+
+  if (!cfqd->rq_queued || !st || rb_empty (st))
+    return NULL;
+  return cfqq_of (rb_first (st));
+}
+
+static uint64_t
+cfq_dist_from_last (const struct cfqd *cfqd, const struct rq *rq)
+{
+  uint64_t s = rq_sector (rq);
+  return s >= cfqd->last_position ? s - cfqd->last_position
+                                  : cfqd->last_position - s;
+}
+
+static bool
+cfq_rq_close (const struct cfqd *cfqd, const struct rq *rq)
+{
+  return cfq_dist_from_last (cfqd, rq) <= CFQQ_CLOSE_THR;
+}
+
+/* The queue in cur's prio tree whose next request is closest to the head,
+ * if close enough (cfqq_close).
+ */
+static struct cfqq *
+cfqq_close (struct cfqd *cfqd, struct cfqq *cur)
+{
+  struct rb_root *root = &cur->cfqg->prio_trees[cur->ioprio];
+  struct rb_node *n = root->node, *floor = NULL, *ceil = NULL;
+  uint64_t sector = cfqd->last_position;
+  struct cfqq *best = NULL;
+
+  while (n) {
+    uint64_t s = rq_sector (cfqq_of_p (n)->next_rq);
+    if (s == sector && cfqq_of_p (n) != cur)
+      return cfqq_of_p (n);
+    if (s < sector) {
+      floor = n;
+      n = n->right;
+    }
+    else {
+      ceil = n;
+      n = n->left;
+    }
+  }
+  if (floor && cfqq_of_p (floor) == cur)
+    floor = rb_prev (floor);
+  if (ceil && cfqq_of_p (ceil) == cur)
+    ceil = rb_next (ceil);
+  if (floor && cfq_rq_close (cfqd, cfqq_of_p (floor)->next_rq))
+    best = cfqq_of_p (floor);
+  if (ceil && cfq_rq_close (cfqd, cfqq_of_p (ceil)->next_rq)
+      && (!best || cfq_dist_from_last (cfqd, cfqq_of_p (ceil)->next_rq)
+          < cfq_dist_from_last (cfqd, best->next_rq)))
+    best = cfqq_of_p (ceil);
+  return best;
+}
+
+static struct cfqq *
+cfq_close_cooperator (struct cfqd *cfqd, struct cfqq *cur)
+{
+  struct cfqq *cfqq;
+
+  if (cfq_class_idle (cur) || !cur->sync || CFQQ_SEEKY (cur))
+    return NULL;
+  /* Don't search if it's the only queue of the group. */
+  if (cur->cfqg->nr_cfqq == 1)
+    return NULL;
+  cfqq = cfqq_close (cfqd, cur);
+  if (!cfqq)
+    return NULL;
+  if (cur->cfqg != cfqq->cfqg)
+    return NULL;
+  if (!cfqq->sync || CFQQ_SEEKY (cfqq))
+    return NULL;
+  if (cfq_class_rt (cfqq) != cfq_class_rt (cur))
+    return NULL;
+  return cfqq;
+}
+
+static bool
+cfq_should_idle (const struct cfqd *cfqd, const struct cfqq *cfqq)
+{
+  const struct rb_root *st = cfqq->service_tree;
+
+  if (cfqq_prio (cfqq) == IDLE_WORKLOAD)
+    return false;
+  if (!t_get (cfqd, T_SLICE_IDLE))
+    return false;
+  /* Queues marked with the idle window, unless the device is an SSD that
+   * queues (idling there costs more than it saves).
+   */
+  if (cfqq->idle_window && !(cfq_nonrot (cfqd) && cfqd->hw_tag))
+    return true;
+  /* Otherwise only the last sync queue of its tree (SYNC_NOIDLE): idle
+   * once for the whole tree so it keeps its share against others.
+   */
+  if (st && st->count == 1 && cfqq->sync)
+    return true;
+  return false;
+}
+
+static void
+cfq_arm_slice_timer (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *cfqq = cfqd->active_queue;
+  struct sched_queue *cic;
+  uint64_t sl, group_idle = 0;
+
+  /* SSD that queues: no idling, unless group_idle asks for it. */
+  if (cfq_nonrot (cfqd) && cfqd->hw_tag && !t_get (cfqd, T_GROUP_IDLE))
+    return;
+  if (!cfq_should_idle (cfqd, cfqq)) {
+    group_idle = t_get (cfqd, T_GROUP_IDLE);
+    if (!group_idle)
+      return;
+  }
+  /* Still requests in flight from this queue: no idle. */
+  if (cfqq->dispatched)
+    return;
+  /* The connection has gone: nobody will send the next request. */
+  cic = cfqd->active_cic;
+  if (!cic || cic->dead)
+    return;
+  /* Think time longer than what is left of the slice: don't overrun. */
+  if (CFQ_SAMPLE_VALID (cic->ttime_samples)
+      && (int64_t) (cfqq->slice_end - now) < (int64_t) cic->ttime_mean)
+    return;
+  /* Other queues in the group: no group idle. */
+  if (group_idle && cfqq->cfqg->nr_cfqq > 1)
+    return;
+
+  cfqq->wait_request = true;
+  sl = group_idle ? group_idle : t_get (cfqd, T_SLICE_IDLE);
+  cfqd->idle_timer = now + sl;
+  if (group_idle)
+    cfqd->stats.group_idle_arms++;
+  else
+    cfqd->stats.idle_arms++;
+}
+
+static void
+cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                     uint64_t now)
+{
+  cfqq->next_rq = cfq_find_next_rq (cfqd, cfqq, rq);
+  cfq_remove_request (cfqd, cfqq, rq);
+  cfqq->dispatched++;
+  cfqq->cfqg->dispatched++;
+  cfqd->rq_in_flight[cfqq->sync]++;
+  /* cfq_activate_request */
+  cfqd->rq_in_driver++;
+  cfqd->last_position = rq_sector (rq) + rq_sectors (rq);
+  rq->t_dispatch = now;
+  cfqd->stats.dispatched++;
+}
+
+/* The oldest request if its deadline passed; checked once per slice. */
+static struct rq *
+cfq_check_fifo (struct cfqq *cfqq, uint64_t now)
+{
+  struct list *p;
+  struct rq *rq;
+
+  if (cfqq->fifo_expire)
+    return NULL;
+  cfqq->fifo_expire = true;
+  p = list_first (&cfqq->fifo);
+  if (!p)
+    return NULL;
+  rq = list_entry (p, struct rq, fifo);
+  if (now < rq->t_fifo)
+    return NULL;
+  return rq;
+}
+
+static unsigned
+cfq_prio_to_maxrq (const struct cfqd *cfqd, const struct cfqq *cfqq)
+{
+  unsigned base_rq = t_get (cfqd, T_SLICE_ASYNC_RQ);
+  return 2 * (base_rq + base_rq * (CFQ_PRIO_LISTS - 1 - cfqq->ioprio));
+}
+
+/* Link cfqq to merge with new_cfqq at its connections' next request, in
+ * the direction of the lesser amount of work (cfq_setup_merge).
+ */
+static void
+cfq_setup_merge (struct cfqq *cfqq, struct cfqq *new_cfqq)
+{
+  struct cfqq *c;
+  int guard = 0;
+
+  if (!new_cfqq->nr_conn)
+    return;
+  /* Avoid a circular list and skip interim queue merges. */
+  while ((c = new_cfqq->new_cfqq)) {
+    if (c == cfqq || ++guard > 64)
+      return;
+    new_cfqq = c;
+  }
+  if (!cfqq->nr_conn || !new_cfqq->nr_conn || cfqq == new_cfqq)
+    return;
+  if (new_cfqq->nr_conn >= cfqq->nr_conn) {
+    cfqq->new_cfqq = new_cfqq;
+    new_cfqq->nr_link++;
+  }
+  else {
+    new_cfqq->new_cfqq = cfqq;
+    cfqq->nr_link++;
+  }
+}
+
+static enum wl_type
+cfq_choose_wl (struct sched_group *cfqg, enum wl_prio prio)
+{
+  enum wl_type cur_best = SYNC_NOIDLE_WORKLOAD;
+  bool key_valid = false;
+  int64_t lowest_key = 0;
+
+  for (int i = 0; i <= SYNC_WORKLOAD; i++) {
+    struct rb_node *n = rb_first (service_tree_for (cfqg, prio, i));
+    if (n && (!key_valid || cfqq_of (n)->rb_key < lowest_key)) {
+      lowest_key = cfqq_of (n)->rb_key;
+      cur_best = i;
+      key_valid = true;
+    }
+  }
+  return cur_best;
+}
+
+static void
+choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
+                     uint64_t now)
+{
+  uint64_t slice, group_slice;
+  unsigned count, busy;
+  struct rb_root *st;
+
+  if (!cfqg) {
+    cfqd->serving_prio = IDLE_WORKLOAD;
+    cfqd->workload_expires = now + CFQ_JIFFY;
+    return;
+  }
+  /* Classes are strict: RT > BE > IDLE. */
+  if (cfq_group_busy_queues_wl (RT_WORKLOAD, cfqg))
+    cfqd->serving_prio = RT_WORKLOAD;
+  else if (cfq_group_busy_queues_wl (BE_WORKLOAD, cfqg))
+    cfqd->serving_prio = BE_WORKLOAD;
+  else {
+    cfqd->serving_prio = IDLE_WORKLOAD;
+    cfqd->workload_expires = now + CFQ_JIFFY;
+    return;
+  }
+
+  /* Keep the workload type while its slice lasts and it has queues. */
+  st = service_tree_for (cfqg, cfqd->serving_prio, cfqd->serving_type);
+  count = st->count;
+  if (count && now < cfqd->workload_expires)
+    return;
+
+  cfqd->serving_type = cfq_choose_wl (cfqg, cfqd->serving_prio);
+  st = service_tree_for (cfqg, cfqd->serving_prio, cfqd->serving_type);
+  count = st->count;
+
+  /* The workload slice: the group's share of target_latency, in
+   * proportion to this workload's queues against the class's.
+   */
+  group_slice = cfq_group_slice (cfqd, cfqg);
+  busy = cfq_group_busy_queues_wl (cfqd->serving_prio, cfqg);
+  if (cfqg->busy_queues_avg[cfqd->serving_prio] > busy)
+    busy = cfqg->busy_queues_avg[cfqd->serving_prio];
+  slice = group_slice * count / (busy ? busy : 1);
+
+  if (cfqd->serving_type == ASYNC_WORKLOAD) {
+    /* Async is capped by its share of all busy queues, and scaled by
+     * the async/sync slice ratio.
+     */
+    uint64_t tmp = t_get (cfqd, T_TARGET_LATENCY)
+      * cfqg_busy_async_queues (cfqg);
+    tmp /= cfqd->busy_queues ? cfqd->busy_queues : 1;
+    slice = umin64 (slice, tmp);
+    slice = slice * t_get (cfqd, T_SLICE_ASYNC) / t_get (cfqd, T_SLICE_SYNC);
+  }
+  else
+    /* A sync workload gets at least two idle windows. */
+    slice = umax64 (slice, 2 * t_get (cfqd, T_SLICE_IDLE));
+
+  slice = umax64 (slice, CFQ_MIN_TT);
+  cfqd->workload_expires = now + slice;
+}
+
+static struct sched_group *
+cfq_get_next_cfqg (struct cfqd *cfqd)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct sched_group *cfqg;
+
+  if (rb_empty (&st->rb))
+    return NULL;
+  cfqg = cfqg_of (rb_first (&st->rb));
+  st->active = cfqg;
+  update_min_vdisktime (st);
+  return cfqg;
+}
+
+static void
+cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
+{
+  struct sched_group *cfqg = cfq_get_next_cfqg (cfqd);
+
+  cfqd->serving_group = cfqg;
+  if (cfqg && cfqg->saved_workload_slice) {
+    /* Resume the workload the group was in. */
+    cfqd->workload_expires = now + cfqg->saved_workload_slice;
+    cfqd->serving_type = cfqg->saved_workload;
+    cfqd->serving_prio = cfqg->saved_serving_prio;
+  }
+  else
+    cfqd->workload_expires = 0;      /* expired: choose again */
+  choose_service_tree (cfqd, cfqg, now);
+}
+
+/* Idle-class grace (CFQ_IDLE_GRACE of CFQ up to 2.6.27, kept because
+ * "IDLE only when nothing else waits" should survive a sync reader's think
+ * time): when only IDLE-class queues have work, none starts until 100 ms
+ * after the last completion of a non-IDLE request.  2.6.36 relies on the
+ * class order inside a group only.  Across groups an IDLE queue still gets
+ * its group's turn while other groups are busy, as in 2.6.36.
+ */
+static bool
+cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now)
+{
+  return cfqd->busy_queues && cfqd->busy_queues == cfqd->busy_idle_queues
+    && now - cfqd->last_end_nonidle < CFQ_IDLE_GRACE;
+}
+
+/* Keep serving the active queue, or expire it and choose the next one.
+ * NULL: nothing to dispatch now (idling, or waiting for completions).
+ */
+static struct cfqq *
+cfq_select_queue (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *cfqq = cfqd->active_queue, *new_cfqq = NULL;
+
+  if (!cfqq)
+    goto new_queue;
+  if (!cfqd->rq_queued)
+    return NULL;
+
+  /* We were waiting for the group to get backlogged: it did. */
+  if (cfqq->wait_busy && !rb_empty (&cfqq->sort_list))
+    goto expire;
+
+  if (cfq_slice_used (cfqq, now) && !cfqq->must_dispatch) {
+    /* The slice ran out while the group's only queue waited for its
+     * last request: let it complete so the group keeps its place.
+     */
+    if (cfqq->cfqg->nr_cfqq == 1 && rb_empty (&cfqq->sort_list)
+        && cfqq->dispatched && cfq_should_idle (cfqd, cfqq))
+      return NULL;
+    goto check_group_idle;
+  }
+
+  if (!rb_empty (&cfqq->sort_list))
+    return cfqq;
+
+  /* A queue with a request near the head: serve it rather than idle,
+   * and set the two up to merge.
+   */
+  new_cfqq = cfq_close_cooperator (cfqd, cfqq);
+  if (new_cfqq) {
+    if (!cfqq->new_cfqq)
+      cfq_setup_merge (cfqq, new_cfqq);
+    goto expire;
+  }
+
+  /* Idling, or requests in flight and idling allowed: wait. */
+  if (cfqd->idle_timer != SCHED_NEVER)
+    return NULL;
+  if (cfqq->dispatched && cfq_should_idle (cfqd, cfqq))
+    return NULL;
+
+check_group_idle:
+  /* group_idle: the group's last queue has requests in flight. */
+  if (t_get (cfqd, T_GROUP_IDLE) && cfqq->cfqg->nr_cfqq == 1
+      && cfqq->cfqg->dispatched)
+    return NULL;
+
+expire:
+  cfq_slice_expired (cfqd, false, now);
+new_queue:
+  if (!new_cfqq && cfq_idle_grace_wait (cfqd, now))
+    return NULL;
+  if (!new_cfqq)
+    cfq_choose_cfqg (cfqd, now);
+  else
+    /* The cooperator's group is still the serving group. */
+    cfqd->grp_st.active = new_cfqq->cfqg;
+  cfqq = new_cfqq ? new_cfqq : cfq_get_next_queue (cfqd);
+  __cfq_set_active_queue (cfqd, cfqq, now);
+  return cfqq;
+}
+
+static bool
+cfq_slice_used_soon (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                     uint64_t now)
+{
+  /* No request completed yet: can't estimate. */
+  if (cfqq->slice_new)
+    return true;
+  return now + t_get (cfqd, T_SLICE_IDLE) * cfqq->dispatched
+    > cfqq->slice_end;
+}
+
+/* Async depth allowed by low_latency: one more per slice_sync since the
+ * last delayed sync completion.
+ */
+static unsigned
+cfq_async_depth (const struct cfqd *cfqd, uint64_t now)
+{
+  uint64_t last_sync = now - cfqd->last_delayed_sync;
+  uint64_t depth = last_sync / t_get (cfqd, T_SLICE_SYNC);
+
+  return depth > 1u << 30 ? 1u << 30 : (unsigned) depth;
+}
+
+static bool
+cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  unsigned max_dispatch;
+
+  /* Drain async requests before starting sync I/O that idles. */
+  if (cfq_should_idle (cfqd, cfqq) && cfqd->rq_in_flight[0])
+    return false;
+  /* Async queue while sync I/O is in flight: wait. */
+  if (cfqd->rq_in_flight[1] && !cfqq->sync)
+    return false;
+
+  max_dispatch = t_get (cfqd, T_QUANTUM) / 2;
+  if (max_dispatch < 1)
+    max_dispatch = 1;
+  if (cfq_class_idle (cfqq))
+    max_dispatch = 1;
+
+  if (cfqq->dispatched >= max_dispatch) {
+    /* An idle-class queue has at most one request in flight. */
+    if (cfq_class_idle (cfqq))
+      return false;
+    /* Others wait: no more from this one if its slice ends soon. */
+    if (cfqd->busy_queues > 1 && cfq_slice_used_soon (cfqd, cfqq, now))
+      return false;
+    /* Sole busy queue: no limit; else deeper early in the slice. */
+    if (cfqd->busy_queues == 1)
+      max_dispatch = ~0u;
+    else
+      max_dispatch = t_get (cfqd, T_QUANTUM);
+  }
+
+  /* Async: ramp up the depth after sync requests were delayed. */
+  if (!cfqq->sync && t_get (cfqd, T_LOW_LATENCY)) {
+    unsigned depth = cfq_async_depth (cfqd, now);
+    if (!depth && !cfqq->dispatched)
+      depth = 1;
+    if (depth < max_dispatch)
+      max_dispatch = depth;
+  }
+  return cfqq->dispatched < max_dispatch;
+}
+
+static struct rq *
+cfq_dispatch_request (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  struct rq *rq;
+
+  if (!cfq_may_dispatch (cfqd, cfqq, now))
+    return NULL;
+  rq = cfq_check_fifo (cfqq, now);
+  if (rq)
+    cfqd->stats.fifo_expired++;
+  else
+    rq = cfqq->next_rq;
+  cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  if (!cfqd->active_cic) {
+    struct sched_queue *cic = rq->q ? rq->q : cfqd->root_conn;
+    if (!cic->dead)
+      cfqd->active_cic = cic;
+  }
+  return rq;
+}
+
+/* ---- Connections, merging, freeing ------------------------------------ */
+
+static void cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic);
+
+static void
+cfq_drop_link (struct cfqd *cfqd, struct cfqq *cfqq)
+{
+  struct cfqq *target = cfqq->new_cfqq;
+
+  if (!target)
+    return;
+  cfqq->new_cfqq = NULL;
+  target->nr_link--;
+  if (target->owner)
+    cfq_conn_maybe_free (cfqd, target->owner);
+}
+
+/* A connection stops pointing at cfqq. */
+static void
+cfq_put_conn_ref (struct cfqd *cfqd, struct cfqq *cfqq)
+{
+  cfqq->nr_conn--;
+  if (!cfqq->nr_conn)
+    cfq_drop_link (cfqd, cfqq);
+  if (cfqq->nr_conn < 2)
+    cfqq->coop = cfqq->split_coop = false;
+  if (cfqq->owner)
+    cfq_conn_maybe_free (cfqd, cfqq->owner);
+}
+
+static void
+cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic)
+{
+  /* Freeing one connection drops its merge link, which may free the
+   * target's connection in turn: walk the chain (links never cycle).
+   */
+  while (cic) {
+    struct cfqq *own = &cic->own;
+    struct sched_queue *next = NULL;
+
+    if (!cic->dead || cic->nr_rq || own->nr_conn || own->nr_rq
+        || own->nr_link)
+      return;
+    if (cfqd->active_queue == own)
+      __cfq_slice_expired (cfqd, own, false, cfqd->now);
+    if (own->on_rr)
+      cfq_del_cfqq_rr (cfqd, own);
+    cfq_prio_tree_del (own);
+    if (own->new_cfqq) {
+      own->new_cfqq->nr_link--;
+      next = own->new_cfqq->owner;
+      own->new_cfqq = NULL;
+    }
+    list_del (&cic->link);
+    free (cic);
+    cic = next;
+  }
+}
+
+/* The sync queue a new request of cic goes to: split a shared queue that
+ * turned seeky, follow a pending merge (cfq_set_request).
+ */
+static struct cfqq *
+cfq_sync_queue (struct cfqd *cfqd, struct sched_queue *cic)
+{
+  struct cfqq *cfqq = cic->cfqq;
+
+  if (cfqq->coop && cfqq->split_coop) {
+    if (cfqq->nr_conn == 1) {
+      cfqq->coop = cfqq->split_coop = false;
+    }
+    else {
+      struct cfqq *own = &cic->own;
+      cic->cfqq = own;
+      own->nr_conn++;
+      cfq_drop_link (cfqd, own);
+      own->coop = own->split_coop = false;
+      cfq_put_conn_ref (cfqd, cfqq);
+      cfqd->stats.splits++;
+      cfqq = own;
+    }
+  }
+  if (cfqq->new_cfqq) {
+    struct cfqq *target = cfqq->new_cfqq;
+    cic->cfqq = target;
+    target->nr_conn++;
+    target->coop = true;
+    cfq_put_conn_ref (cfqd, cfqq);
+    cfqd->stats.merges++;
+    cfqq = target;
+  }
+  return cfqq;
+}
+
+/* ---- Insertion ---------------------------------------------------------- */
+
+static void
+cfq_update_io_thinktime (struct cfqd *cfqd, struct sched_queue *cic,
+                         uint64_t now)
+{
+  uint64_t elapsed = 0, ttime;
+
+  if (cic->last_end_request != SCHED_NEVER && now > cic->last_end_request)
+    elapsed = now - cic->last_end_request;
+  ttime = umin64 (elapsed, 2 * t_get (cfqd, T_SLICE_IDLE));
+  cic->ttime_samples = (7 * cic->ttime_samples + 256) / 8;
+  cic->ttime_total = (7 * cic->ttime_total + 256 * ttime) / 8;
+  cic->ttime_mean = (cic->ttime_total + 128) / cic->ttime_samples;
+}
+
+static void
+cfq_update_io_seektime (struct cfqd *cfqd, struct cfqq *cfqq,
+                        const struct rq *rq)
+{
+  uint64_t sdist = 0, pos = rq_sector (rq);
+
+  if (cfqq->last_request_pos)
+    sdist = pos > cfqq->last_request_pos ? pos - cfqq->last_request_pos
+                                         : cfqq->last_request_pos - pos;
+  cfqq->seek_history <<= 1;
+  if (cfq_nonrot (cfqd))
+    cfqq->seek_history |= (rq_sectors (rq) < CFQQ_SECT_THR_NONROT);
+  else
+    cfqq->seek_history |= (sdist > CFQQ_SEEK_THR);
+}
+
+/* Idle for a queue unless it thinks too long or seeks so much that idling
+ * does not pay.
+ */
+static void
+cfq_update_idle_window (struct cfqd *cfqd, struct cfqq *cfqq,
+                        const struct sched_queue *cic)
+{
+  bool enable_idle;
+
+  if (!cfqq->sync || cfq_class_idle (cfqq))
+    return;
+  enable_idle = cfqq->idle_window;
+  if (cfqq->queued[0] + cfqq->queued[1] >= 4)
+    cfqq->deep = true;
+  if (cic->dead || !t_get (cfqd, T_SLICE_IDLE)
+      || (!cfqq->deep && CFQQ_SEEKY (cfqq)))
+    enable_idle = false;
+  else if (CFQ_SAMPLE_VALID (cic->ttime_samples))
+    enable_idle = cic->ttime_mean <= t_get (cfqd, T_SLICE_IDLE);
+  cfqq->idle_window = enable_idle;
+}
+
+/* Should new_cfqq, which just got rq, preempt the active queue?  The
+ * rules in CFQ's order (cfq_should_preempt).
+ */
+static bool
+cfq_should_preempt (struct cfqd *cfqd, struct cfqq *new_cfqq,
+                    const struct rq *rq, uint64_t now)
+{
+  struct cfqq *cfqq = cfqd->active_queue;
+
+  if (!cfqq)
+    return false;
+  if (cfq_class_idle (new_cfqq))
+    return false;
+  if (cfq_class_idle (cfqq))
+    return true;
+  /* A non-RT request does not preempt an RT slice. */
+  if (cfq_class_rt (cfqq) && !cfq_class_rt (new_cfqq))
+    return false;
+  /* Sync request, async active queue. */
+  if (rq_is_sync (rq) && !cfqq->sync)
+    return true;
+  if (new_cfqq->cfqg != cfqq->cfqg)
+    return false;
+  if (cfq_slice_used (cfqq, now))
+    return true;
+  /* Idling on the sync-noidle tree for a queue that has nothing. */
+  if (cfqd->serving_type == SYNC_NOIDLE_WORKLOAD
+      && cfqq_type (new_cfqq) == SYNC_NOIDLE_WORKLOAD
+      && new_cfqq->service_tree && new_cfqq->service_tree->count == 2
+      && rb_empty (&cfqq->sort_list))
+    return true;
+  /* Metadata before regular I/O. */
+  if ((rq->flags & RQ_META) && !cfqq->meta_pending)
+    return true;
+  /* RT preempts a non-RT slice. */
+  if (cfq_class_rt (new_cfqq) && !cfq_class_rt (cfqq))
+    return true;
+  if (!cfqd->active_cic || !cfqq->wait_request)
+    return false;
+  /* As good as what we are idling for: close to the head. */
+  return cfq_rq_close (cfqd, rq);
+}
+
+static void
+cfq_preempt_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  enum wl_type old_type = cfqq_type (cfqd->active_queue);
+
+  cfqd->stats.preemptions++;
+  cfq_slice_expired (cfqd, true, now);
+  /* 2.6.39: a saved workload slice of another type would keep the
+   * preempting queue waiting; don't resume it.
+   */
+  if (old_type != cfqq_type (cfqq))
+    cfqq->cfqg->saved_workload_slice = 0;
+  /* The new queue goes to the front of its tree: served next. */
+  cfq_service_tree_add (cfqd, cfqq, true, now);
+  cfqq->slice_end = 0;
+  cfqq->slice_new = true;
+}
+
+static void
+cfq_rq_enqueued (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                 struct sched_queue *cic, uint64_t now)
+{
+  cfqd->rq_queued++;
+  if (rq->flags & RQ_META)
+    cfqq->meta_pending++;
+
+  cfq_update_io_thinktime (cfqd, cic, now);
+  cfq_update_io_seektime (cfqd, cfqq, rq);
+  cfq_update_idle_window (cfqd, cfqq, cic);
+  cfqq->last_request_pos = rq_sector (rq) + rq_sectors (rq);
+
+  if (cfqq == cfqd->active_queue) {
+    /* The request we idled for.  Larger than a page, or others waiting:
+     * dispatch it now; else let it out when the timer fires, so tiny
+     * requests get a chance to merge first (must_dispatch).
+     */
+    if (cfqq->wait_request) {
+      cfqd->stats.idle_hits++;
+      if (rq->len > CFQ_PAGE_SIZE || cfqd->busy_queues > 1) {
+        cfq_del_timer (cfqd);
+        cfqq->wait_request = false;
+      }
+      else
+        cfqq->must_dispatch = true;
+    }
+  }
+  else if (cfq_should_preempt (cfqd, cfqq, rq, now)) {
+    cfq_preempt_queue (cfqd, cfqq, now);
+  }
+}
+
+/* ---- The idle timer ------------------------------------------------------ */
+
+static void
+cfq_idle_slice_timer (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *cfqq = cfqd->active_queue;
+  bool timed_out = true;
+
+  cfq_del_timer (cfqd);
+  if (cfqq) {
+    timed_out = false;
+    /* A request came in during the window: let it through. */
+    if (cfqq->must_dispatch)
+      return;
+    if (cfq_slice_used (cfqq, now))
+      goto expire;
+    /* Nobody else waits: keep the queue (and its slice). */
+    if (!cfqd->busy_queues)
+      return;
+    if (!rb_empty (&cfqq->sort_list))
+      return;
+    /* The idle did not pay: forget the queue was deep. */
+    cfqq->deep = false;
+    cfqd->stats.idle_timeouts++;
+  }
+expire:
+  cfq_slice_expired (cfqd, timed_out, now);
+}
+
+static void
+cfq_run_timer (struct cfqd *cfqd, uint64_t now)
+{
+  if (cfqd->idle_timer != SCHED_NEVER && now >= cfqd->idle_timer)
+    cfq_idle_slice_timer (cfqd, now);
+}
+
+/* ---- Ops ----------------------------------------------------------------- */
+
+static void
+cfq_init_cfqq (struct cfqd *cfqd, struct cfqq *cfqq, struct sched_group *cfqg,
+               struct sched_queue *owner, bool sync, unsigned cls,
+               unsigned level)
+{
+  memset (cfqq, 0, sizeof *cfqq);
+  cfqq->cfqd = cfqd;
+  cfqq->cfqg = cfqg;
+  cfqq->owner = owner;
+  rb_clear (&cfqq->rb_node);
+  rb_clear (&cfqq->p_node);
+  rb_root_init (&cfqq->sort_list);
+  list_init (&cfqq->fifo);
+  cfqq->ioprio_class = cls;
+  cfqq->ioprio = cls == SCHED_CLASS_IDLE ? SCHED_LEVELS - 1 : level;
+  cfqq->sync = sync;
+  if (sync && cls != SCHED_CLASS_IDLE)
+    cfqq->idle_window = true;
+  cfqq->slice_new = true;
+}
+
+static struct sched_group *
+cfq_group_alloc (struct cfqd *cfqd, const char *name, unsigned weight)
+{
+  struct sched_group *cfqg;
+
+  if (weight < SCHED_WEIGHT_MIN || weight > SCHED_WEIGHT_MAX)
+    return NULL;
+  cfqg = calloc (1, sizeof *cfqg);
+  if (!cfqg)
+    return NULL;
+  cfqg->cfqd = cfqd;
+  snprintf (cfqg->name, sizeof cfqg->name, "%s", name ? name : "");
+  cfqg->weight = weight;
+  rb_clear (&cfqg->rb_node);
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++)
+      rb_root_init (&cfqg->st[i][j]);
+  rb_root_init (&cfqg->st_idle);
+  for (int i = 0; i < CFQ_PRIO_LISTS; i++)
+    rb_root_init (&cfqg->prio_trees[i]);
+  for (int l = 0; l < SCHED_LEVELS; l++) {
+    cfq_init_cfqq (cfqd, &cfqg->async_cfqq[0][l], cfqg, NULL, false,
+                   SCHED_CLASS_RT, l);
+    cfq_init_cfqq (cfqd, &cfqg->async_cfqq[1][l], cfqg, NULL, false,
+                   SCHED_CLASS_BE, l);
+  }
+  cfq_init_cfqq (cfqd, &cfqg->async_idle_cfqq, cfqg, NULL, false,
+                 SCHED_CLASS_IDLE, SCHED_LEVELS - 1);
+  list_add_tail (&cfqg->link, &cfqd->groups);
+  return cfqg;
+}
+
+static struct sched_queue *
+cfq_conn_alloc (struct cfqd *cfqd, struct sched_group *cfqg,
+                enum sched_class cls, unsigned level)
+{
+  struct sched_queue *cic;
+
+  if (cls < SCHED_CLASS_RT || cls > SCHED_CLASS_IDLE || level >= SCHED_LEVELS)
+    return NULL;
+  cic = calloc (1, sizeof *cic);
+  if (!cic)
+    return NULL;
+  cic->cfqd = cfqd;
+  cic->cfqg = cfqg;
+  cic->cls = cls;
+  cic->level = level;
+  cic->last_end_request = SCHED_NEVER;
+  cfq_init_cfqq (cfqd, &cic->own, cfqg, cic, true, cls, level);
+  cic->cfqq = &cic->own;
+  cic->own.nr_conn = 1;
+  list_add_tail (&cic->link, &cfqd->conns);
+  return cic;
+}
+
+static struct sched *
+cfq_create (void)
+{
+  struct cfqd *cfqd = calloc (1, sizeof *cfqd);
+
+  if (!cfqd)
+    return NULL;
+  cfqd->s.ops = &cfq_ops;
+  for (int i = 0; i < T_NR; i++)
+    cfqd->tun[i] = cfq_tunables[i].def;
+  rb_root_init (&cfqd->grp_st.rb);
+  list_init (&cfqd->groups);
+  list_init (&cfqd->conns);
+  cfqd->hw_tag = -1;
+  cfqd->idle_timer = SCHED_NEVER;
+  cfqd->serving_type = SYNC_NOIDLE_WORKLOAD;
+  /* Start as if no sync request was delayed in the last second, so async
+   * gets some depth at once (CFQ: jiffies - HZ).  now is 0 here; the
+   * subtraction in cfq_async_depth is modular so this works from any
+   * starting clock.
+   */
+  cfqd->last_delayed_sync = (uint64_t) 0 - NSEC_PER_SEC;
+  cfqd->last_end_nonidle = (uint64_t) 0 - NSEC_PER_SEC;
+  cfqd->root_group = cfq_group_alloc (cfqd, "root", CFQ_ROOT_WEIGHT);
+  if (!cfqd->root_group)
+    goto err;
+  cfqd->root_conn = cfq_conn_alloc (cfqd, cfqd->root_group, SCHED_CLASS_BE, 4);
+  if (!cfqd->root_conn)
+    goto err;
+  return &cfqd->s;
+
+ err:
+  if (cfqd->root_group)
+    free (cfqd->root_group);
+  free (cfqd);
+  return NULL;
+}
+
+static void
+cfq_destroy (struct sched *s)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct list *p, *n;
+
+  list_for_each_safe (p, n, &cfqd->conns)
+    free (list_entry (p, struct sched_queue, link));
+  list_for_each_safe (p, n, &cfqd->groups)
+    free (list_entry (p, struct sched_group, link));
+  free (cfqd);
+}
+
+const struct cfq_tunable *
+cfq_tunable_lookup (const char *name)
+{
+  for (size_t i = 0; i < T_NR; i++)
+    if (strcmp (cfq_tunables[i].name, name) == 0)
+      return &cfq_tunables[i];
+  return NULL;
+}
+
+int
+cfq_tunable_check (const char *name, uint64_t val)
+{
+  const struct cfq_tunable *t = cfq_tunable_lookup (name);
+
+  if (!t)
+    return -ENOENT;
+  if (val < t->min || val > t->max)
+    return -ERANGE;
+  return 0;
+}
+
+static const char *const cfq_mode_names[] = { "time", "iops", "auto" };
+
+int
+cfq_mode_parse (const char *str, uint64_t *val)
+{
+  for (uint64_t i = 0; i < 3; i++)
+    if (strcmp (str, cfq_mode_names[i]) == 0) {
+      *val = i;
+      return 0;
+    }
+  return -EINVAL;
+}
+
+const char *
+cfq_mode_name (uint64_t val)
+{
+  return val < 3 ? cfq_mode_names[val] : "?";
+}
+
+/* The one setter: validates against the table, never clamps silently. */
+static int
+cfq_set (struct sched *s, const char *key, uint64_t val)
+{
+  struct cfqd *cfqd = CFQD (s);
+  const struct cfq_tunable *t = cfq_tunable_lookup (key);
+  int r = cfq_tunable_check (key, val);
+
+  if (r < 0)
+    return r;
+  cfqd->tun[t - cfq_tunables] = val;
+  return 0;
+}
+
+static int
+cfq_get (struct sched *s, const char *key, uint64_t *val)
+{
+  struct cfqd *cfqd = CFQD (s);
+  const struct cfq_tunable *t = cfq_tunable_lookup (key);
+
+  if (!t)
+    return -ENOENT;
+  *val = cfqd->tun[t - cfq_tunables];
+  return 0;
+}
+
+static struct sched_group *
+cfq_group_new (struct sched *s, const char *name, unsigned weight)
+{
+  return cfq_group_alloc (CFQD (s), name, weight);
+}
+
+static int
+cfq_group_set_weight (struct sched *s, struct sched_group *cfqg, unsigned w)
+{
+  struct cfqd *cfqd = CFQD (s);
+
+  if (w < SCHED_WEIGHT_MIN || w > SCHED_WEIGHT_MAX)
+    return -ERANGE;
+  if (cfqg->on_st)
+    cfqd->grp_st.total_weight = cfqd->grp_st.total_weight - cfqg->weight + w;
+  cfqg->weight = w;
+  return 0;
+}
+
+static struct sched_queue *
+cfq_queue_new (struct sched *s, struct sched_group *cfqg,
+               enum sched_class cls, unsigned level)
+{
+  struct cfqd *cfqd = CFQD (s);
+
+  return cfq_conn_alloc (cfqd, cfqg ? cfqg : cfqd->root_group, cls, level);
+}
+
+static void
+cfq_queue_free (struct sched *s, struct sched_queue *cic)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct cfqq *cfqq = cic->cfqq;
+
+  if (cic->dead)
+    return;
+  cic->dead = true;
+  if (cfqd->active_cic == cic)
+    cfqd->active_cic = NULL;
+  /* The task exited (cfq_exit_cfqq): stop serving its queue. */
+  if (cfqd->active_queue == cfqq && cfqq->nr_conn == 1)
+    cfq_slice_expired (cfqd, false, cfqd->now);
+  /* Pin cic while dropping its reference: the merge chain may lead back
+   * to its own queue.
+   */
+  cic->nr_rq++;
+  cfq_put_conn_ref (cfqd, cfqq);
+  cic->nr_rq--;
+  cfq_conn_maybe_free (cfqd, cic);
+}
+
+static void
+cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct sched_queue *cic = rq->q ? rq->q : cfqd->root_conn;
+  struct cfqq *cfqq;
+
+  cfqd->now = now;
+  cfq_run_timer (cfqd, now);
+  cic->nr_rq++;
+  if (rq_is_sync (rq))
+    cfqq = cfq_sync_queue (cfqd, cic);
+  else if (cic->cls == SCHED_CLASS_IDLE)
+    cfqq = &cic->cfqg->async_idle_cfqq;
+  else
+    cfqq = &cic->cfqg->async_cfqq[cic->cls == SCHED_CLASS_RT ? 0 : 1]
+                                 [cic->level];
+  cfqq->nr_rq++;
+  rq->sq = cfqq;
+  rq->t_insert = now;
+  rq->t_fifo = now + t_get (cfqd, rq_is_sync (rq) ? T_FIFO_EXPIRE_SYNC
+                                                  : T_FIFO_EXPIRE_ASYNC);
+  rq->t_dispatch = 0;
+  rb_clear (&rq->rb);
+  list_add_tail (&rq->fifo, &cfqq->fifo);
+  cfq_add_rq_rb (cfqd, cfqq, rq, now);
+  cfq_rq_enqueued (cfqd, cfqq, rq, cic, now);
+  cfqd->stats.inserted++;
+}
+
+/* The next time something changes without an insert or a completion:
+ * the idle timer, the end of the active slice, the async depth growing.
+ * Fifo deadlines wake nothing in CFQ: they are only looked at when a
+ * slice starts, which one of the other events causes.
+ */
+static uint64_t
+cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
+{
+  uint64_t next = cfqd->idle_timer;
+  struct cfqq *cfqq = cfqd->active_queue;
+
+  if (!cfqd->busy_queues)
+    return next;
+  if (!cfqq && cfq_idle_grace_wait (cfqd, now))
+    next = umin64 (next, cfqd->last_end_nonidle + CFQ_IDLE_GRACE);
+  if (cfqq && !cfqq->slice_new && cfqq->slice_end > now)
+    next = umin64 (next, cfqq->slice_end);
+  if (cfqq && !cfqq->sync && !rb_empty (&cfqq->sort_list)
+      && t_get (cfqd, T_LOW_LATENCY)) {
+    uint64_t ss = t_get (cfqd, T_SLICE_SYNC);
+    uint64_t d = cfq_async_depth (cfqd, now);
+    if (d < 1u << 30)
+      next = umin64 (next, cfqd->last_delayed_sync + (d + 1) * ss);
+  }
+  return next;
+}
+
+static struct rq *
+cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct rq *rq = NULL;
+  struct cfqq *cfqq;
+
+  cfqd->now = now;
+  cfq_run_timer (cfqd, now);
+  if (cfqd->busy_queues && (cfqq = cfq_select_queue (cfqd, now)) != NULL
+      && !rb_empty (&cfqq->sort_list)
+      && (rq = cfq_dispatch_request (cfqd, cfqq, now)) != NULL) {
+    cfqq->slice_dispatch++;
+    cfqq->must_dispatch = false;
+    /* An async queue expires once it used its request budget, an idle
+     * class queue after every dispatch, if others wait.
+     */
+    if (cfqd->busy_queues > 1
+        && ((!cfqq->sync && cfqq->slice_dispatch >= cfq_prio_to_maxrq (cfqd, cfqq))
+            || cfq_class_idle (cfqq))) {
+      cfqq->slice_end = now + 1;
+      cfq_slice_expired (cfqd, false, now);
+    }
+  }
+  *next = cfq_next_deadline (cfqd, now);
+  return rq;
+}
+
+/* hw_tag: does the device queue?  Peak depth in the driver over 50
+ * samples taken under enough load (cfq_update_hw_tag).
+ */
+static void
+cfq_update_hw_tag (struct cfqd *cfqd)
+{
+  struct cfqq *cfqq = cfqd->active_queue;
+
+  if (cfqd->rq_in_driver > cfqd->hw_tag_est_depth)
+    cfqd->hw_tag_est_depth = cfqd->rq_in_driver;
+  if (cfqd->hw_tag == 1)
+    return;
+  if (cfqd->rq_queued <= CFQ_HW_QUEUE_MIN
+      && cfqd->rq_in_driver <= CFQ_HW_QUEUE_MIN)
+    return;
+  /* An idling queue without enough requests can't fill the device:
+   * don't conclude there is no queueing from that.
+   */
+  if (cfqq && cfqq->idle_window
+      && cfqq->dispatched + cfqq->queued[0] + cfqq->queued[1] < CFQ_HW_QUEUE_MIN
+      && cfqd->rq_in_driver < CFQ_HW_QUEUE_MIN)
+    return;
+  if (cfqd->hw_tag_samples++ < CFQ_HW_SAMPLES)
+    return;
+  cfqd->hw_tag = cfqd->hw_tag_est_depth >= CFQ_HW_QUEUE_MIN;
+}
+
+static bool
+cfq_should_wait_busy (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  struct sched_queue *cic = cfqd->active_cic;
+
+  if (!rb_empty (&cfqq->sort_list))
+    return false;
+  if (cfqq->cfqg->nr_cfqq > 1)
+    return false;
+  if (cfq_slice_used (cfqq, now))
+    return true;
+  if (cic && CFQ_SAMPLE_VALID (cic->ttime_samples)
+      && (int64_t) (cfqq->slice_end - now) < (int64_t) cic->ttime_mean)
+    return true;
+  /* "Only one jiffy left". */
+  if (cfqq->slice_end - now <= CFQ_JIFFY)
+    return true;
+  return false;
+}
+
+static void
+cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct cfqq *cfqq = rq->sq;
+  struct sched_queue *cic = rq->q ? rq->q : cfqd->root_conn;
+  const bool sync = rq_is_sync (rq);
+
+  cfqd->now = now;
+  cfq_run_timer (cfqd, now);
+  cfq_update_hw_tag (cfqd);
+  cfqd->rq_in_driver--;
+  cfqq->dispatched--;
+  cfqq->cfqg->dispatched--;
+  cfqd->rq_in_flight[cfqq->sync]--;
+  cfqd->stats.completed++;
+  if (!cfq_class_idle (cfqq))
+    cfqd->last_end_nonidle = now;
+
+  if (sync) {
+    cic->last_end_request = now;
+    if (rq->t_insert + t_get (cfqd, T_FIFO_EXPIRE_SYNC) <= now)
+      cfqd->last_delayed_sync = now;
+  }
+
+  if (cfqd->active_queue == cfqq) {
+    const bool cfqq_empty = rb_empty (&cfqq->sort_list);
+
+    /* The slice starts at the first completion. */
+    if (cfqq->slice_new) {
+      cfq_set_prio_slice (cfqd, cfqq, now);
+      cfqq->slice_new = false;
+    }
+    /* Group's only queue about to run out: extend the slice by an idle
+     * window so the group keeps its place on the tree.
+     */
+    if (cfq_should_wait_busy (cfqd, cfqq, now)) {
+      uint64_t extend = t_get (cfqd, T_SLICE_IDLE);
+      if (!extend)
+        extend = t_get (cfqd, T_GROUP_IDLE);
+      cfqq->slice_end = now + extend;
+      cfqq->wait_busy = true;
+      cfqd->stats.wait_busy++;
+    }
+    /* No idling for expired, idle-class or async queues, queues with
+     * requests left, or when a close cooperator is ready.
+     */
+    if (cfq_slice_used (cfqq, now) || cfq_class_idle (cfqq))
+      cfq_slice_expired (cfqd, true, now);
+    else if (sync && cfqq_empty && !cfq_close_cooperator (cfqd, cfqq))
+      cfq_arm_slice_timer (cfqd, now);
+  }
+
+  /* cfq_put_request: drop the request's references.  cic stays pinned
+   * while the queue's owner goes, so a merge chain can't free it first.
+   */
+  cfqq->nr_rq--;
+  if (cfqq->owner && cfqq->owner != cic)
+    cfq_conn_maybe_free (cfqd, cfqq->owner);
+  cic->nr_rq--;
+  cfq_conn_maybe_free (cfqd, cic);
+}
+
+static bool
+cfq_has_work (struct sched *s)
+{
+  return CFQD (s)->rq_queued > 0;
+}
+
+void
+cfq_get_stats (struct sched *s, struct cfq_stats *st)
+{
+  struct cfqd *cfqd = CFQD (s);
+
+  *st = cfqd->stats;
+  st->hw_tag = cfqd->hw_tag;
+  st->hw_tag_est_depth = cfqd->hw_tag_est_depth;
+  st->iops_mode = iops_mode (cfqd);
+  st->busy_queues = cfqd->busy_queues;
+  st->rq_queued = cfqd->rq_queued;
+  st->rq_in_driver = cfqd->rq_in_driver;
+}
+
+uint64_t
+cfq_group_vdisktime (struct sched *s, struct sched_group *cfqg)
+{
+  (void) s;
+  return cfqg->vdisktime;
+}
+
+struct dumpbuf {
+  char *buf;
+  size_t len, pos;
+};
+
+static void __attribute__ ((format (printf, 2, 3)))
+dump_printf (struct dumpbuf *d, const char *fmt, ...)
+{
+  va_list ap;
+  int n;
+
+  va_start (ap, fmt);
+  n = vsnprintf (d->pos < d->len ? d->buf + d->pos : NULL,
+                 d->pos < d->len ? d->len - d->pos : 0, fmt, ap);
+  va_end (ap);
+  if (n > 0)
+    d->pos += n;
+}
+
+size_t
+cfq_dump (struct sched *s, char *buf, size_t len)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct dumpbuf d = { buf, len, 0 };
+  struct list *p;
+
+  if (len)
+    buf[0] = '\0';
+  for (size_t i = 0; i < T_NR; i++)
+    dump_printf (&d, "%s=%llu %s\n", cfq_tunables[i].name,
+                 (unsigned long long) cfqd->tun[i], cfq_tunables[i].unit);
+  dump_printf (&d, "hw_tag=%d depth=%u iops_mode=%d busy_queues=%u "
+               "rq_queued=%u rq_in_driver=%u idle_timer=%lld\n",
+               cfqd->hw_tag, cfqd->hw_tag_est_depth, iops_mode (cfqd),
+               cfqd->busy_queues, cfqd->rq_queued, cfqd->rq_in_driver,
+               cfqd->idle_timer == SCHED_NEVER ? -1LL
+               : (long long) cfqd->idle_timer);
+  list_for_each (p, &cfqd->groups) {
+    struct sched_group *g = list_entry (p, struct sched_group, link);
+    dump_printf (&d, "group %s weight=%u on_st=%d vdisktime=%llu "
+                 "busy=%u dispatched=%u%s\n", g->name, g->weight, g->on_st,
+                 (unsigned long long) g->vdisktime, g->nr_cfqq, g->dispatched,
+                 cfqd->serving_group == g ? " serving" : "");
+  }
+  if (cfqd->active_queue) {
+    struct cfqq *q = cfqd->active_queue;
+    dump_printf (&d, "active: class=%u level=%u sync=%d queued=%u "
+                 "dispatched=%u slice_new=%d slice_end=%llu idle_window=%d "
+                 "wait_request=%d coop=%d\n", q->ioprio_class, q->ioprio,
+                 q->sync, q->queued[0] + q->queued[1], q->dispatched,
+                 q->slice_new, (unsigned long long) q->slice_end,
+                 q->idle_window, q->wait_request, q->coop);
+  }
+  return d.pos;
+}
+
+const struct sched_ops cfq_ops = {
+  .name = "cfq",
+  .create = cfq_create,
+  .destroy = cfq_destroy,
+  .set = cfq_set,
+  .get = cfq_get,
+  .group_new = cfq_group_new,
+  .group_set_weight = cfq_group_set_weight,
+  .queue_new = cfq_queue_new,
+  .queue_free = cfq_queue_free,
+  .insert = cfq_insert,
+  .dispatch = cfq_dispatch,
+  .completed = cfq_completed,
+  .has_work = cfq_has_work,
+};

@@ -1,0 +1,1843 @@
+/* config.c: the configuration model for many tenants on one disk.
+ *
+ * What it decides.  A config file says which disk we serve ([device]), how
+ * the scheduler is tuned ([scheduler]), which tenants share the disk and in
+ * what proportion ([group NAME]: a CFQ blkio group, weight 100..1000), and
+ * what each client may open ([export NAME]: a region of the disk or a file
+ * of its own, its group, who may connect).  This file turns that text into
+ * a model the plugin can act on without checking anything again: every
+ * value parsed and in range, every name resolved to an index, every region
+ * inside the device and disjoint from the others.
+ *
+ *     config=FILE  --cfg_parse()-->  file layer ----.
+ *                                                     +--> cfg_validate(size)
+ *     key=value    --cfg_set_override()--> cmd layer -'        |
+ *                                                          struct cfg_model
+ *
+ * Two layers.  Device and scheduler keys may also come from nbdkit's command
+ * line, which nbdkit hands over in command-line order: "slice_idle=0
+ * config=x.conf" must still let the 0 win.  So the file and the command line
+ * fill separate slots and the model is resolved only at validation: command
+ * line, else file, else default.  Groups and exports exist only in the file.
+ *
+ * Two phases of checking.  Everything a single line can get wrong (syntax,
+ * unknown or misplaced key, duplicate key or section, bad number, suffix,
+ * range, CIDR, alignment) is reported while parsing, at that line.  What
+ * needs the whole file, the overrides or the device size (which group an
+ * export joins, whether regions overlap or run past the end, whether there
+ * is any export at all) is checked by cfg_validate(), at the line of the
+ * key responsible: the size= line for a region past the end, the offset=
+ * line (else the section header) for an overlap.  Errors never stop the
+ * parse: a user fixing a config sees all of them at once.
+ *
+ * Reading the text.  libinih splits "key = value", strips comments and
+ * whitespace, but its handler is not told the line number (Debian builds it
+ * with INI_HANDLER_LINENO=0, an ABI choice), nor about a section that has
+ * no keys, and it would take an indented line for the continuation of the
+ * previous value.  We therefore feed it through ini_parse_stream() with our
+ * own reader, which hands it one physical line per call and so always knows
+ * the current line; the reader also strips indentation (no multi-line
+ * values), handles section headers itself (so "[export scratch]" with every
+ * key defaulted exists, and "[export a]" twice is caught), and reports lines
+ * inih could not parse or could not hold (longer than its buffer).
+ *
+ * Decisions (documented in the README):
+ *  - A bare time is in ms and a bare back_seek_max in KiB, the units of
+ *    CFQ's sysfs files; a suffix names the unit.  Sizes follow
+ *    nbdkit_parse_size (b k m g t p e, powers of 1024).
+ *  - Export offsets and explicit sizes are multiples of 4096 (O_DIRECT on any
+ *    device with logical blocks up to 4K); a size left out is the rest of
+ *    the device, to the byte.
+ *  - Regions may overlap only if both exports are readonly.  An export with
+ *    its own file= has no offset/size; two exports may name the same file
+ *    only if both are readonly, and none may name the device (compared as
+ *    text: symlinks and hard links are the plugin's to catch).
+ *  - "[export]" with no name is the default export "" (what a client gets
+ *    without asking for a name).  Exports without group= join "default",
+ *    which exists implicitly (weight 500, be, prio 4) and may be declared to
+ *    change it.  With no config file at all the model is one export "" in
+ *    group "default" over the whole device.
+ *  - allow = a list (commas or spaces) of IPv4/IPv6 addresses, CIDR
+ *    networks (host bits must be zero), and "unix" for Unix-socket clients.
+ *    No allow= means anyone.
+ *  - Relative paths in the file are relative to the file's directory.
+ *
+ * Defined once.  The scheduler keys, their units and ranges are CFQ's own
+ * table (cfq_tunables in include/cfq.h), so a value accepted here is one
+ * sched_set() accepts.  CFQ keeps "mode" as a tunable too; the config puts
+ * it in [device] (auto|time|iops) and passes it on as that tunable.  The
+ * model.* parameters are checked by the device model itself
+ * (include/devmodel.h): cfg_validate() makes the model [device] emulate
+ * names and sets each parameter on it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ini.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/un.h>
+
+#include "cfq.h"
+#include "config.h"
+#include "devmodel.h"
+
+#define MS NSEC_PER_MSEC
+#define NAME_MAX_LEN 4096       /* NBD's limit on export names */
+
+/* ---- the tunables --------------------------------------------------------
+ * CFQ's table, seen through two questions: is entry i a [scheduler] key
+ * (all but "mode"), and how is its value written?
+ */
+static bool
+tunable_is_key (size_t i)
+{
+  return strcmp (cfq_tunables[i].name, "mode") != 0;
+}
+
+enum tunit {
+  TU_TIME,                      /* "ns": a time, a bare number is ms */
+  TU_KIB,                       /* "KiB": a bare number is KiB, or a size */
+  TU_BOOL,                      /* "bool" */
+  TU_COUNT,                     /* "requests", "factor": a plain number */
+};
+
+static enum tunit
+tunit (const struct cfq_tunable *t)
+{
+  if (strcmp (t->unit, "ns") == 0)
+    return TU_TIME;
+  if (strcmp (t->unit, "KiB") == 0)
+    return TU_KIB;
+  if (strcmp (t->unit, "bool") == 0)
+    return TU_BOOL;
+  return TU_COUNT;
+}
+
+/* ---- sections and keys ------------------------------------------------- */
+
+enum sec {
+  SEC_NONE = 0,                 /* before the first header */
+  SEC_SKIP,                     /* in a bad section: its keys are ignored */
+  SEC_DEVICE,
+  SEC_SCHED,
+  SEC_GROUP,
+  SEC_EXPORT,
+};
+
+/* Device and scheduler keys ("global" keys): the fixed ones, then one per
+ * tunable at GK_TUNABLE + i.  These are the keys overrides may set.
+ */
+enum {
+  GK_FILE = 0,
+  GK_QUEUE_DEPTH,
+  GK_MODE,
+  GK_EMULATE,
+  GK_SCHEDULER,
+  GK_TUNABLE,
+};
+#define NR_GKEYS (GK_TUNABLE + cfq_nr_tunables)
+
+static const char *const gk_names[GK_TUNABLE] = {
+  "file", "queue_depth", "mode", "emulate", "scheduler",
+};
+static const char *const mode_names[] = { "auto", "time", "iops", NULL };
+static const char *const emulate_names[] = { "none", "hdd", "ssd", NULL };
+static const char *const sched_names[] = {
+  CFG_DEFAULT_SCHEDULER, "fifo", NULL,
+};
+static const char *const class_names[] = { "rt", "be", "idle", NULL };
+static const char *const writes_names[] = { "async", "sync", NULL };
+
+static const char *const group_keys[] = { "weight", "class", "prio", NULL };
+static const char *const export_keys[] = {
+  "group", "offset", "size", "file", "readonly", "writes", "allow", NULL,
+};
+
+static int
+gkey_lookup (const char *name)
+{
+  for (int i = 0; i < GK_TUNABLE; i++)
+    if (strcmp (gk_names[i], name) == 0)
+      return i;
+  for (size_t i = 0; i < cfq_nr_tunables; i++)
+    if (tunable_is_key (i) && strcmp (cfq_tunables[i].name, name) == 0)
+      return GK_TUNABLE + (int) i;
+  return -1;
+}
+
+static enum sec
+gkey_sec (int k)
+{
+  return k < GK_SCHEDULER ? SEC_DEVICE : SEC_SCHED;
+}
+
+static int
+name_index (const char *const *names, const char *s)
+{
+  for (int i = 0; names[i]; i++)
+    if (strcmp (names[i], s) == 0)
+      return i;
+  return -1;
+}
+
+/* ---- the state ----------------------------------------------------------- */
+
+/* One global key's two layers. */
+struct gval {
+  unsigned line;                /* of the key in the file; 0 = not there */
+  bool cmd_set;                 /* given on the command line */
+  uint64_t file_v, cmd_v;       /* number, enum index or tunable value */
+  char *file_s, *cmd_s;         /* string keys (file) */
+};
+
+/* A model.* parameter in one layer. */
+struct xparam {
+  char *key, *value;
+  unsigned line;                /* 0 on the command line */
+};
+
+struct xgroup {
+  char *name;
+  unsigned weight, prio;
+  enum sched_class cls;
+  unsigned line;                /* of the header */
+  unsigned l_weight, l_class, l_prio; /* of each key; 0 = defaulted */
+};
+
+struct xexport {
+  char *name;
+  char *group;                  /* group= as written, or NULL */
+  char *file;                   /* resolved against the config's dir */
+  uint64_t offset, size;        /* bytes, as written */
+  bool readonly, writes_sync;
+  bool bad_region;              /* offset= or size= was refused */
+  struct cfg_net *allow;
+  size_t nr_allow;
+  unsigned line;                /* of the header */
+  unsigned l_group, l_file, l_offset, l_size, l_readonly, l_writes, l_allow;
+};
+
+struct cfg {
+  cfg_report_fn report;
+  void *opaque;
+  bool oom;                     /* an allocation failed: -ENOMEM from now */
+
+  char **errors;                /* "FILE:LINE: message" */
+  size_t nr_errors;
+
+  /* What the file and the command line said. */
+  char *filename;               /* NULL until cfg_parse */
+  char *dir;                    /* of filename, with '/', or "" */
+  unsigned l_device, l_sched;   /* section header lines; 0 = absent */
+  struct gval *gv;              /* [NR_GKEYS] */
+  struct xparam *fparams, *cparams; /* model.* in the file / command line */
+  size_t nr_fparams, nr_cparams;
+  struct xgroup *groups;
+  size_t nr_groups;
+  struct xexport *exports;
+  size_t nr_exports;
+
+  /* Parser position (cfg_parse only). */
+  unsigned lineno;              /* current physical line */
+  enum sec cur;                 /* current section */
+  size_t cur_idx;               /* its group or export index */
+
+  /* The model, built by cfg_validate. */
+  bool valid;
+  struct cfg_model m;
+  struct cfg_tunable *m_tunables;
+  struct cfg_group *m_groups;
+  struct cfg_export *m_exports;
+  struct cfg_param *m_params;
+  struct xexport *implicit;     /* the export "" made without a file */
+};
+
+/* ---- errors -------------------------------------------------------------- */
+
+static void
+add_error (struct cfg *cfg, const char *file, unsigned line,
+           const char *fmt, va_list ap)
+{
+  char *msg = NULL, *full = NULL, **v;
+  int r;
+
+  if (vasprintf (&msg, fmt, ap) == -1) {
+    cfg->oom = true;
+    return;
+  }
+  if (!file)
+    r = asprintf (&full, "command line: %s", msg);
+  else if (line)
+    r = asprintf (&full, "%s:%u: %s", file, line, msg);
+  else
+    r = asprintf (&full, "%s: %s", file, msg);
+  free (msg);
+  if (r == -1) {
+    cfg->oom = true;
+    return;
+  }
+  v = realloc (cfg->errors, (cfg->nr_errors + 1) * sizeof *v);
+  if (!v) {
+    free (full);
+    cfg->oom = true;
+    return;
+  }
+  cfg->errors = v;
+  cfg->errors[cfg->nr_errors++] = full;
+  if (cfg->report)
+    cfg->report (cfg->opaque, full);
+}
+
+/* An error at LINE of the config file (0: the file as a whole). */
+static void __attribute__ ((format (printf, 3, 4)))
+ferr (struct cfg *cfg, unsigned line, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  add_error (cfg, cfg->filename ? cfg->filename : "config", line, fmt, ap);
+  va_end (ap);
+}
+
+/* An error in a command-line override or with no file to point at. */
+static void __attribute__ ((format (printf, 2, 3)))
+cerr (struct cfg *cfg, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  add_error (cfg, NULL, 0, fmt, ap);
+  va_end (ap);
+}
+
+size_t
+cfg_nr_errors (const struct cfg *cfg)
+{
+  return cfg->nr_errors;
+}
+
+const char *
+cfg_error (const struct cfg *cfg, size_t i)
+{
+  return i < cfg->nr_errors ? cfg->errors[i] : NULL;
+}
+
+static int
+status (const struct cfg *cfg)
+{
+  if (cfg->oom)
+    return -ENOMEM;
+  return cfg->nr_errors ? -EINVAL : 0;
+}
+
+/* ---- value syntax -------------------------------------------------------- */
+
+/* DIGITS into *v; *end after them.  -EINVAL if none, -ERANGE on overflow. */
+static int
+parse_digits (const char *s, uint64_t *v, const char **end)
+{
+  uint64_t x = 0;
+  const char *p = s;
+
+  for (; *p >= '0' && *p <= '9'; p++) {
+    unsigned d = *p - '0';
+    if (x > (UINT64_MAX - d) / 10)
+      return -ERANGE;
+    x = x * 10 + d;
+  }
+  if (p == s)
+    return -EINVAL;
+  *v = x;
+  *end = p;
+  return 0;
+}
+
+static int
+parse_uint (const char *s, uint64_t *v)
+{
+  const char *end;
+  int r = parse_digits (s, v, &end);
+
+  if (r < 0)
+    return r;
+  return *end ? -EINVAL : 0;
+}
+
+int
+cfg_parse_size (const char *s, uint64_t *bytes)
+{
+  const char *end;
+  uint64_t v;
+  unsigned shift;
+  int r = parse_digits (s, &v, &end);
+
+  if (r < 0)
+    return r;
+  switch (*end) {
+  case '\0': case 'b': case 'B': shift = 0; break;
+  case 'k': case 'K': shift = 10; break;
+  case 'm': case 'M': shift = 20; break;
+  case 'g': case 'G': shift = 30; break;
+  case 't': case 'T': shift = 40; break;
+  case 'p': case 'P': shift = 50; break;
+  case 'e': case 'E': shift = 60; break;
+  default: return -EINVAL;
+  }
+  if (*end && end[1])
+    return -EINVAL;
+  if (shift && v > UINT64_MAX >> shift)
+    return -ERANGE;
+  *bytes = v << shift;
+  return 0;
+}
+
+int
+cfg_parse_time (const char *s, uint64_t *ns)
+{
+  const char *p;
+  uint64_t ip, frac = 0, scale = 1, mult;
+  unsigned fd = 0;
+  int r = parse_digits (s, &ip, &p);
+
+  if (r < 0)
+    return r;
+  if (*p == '.') {
+    const char *f = ++p, *last = NULL;
+    for (; *p >= '0' && *p <= '9'; p++)
+      if (*p != '0')
+        last = p;
+    if (p == f)
+      return -EINVAL;
+    /* Up to the last non-zero digit; more than 9 is never whole ns. */
+    if (last) {
+      if (last - f + 1 > 9)
+        return -EINVAL;
+      for (const char *q = f; q <= last; q++, fd++) {
+        frac = frac * 10 + (*q - '0');
+        scale *= 10;
+      }
+    }
+  }
+  if (strcmp (p, "") == 0 || strcmp (p, "ms") == 0) mult = NSEC_PER_MSEC;
+  else if (strcmp (p, "ns") == 0) mult = 1;
+  else if (strcmp (p, "us") == 0) mult = NSEC_PER_USEC;
+  else if (strcmp (p, "s") == 0) mult = NSEC_PER_SEC;
+  else return -EINVAL;
+  if ((frac * mult) % scale)
+    return -EINVAL;             /* a fraction of a nanosecond */
+  if (ip > (UINT64_MAX - frac * mult / scale) / mult)
+    return -ERANGE;
+  *ns = ip * mult + frac * mult / scale;
+  return 0;
+}
+
+int
+cfg_parse_bool (const char *s, bool *b)
+{
+  static const char *const yes[] = { "1", "true", "t", "yes", "y", "on" };
+  static const char *const no[] = { "0", "false", "f", "no", "n", "off" };
+
+  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+    if (strcasecmp (s, yes[i]) == 0) {
+      *b = true;
+      return 0;
+    }
+    if (strcasecmp (s, no[i]) == 0) {
+      *b = false;
+      return 0;
+    }
+  }
+  return -EINVAL;
+}
+
+char *
+cfg_format_time (uint64_t ns, char *buf, size_t len)
+{
+  if (ns && ns % NSEC_PER_SEC == 0)
+    snprintf (buf, len, "%llus", (unsigned long long) (ns / NSEC_PER_SEC));
+  else if (ns && ns % NSEC_PER_MSEC == 0)
+    snprintf (buf, len, "%llums", (unsigned long long) (ns / NSEC_PER_MSEC));
+  else if (ns && ns % NSEC_PER_USEC == 0)
+    snprintf (buf, len, "%lluus", (unsigned long long) (ns / NSEC_PER_USEC));
+  else
+    snprintf (buf, len, "%lluns", (unsigned long long) ns);
+  return buf;
+}
+
+char *
+cfg_format_size (uint64_t bytes, char *buf, size_t len)
+{
+  static const char suffix[] = "KMGTPE";
+  int i = -1;
+
+  while (bytes && i < 5 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    i++;
+  }
+  if (i < 0)
+    snprintf (buf, len, "%llu", (unsigned long long) bytes);
+  else
+    snprintf (buf, len, "%llu%c", (unsigned long long) bytes, suffix[i]);
+  return buf;
+}
+
+/* Text for a tunable's value in its unit, for messages. */
+static char *
+format_unit (enum tunit unit, uint64_t v, char *buf, size_t len)
+{
+  switch (unit) {
+  case TU_TIME: return cfg_format_time (v, buf, len);
+  case TU_KIB: return cfg_format_size (v * 1024, buf, len);
+  default: snprintf (buf, len, "%llu", (unsigned long long) v); return buf;
+  }
+}
+
+/* "a, b or c" for messages. */
+static const char *
+one_of (const char *const *names, char *buf, size_t len)
+{
+  size_t n = 0, off = 0;
+
+  while (names[n])
+    n++;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && off < len; i++)
+    off += snprintf (buf + off, len - off, "%s%s",
+                     i == 0 ? "" : i + 1 == n ? " or " : ", ", names[i]);
+  return buf;
+}
+
+/* Parse VALUE for global key K.  On error writes the reason to WHY. */
+static int
+parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
+{
+  const char *const *names = NULL;
+  char b1[32], b2[32], lst[64];
+  int r, i;
+
+  switch (k) {
+  case GK_FILE:
+    return 0;
+  case GK_QUEUE_DEPTH:
+    r = parse_uint (value, v);
+    if (r == 0 && *v >= 1 && *v <= CFG_QUEUE_DEPTH_MAX)
+      return 0;
+    snprintf (why, len, "%s (want 1..%d)",
+              r < 0 ? "not a number" : "out of range", CFG_QUEUE_DEPTH_MAX);
+    return -EINVAL;
+  case GK_MODE: names = mode_names; break;
+  case GK_EMULATE: names = emulate_names; break;
+  case GK_SCHEDULER: names = sched_names; break;
+  }
+  if (names) {
+    i = name_index (names, value);
+    if (i >= 0) {
+      *v = i;
+      return 0;
+    }
+    snprintf (why, len, "want %s", one_of (names, lst, sizeof lst));
+    return -EINVAL;
+  }
+
+  const struct cfq_tunable *t = &cfq_tunables[k - GK_TUNABLE];
+  bool b;
+  switch (tunit (t)) {
+  case TU_TIME:
+    r = cfg_parse_time (value, v);
+    if (r < 0) {
+      snprintf (why, len, "not a time (want a number with ns, us, ms or s;"
+                " a bare number is ms)");
+      return -EINVAL;
+    }
+    break;
+  case TU_KIB:
+    if (value[0] && strchr ("0123456789", value[strlen (value) - 1]))
+      r = parse_uint (value, v);
+    else {
+      r = cfg_parse_size (value, v);
+      if (r == 0 && *v % 1024) {
+        snprintf (why, len, "not a whole number of KiB");
+        return -EINVAL;
+      }
+      *v /= 1024;
+    }
+    if (r < 0) {
+      snprintf (why, len, "not a size (a bare number is KiB)");
+      return -EINVAL;
+    }
+    break;
+  case TU_COUNT:
+    if (parse_uint (value, v) < 0) {
+      snprintf (why, len, "not a number");
+      return -EINVAL;
+    }
+    break;
+  case TU_BOOL:
+    if (cfg_parse_bool (value, &b) < 0) {
+      snprintf (why, len, "not a boolean (want 0/1, yes/no, on/off)");
+      return -EINVAL;
+    }
+    *v = b;
+    break;
+  }
+  if (*v < t->min || *v > t->max) {
+    snprintf (why, len, "out of range %s..%s",
+              format_unit (tunit (t), t->min, b1, sizeof b1),
+              format_unit (tunit (t), t->max, b2, sizeof b2));
+    return -EINVAL;
+  }
+  return 0;
+}
+
+/* ---- allow lists --------------------------------------------------------- */
+
+static bool
+net_match (const struct cfg_net *n, int family, const uint8_t *addr)
+{
+  unsigned bytes = n->prefix / 8, bits = n->prefix % 8;
+
+  if (n->family != family)
+    return false;
+  if (family == AF_UNIX)
+    return true;
+  if (memcmp (n->addr, addr, bytes) != 0)
+    return false;
+  if (bits) {
+    uint8_t mask = 0xff << (8 - bits);
+    if ((n->addr[bytes] & mask) != (addr[bytes] & mask))
+      return false;
+  }
+  return true;
+}
+
+/* One allow= entry into *n.  On error writes the reason to WHY. */
+static int
+parse_net (const char *tok, struct cfg_net *n, char *why, size_t len)
+{
+  char addr[INET6_ADDRSTRLEN + 1], net[INET6_ADDRSTRLEN];
+  const char *slash = strchr (tok, '/');
+  size_t alen = slash ? (size_t) (slash - tok) : strlen (tok);
+  unsigned max;
+
+  memset (n, 0, sizeof *n);
+  if (strcmp (tok, "unix") == 0) {
+    n->family = AF_UNIX;
+    return 0;
+  }
+  if (alen == 0 || alen >= sizeof addr)
+    goto bad;
+  memcpy (addr, tok, alen);
+  addr[alen] = '\0';
+  if (inet_pton (AF_INET, addr, n->addr) == 1)
+    n->family = AF_INET, max = 32;
+  else if (inet_pton (AF_INET6, addr, n->addr) == 1)
+    n->family = AF_INET6, max = 128;
+  else
+    goto bad;
+  n->prefix = max;
+  if (slash) {
+    uint64_t p;
+    if (parse_uint (slash + 1, &p) < 0 || p > max) {
+      snprintf (why, len, "'%s': bad prefix length (want 0..%u)", tok, max);
+      return -EINVAL;
+    }
+    n->prefix = p;
+  }
+  /* Host bits must be zero: 10.0.0.1/8 is more likely a typo than a net. */
+  for (unsigned b = n->prefix; b < max; b++)
+    if (n->addr[b / 8] & (0x80 >> (b % 8))) {
+      for (; b < max; b++)
+        n->addr[b / 8] &= ~(0x80 >> (b % 8));
+      inet_ntop (n->family, n->addr, net, sizeof net);
+      snprintf (why, len, "'%s': host bits set (the network is %s/%u)",
+                tok, net, n->prefix);
+      return -EINVAL;
+    }
+  return 0;
+bad:
+  snprintf (why, len, "'%s' is not an IPv4 or IPv6 address, a CIDR network"
+            " or \"unix\"", tok);
+  return -EINVAL;
+}
+
+/* VALUE is a list separated by commas and/or blanks. */
+static int
+parse_allow (const char *value, struct cfg_net **out, size_t *nr,
+             char *why, size_t len)
+{
+  struct cfg_net *v = NULL, n, *nv;
+  size_t cnt = 0;
+  char tok[128];
+  const char *p = value;
+
+  while (*p) {
+    size_t tl = strcspn (p, ", \t");
+    if (tl == 0) {
+      p++;
+      continue;
+    }
+    if (tl >= sizeof tok) {
+      snprintf (why, len, "'%.*s...' is not an address", 20, p);
+      goto err;
+    }
+    memcpy (tok, p, tl);
+    tok[tl] = '\0';
+    p += tl;
+    if (parse_net (tok, &n, why, len) < 0)
+      goto err;
+    nv = realloc (v, (cnt + 1) * sizeof *v);
+    if (!nv) {
+      free (v);
+      return -ENOMEM;
+    }
+    v = nv;
+    v[cnt++] = n;
+  }
+  if (cnt == 0) {
+    snprintf (why, len, "empty list");
+    goto err;
+  }
+  *out = v;
+  *nr = cnt;
+  return 0;
+err:
+  free (v);
+  return -EINVAL;
+}
+
+int
+cfg_export_allows (const struct cfg_export *exp,
+                   const struct sockaddr *sa, socklen_t len)
+{
+  uint8_t a[16];
+  int family = sa->sa_family;
+
+  if (exp->nr_allow == 0)
+    return 1;
+  switch (family) {
+  case AF_INET: {
+    const struct sockaddr_in *sin = (const struct sockaddr_in *) sa;
+    if (len < sizeof *sin)
+      return 0;
+    memcpy (a, &sin->sin_addr, 4);
+    break;
+  }
+  case AF_INET6: {
+    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) sa;
+    if (len < sizeof *sin6)
+      return 0;
+    memcpy (a, &sin6->sin6_addr, 16);
+    if (IN6_IS_ADDR_V4MAPPED (&sin6->sin6_addr)) {
+      family = AF_INET;
+      memmove (a, a + 12, 4);
+    }
+    break;
+  }
+  case AF_UNIX:
+    break;
+  default:
+    return 0;
+  }
+  for (size_t i = 0; i < exp->nr_allow; i++)
+    if (net_match (&exp->allow[i], family, a))
+      return 1;
+  return 0;
+}
+
+int
+cfg_export_allows_str (const struct cfg_export *exp, const char *addr)
+{
+  struct sockaddr_in sin = { .sin_family = AF_INET };
+  struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+  struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+  if (strcmp (addr, "unix") == 0)
+    return cfg_export_allows (exp, (struct sockaddr *) &sun, sizeof sun);
+  if (inet_pton (AF_INET, addr, &sin.sin_addr) == 1)
+    return cfg_export_allows (exp, (struct sockaddr *) &sin, sizeof sin);
+  if (inet_pton (AF_INET6, addr, &sin6.sin6_addr) == 1)
+    return cfg_export_allows (exp, (struct sockaddr *) &sin6, sizeof sin6);
+  return -EINVAL;
+}
+
+/* ---- building up the layers ---------------------------------------------- */
+
+static char *
+xstrdup (struct cfg *cfg, const char *s)
+{
+  char *d = strdup (s);
+
+  if (!d)
+    cfg->oom = true;
+  return d;
+}
+
+/* A path from the file, relative to the file's directory. */
+static char *
+file_path (struct cfg *cfg, const char *value)
+{
+  char *p;
+
+  if (value[0] == '/' || cfg->dir[0] == '\0')
+    return xstrdup (cfg, value);
+  if (asprintf (&p, "%s%s", cfg->dir, value) == -1) {
+    cfg->oom = true;
+    return NULL;
+  }
+  return p;
+}
+
+/* model.KEY: KEY is lower-case letters, digits and '_'. */
+static bool
+param_key_ok (const char *key)
+{
+  if (!*key)
+    return false;
+  for (; *key; key++)
+    if (!((*key >= 'a' && *key <= 'z') || (*key >= '0' && *key <= '9')
+          || *key == '_'))
+      return false;
+  return true;
+}
+
+static struct xparam *
+param_find (struct xparam *v, size_t n, const char *key)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (v[i].key, key) == 0)
+      return &v[i];
+  return NULL;
+}
+
+/* Append or (on the command line) replace model.KEY in a layer. */
+static void
+param_set (struct cfg *cfg, struct xparam **v, size_t *n,
+           const char *key, const char *value, unsigned line)
+{
+  struct xparam *p = param_find (*v, *n, key), *nv;
+  char *val = xstrdup (cfg, value);
+
+  if (!val)
+    return;
+  if (p) {
+    free (p->value);
+    p->value = val;
+    return;
+  }
+  nv = realloc (*v, (*n + 1) * sizeof **v);
+  if (!nv) {
+    free (val);
+    cfg->oom = true;
+    return;
+  }
+  *v = nv;
+  p = &nv[*n];
+  p->key = xstrdup (cfg, key);
+  if (!p->key) {
+    free (val);
+    return;
+  }
+  p->value = val;
+  p->line = line;
+  (*n)++;
+}
+
+/* Which sections a known key belongs in, for "belongs in" hints. */
+static const char *
+key_home (const char *key)
+{
+  int k = gkey_lookup (key);
+  bool in_group = name_index (group_keys, key) >= 0;
+  bool in_export = name_index (export_keys, key) >= 0;
+
+  if (k == GK_FILE)
+    return "[device] or [export NAME]";
+  if (k >= 0)
+    return gkey_sec (k) == SEC_DEVICE ? "[device]" : "[scheduler]";
+  if (strncmp (key, "model.", 6) == 0)
+    return "[device]";
+  if (in_group)
+    return "[group NAME]";
+  if (in_export)
+    return "[export NAME]";
+  return NULL;
+}
+
+static void
+unknown_key (struct cfg *cfg, const char *key, const char *sec)
+{
+  const char *home = key_home (key);
+
+  if (home)
+    ferr (cfg, cfg->lineno, "'%s' belongs in %s, not in %s", key, home, sec);
+  else
+    ferr (cfg, cfg->lineno, "unknown key '%s' in %s", key, sec);
+}
+
+static void
+set_global (struct cfg *cfg, enum sec sec, const char *key, const char *value)
+{
+  unsigned line = cfg->lineno;
+  int k = gkey_lookup (key);
+  struct gval *g;
+  char why[160];
+  uint64_t v = 0;
+
+  if (sec == SEC_DEVICE && strncmp (key, "model.", 6) == 0) {
+    struct xparam *p = param_find (cfg->fparams, cfg->nr_fparams, key + 6);
+    if (!param_key_ok (key + 6))
+      ferr (cfg, line, "'%s': a model parameter is model.NAME with NAME"
+            " of a-z, 0-9 and _", key);
+    else if (p)
+      ferr (cfg, line, "duplicate key '%s' (first at line %u)", key, p->line);
+    else
+      param_set (cfg, &cfg->fparams, &cfg->nr_fparams, key + 6, value, line);
+    return;
+  }
+  if (k < 0 || gkey_sec (k) != sec) {
+    unknown_key (cfg, key, sec == SEC_DEVICE ? "[device]" : "[scheduler]");
+    return;
+  }
+  g = &cfg->gv[k];
+  if (g->line) {
+    ferr (cfg, line, "duplicate key '%s' (first at line %u)", key, g->line);
+    return;
+  }
+  if (parse_gvalue (k, value, &v, why, sizeof why) < 0) {
+    ferr (cfg, line, "%s = %s: %s", key, value, why);
+    return;
+  }
+  g->line = line;
+  g->file_v = v;
+  if (k == GK_FILE)
+    g->file_s = file_path (cfg, value);
+}
+
+/* Note KEY at this line in *L; false (and an error) if it was there before. */
+static bool
+first_time (struct cfg *cfg, unsigned *l, const char *key)
+{
+  if (*l) {
+    ferr (cfg, cfg->lineno, "duplicate key '%s' (first at line %u)", key, *l);
+    return false;
+  }
+  *l = cfg->lineno;
+  return true;
+}
+
+static void
+set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
+               const char *value)
+{
+  unsigned line = cfg->lineno;
+  uint64_t v;
+  int i;
+
+  if (strcmp (key, "weight") == 0) {
+    if (!first_time (cfg, &g->l_weight, key))
+      return;
+    if (parse_uint (value, &v) < 0)
+      ferr (cfg, line, "weight = %s: not a number (want %d..%d)", value,
+            SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
+    else if (v < SCHED_WEIGHT_MIN || v > SCHED_WEIGHT_MAX)
+      ferr (cfg, line, "weight = %s: out of range %d..%d", value,
+            SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
+    else
+      g->weight = v;
+  }
+  else if (strcmp (key, "class") == 0) {
+    if (!first_time (cfg, &g->l_class, key))
+      return;
+    i = name_index (class_names, value);
+    if (i < 0)
+      ferr (cfg, line, "class = %s: want rt, be or idle", value);
+    else
+      g->cls = SCHED_CLASS_RT + i;
+  }
+  else if (strcmp (key, "prio") == 0) {
+    if (!first_time (cfg, &g->l_prio, key))
+      return;
+    if (parse_uint (value, &v) < 0 || v >= SCHED_LEVELS)
+      ferr (cfg, line, "prio = %s: want 0..%d (0 is highest)", value,
+            SCHED_LEVELS - 1);
+    else
+      g->prio = v;
+  }
+  else
+    unknown_key (cfg, key, "[group NAME]");
+}
+
+/* Group names appear in messages, stats and control commands: keep them
+ * to one plain word.
+ */
+static bool
+group_name_ok (const char *s)
+{
+  if (!*s || strlen (s) > 64)
+    return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')
+          || (*s >= '0' && *s <= '9') || strchr ("_.-", *s)))
+      return false;
+  return true;
+}
+
+static void
+set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
+                const char *value)
+{
+  unsigned line = cfg->lineno;
+  char why[160];
+  int i, r;
+
+  if (strcmp (key, "group") == 0) {
+    if (!first_time (cfg, &e->l_group, key))
+      return;
+    if (!group_name_ok (value))
+      ferr (cfg, line, "group = %s: not a group name (letters, digits,"
+            " '_', '.', '-')", value);
+    else
+      e->group = xstrdup (cfg, value);
+  }
+  else if (strcmp (key, "offset") == 0 || strcmp (key, "size") == 0) {
+    bool is_off = key[0] == 'o';
+    uint64_t v;
+    if (!first_time (cfg, is_off ? &e->l_offset : &e->l_size, key))
+      return;
+    r = cfg_parse_size (value, &v);
+    if (r < 0)
+      ferr (cfg, line, "%s = %s: not a size (want a number with an optional"
+            " b, k, m, g, t, p or e suffix)", key, value);
+    else if (!is_off && v == 0)
+      ferr (cfg, line, "size = %s: must not be 0", value);
+    else if (v % CFG_ALIGN)
+      ferr (cfg, line, "%s = %s: not a multiple of %d", key, value,
+            CFG_ALIGN);
+    else if (is_off)
+      e->offset = v;
+    else
+      e->size = v;
+    if (r < 0 || (!is_off && v == 0) || v % CFG_ALIGN)
+      e->bad_region = true;
+  }
+  else if (strcmp (key, "file") == 0) {
+    if (first_time (cfg, &e->l_file, key))
+      e->file = file_path (cfg, value);
+  }
+  else if (strcmp (key, "readonly") == 0) {
+    if (first_time (cfg, &e->l_readonly, key)
+        && cfg_parse_bool (value, &e->readonly) < 0)
+      ferr (cfg, line, "readonly = %s: not a boolean (want 0/1, yes/no,"
+            " on/off)", value);
+  }
+  else if (strcmp (key, "writes") == 0) {
+    if (!first_time (cfg, &e->l_writes, key))
+      return;
+    i = name_index (writes_names, value);
+    if (i < 0)
+      ferr (cfg, line, "writes = %s: want async or sync", value);
+    else
+      e->writes_sync = i == 1;
+  }
+  else if (strcmp (key, "allow") == 0) {
+    if (!first_time (cfg, &e->l_allow, key))
+      return;
+    r = parse_allow (value, &e->allow, &e->nr_allow, why, sizeof why);
+    if (r == -ENOMEM)
+      cfg->oom = true;
+    else if (r < 0)
+      ferr (cfg, line, "allow: %s", why);
+  }
+  else
+    unknown_key (cfg, key, "[export NAME]");
+}
+
+/* ---- reading the file ------------------------------------------------------ */
+
+struct reader {
+  struct cfg *cfg;
+  const char *p, *end;          /* the rest of the text */
+};
+
+static const char *
+skip_blank (const char *s, const char *e)
+{
+  while (s < e && (*s == ' ' || *s == '\t'))
+    s++;
+  return s;
+}
+
+static const char *
+rskip_blank (const char *s, const char *e)
+{
+  while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+    e--;
+  return e;
+}
+
+static void
+open_section (struct cfg *cfg, const char *s, const char *e)
+{
+  unsigned line = cfg->lineno;
+  const char *close = memchr (s, ']', e - s), *t, *te, *n, *ne, *rest;
+  char type[16], *name = NULL;
+  size_t tl;
+
+  cfg->cur = SEC_SKIP;
+  if (!close) {
+    ferr (cfg, line, "missing ']' in section header");
+    return;
+  }
+  rest = skip_blank (close + 1, e);
+  if (rest < e && *rest != ';' && *rest != '#') {
+    ferr (cfg, line, "unexpected text after ']'");
+    return;
+  }
+  t = skip_blank (s + 1, close);
+  for (te = t; te < close && *te != ' ' && *te != '\t'; te++)
+    ;
+  n = skip_blank (te, close);
+  ne = rskip_blank (n, close);
+  tl = te - t;
+  if (tl == 0 || tl >= sizeof type) {
+    ferr (cfg, line, "unknown section [%.*s]", (int) (close - s - 1), s + 1);
+    return;
+  }
+  memcpy (type, t, tl);
+  type[tl] = '\0';
+
+  /* The name: bare (trimmed) or in double quotes. */
+  if (n < ne && *n == '"') {
+    if (ne - n < 2 || ne[-1] != '"' || memchr (n + 1, '"', ne - n - 2)) {
+      ferr (cfg, line, "bad quoted name in section header");
+      return;
+    }
+    n++, ne--;
+  }
+  else if (n == ne)
+    n = ne = NULL;              /* no name */
+  for (const char *q = n; q && q < ne; q++)
+    if ((unsigned char) *q < 0x20 || *q == 0x7f) {
+      ferr (cfg, line, "control character in section name");
+      return;
+    }
+
+  if (strcmp (type, "device") == 0 || strcmp (type, "scheduler") == 0) {
+    bool dev = type[0] == 'd';
+    unsigned *l = dev ? &cfg->l_device : &cfg->l_sched;
+    if (n) {
+      ferr (cfg, line, "[%s] takes no name", type);
+      return;
+    }
+    if (*l) {
+      ferr (cfg, line, "duplicate section [%s] (first at line %u)", type, *l);
+      return;
+    }
+    *l = line;
+    cfg->cur = dev ? SEC_DEVICE : SEC_SCHED;
+    return;
+  }
+  if (strcmp (type, "group") != 0 && strcmp (type, "export") != 0) {
+    ferr (cfg, line, "unknown section [%s] (want [device], [scheduler],"
+          " [group NAME] or [export NAME])", type);
+    return;
+  }
+  if (ne - n > NAME_MAX_LEN) {
+    ferr (cfg, line, "section name longer than %d bytes", NAME_MAX_LEN);
+    return;
+  }
+  name = strndup (n ? n : "", n ? (size_t) (ne - n) : 0);
+  if (!name) {
+    cfg->oom = true;
+    return;
+  }
+
+  if (type[0] == 'g') {
+    struct xgroup *g;
+    if (!n) {
+      ferr (cfg, line, "[group] needs a name: [group NAME]");
+      goto out;
+    }
+    if (!group_name_ok (name)) {
+      ferr (cfg, line, "[group %s]: a group name is letters, digits, '_',"
+            " '.' and '-' (at most 64)", name);
+      goto out;
+    }
+    for (size_t i = 0; i < cfg->nr_groups; i++)
+      if (strcmp (cfg->groups[i].name, name) == 0) {
+        ferr (cfg, line, "duplicate section [group %s] (first at line %u)",
+              name, cfg->groups[i].line);
+        goto out;
+      }
+    g = realloc (cfg->groups, (cfg->nr_groups + 1) * sizeof *g);
+    if (!g) {
+      cfg->oom = true;
+      goto out;
+    }
+    cfg->groups = g;
+    g = &g[cfg->nr_groups];
+    memset (g, 0, sizeof *g);
+    g->name = name;
+    g->weight = SCHED_WEIGHT_DEFAULT;
+    g->cls = SCHED_CLASS_BE;
+    g->prio = CFG_PRIO_DEFAULT;
+    g->line = line;
+    cfg->cur = SEC_GROUP;
+    cfg->cur_idx = cfg->nr_groups++;
+    return;
+  }
+  else {
+    struct xexport *x;
+    for (size_t i = 0; i < cfg->nr_exports; i++)
+      if (strcmp (cfg->exports[i].name, name) == 0) {
+        ferr (cfg, line, "duplicate section [export %s] (first at line %u)",
+              name, cfg->exports[i].line);
+        goto out;
+      }
+    x = realloc (cfg->exports, (cfg->nr_exports + 1) * sizeof *x);
+    if (!x) {
+      cfg->oom = true;
+      goto out;
+    }
+    cfg->exports = x;
+    x = &x[cfg->nr_exports];
+    memset (x, 0, sizeof *x);
+    x->name = name;
+    x->line = line;
+    cfg->cur = SEC_EXPORT;
+    cfg->cur_idx = cfg->nr_exports++;
+    return;
+  }
+out:
+  free (name);
+}
+
+/* inih's reader: one physical line per call, always, so inih's count and
+ * ours agree.  Lines inih need not see (blank, comments, section headers,
+ * lines with errors) are handed over as empty lines.
+ */
+static char *
+cfg_reader (char *str, int num, void *stream)
+{
+  struct reader *rd = stream;
+  struct cfg *cfg = rd->cfg;
+  const char *s = rd->p, *e, *nl;
+
+  if (rd->p >= rd->end)
+    return NULL;
+  nl = memchr (s, '\n', rd->end - s);
+  e = nl ? nl : rd->end;
+  rd->p = nl ? nl + 1 : rd->end;
+  cfg->lineno++;
+  strcpy (str, "\n");
+
+  if (e > s && e[-1] == '\r')
+    e--;
+  if (cfg->lineno == 1 && e - s >= 3 && memcmp (s, "\xef\xbb\xbf", 3) == 0)
+    s += 3;
+  s = skip_blank (s, e);
+  if (memchr (s, '\0', e - s)) {
+    ferr (cfg, cfg->lineno, "NUL byte in line");
+    return str;
+  }
+  if (s == e || *s == ';' || *s == '#')
+    return str;
+  if (*s == '[') {
+    open_section (cfg, s, e);
+    return str;
+  }
+  if (!memchr (s, '=', e - s) && !memchr (s, ':', e - s)) {
+    ferr (cfg, cfg->lineno, "expected 'key = value' or '[section]'");
+    return str;
+  }
+  if (e - s > num - 3) {
+    ferr (cfg, cfg->lineno, "line longer than %d characters", num - 3);
+    return str;
+  }
+  memcpy (str, s, e - s);
+  str[e - s] = '\n';
+  str[e - s + 1] = '\0';
+  return str;
+}
+
+static int
+cfg_handler (void *user, const char *section, const char *key,
+             const char *value)
+{
+  struct reader *rd = user;
+  struct cfg *cfg = rd->cfg;
+
+  /* SECTION is inih's (always "" here): we track sections ourselves. */
+  if (!*key) {
+    ferr (cfg, cfg->lineno, "missing key before '='");
+    return 1;
+  }
+  if (cfg->cur == SEC_SKIP)
+    return 1;
+  if (cfg->cur == SEC_NONE) {
+    ferr (cfg, cfg->lineno, "'%s' is outside any section (start with"
+          " [device], [scheduler], [group NAME] or [export NAME])", key);
+    return 1;
+  }
+  if (!*value) {
+    ferr (cfg, cfg->lineno, "%s: missing value", key);
+    return 1;
+  }
+  switch (cfg->cur) {
+  case SEC_DEVICE:
+  case SEC_SCHED:
+    set_global (cfg, cfg->cur, key, value);
+    break;
+  case SEC_GROUP:
+    set_group_key (cfg, &cfg->groups[cfg->cur_idx], key, value);
+    break;
+  case SEC_EXPORT:
+    set_export_key (cfg, &cfg->exports[cfg->cur_idx], key, value);
+    break;
+  default:
+    break;
+  }
+  return 1;
+}
+
+int
+cfg_parse (struct cfg *cfg, const char *filename, const char *text,
+           size_t len)
+{
+  struct reader rd = { .cfg = cfg, .p = text, .end = text + len };
+  const char *slash;
+  int r;
+
+  if (cfg->filename) {
+    cerr (cfg, "more than one config file (%s, then %s)", cfg->filename,
+          filename);
+    return -EINVAL;
+  }
+  cfg->filename = xstrdup (cfg, filename);
+  slash = strrchr (filename, '/');
+  cfg->dir = strndup (filename, slash ? (size_t) (slash - filename + 1) : 0);
+  if (!cfg->filename || !cfg->dir) {
+    cfg->oom = true;
+    return -ENOMEM;
+  }
+  cfg->lineno = 0;
+  cfg->cur = SEC_NONE;
+  r = ini_parse_stream (cfg_reader, &rd, cfg_handler, &rd);
+  if (r == -2)
+    cfg->oom = true;
+  else if (r > 0)                 /* a line inih refused that we let by */
+    ferr (cfg, r, "expected 'key = value' or '[section]'");
+  return status (cfg);
+}
+
+int
+cfg_set_override (struct cfg *cfg, const char *key, const char *value)
+{
+  int k = gkey_lookup (key);
+  struct gval *g;
+  char why[160];
+  uint64_t v = 0;
+
+  if (!*value) {
+    cerr (cfg, "%s: missing value", key);
+    return -EINVAL;
+  }
+  if (strncmp (key, "model.", 6) == 0) {
+    if (!param_key_ok (key + 6)) {
+      cerr (cfg, "'%s': a model parameter is model.NAME with NAME of a-z,"
+            " 0-9 and _", key);
+      return -EINVAL;
+    }
+    param_set (cfg, &cfg->cparams, &cfg->nr_cparams, key + 6, value, 0);
+    return cfg->oom ? -ENOMEM : 0;
+  }
+  if (k < 0) {
+    cerr (cfg, "%s=%s: not a [device] or [scheduler] key", key, value);
+    return -ENOENT;
+  }
+  if (parse_gvalue (k, value, &v, why, sizeof why) < 0) {
+    cerr (cfg, "%s=%s: %s", key, value, why);
+    return -EINVAL;
+  }
+  g = &cfg->gv[k];
+  if (k == GK_FILE) {
+    char *s = xstrdup (cfg, value);
+    if (!s)
+      return -ENOMEM;
+    free (g->cmd_s);
+    g->cmd_s = s;
+  }
+  g->cmd_set = true;
+  g->cmd_v = v;
+  return 0;
+}
+
+/* ---- the model ------------------------------------------------------------- */
+
+static bool
+gset (const struct cfg *cfg, int k)
+{
+  return cfg->gv[k].cmd_set || cfg->gv[k].line;
+}
+
+static uint64_t
+gget (const struct cfg *cfg, int k, uint64_t def)
+{
+  const struct gval *g = &cfg->gv[k];
+
+  return g->cmd_set ? g->cmd_v : g->line ? g->file_v : def;
+}
+
+const char *
+cfg_device_file (const struct cfg *cfg)
+{
+  const struct gval *g = &cfg->gv[GK_FILE];
+
+  return g->cmd_set ? g->cmd_s : g->line ? g->file_s : NULL;
+}
+
+static void
+free_model (struct cfg *cfg)
+{
+  free (cfg->m_tunables);
+  free (cfg->m_groups);
+  free (cfg->m_exports);
+  free (cfg->m_params);
+  cfg->m_tunables = NULL;
+  cfg->m_groups = NULL;
+  cfg->m_exports = NULL;
+  cfg->m_params = NULL;
+  cfg->valid = false;
+  memset (&cfg->m, 0, sizeof cfg->m);
+}
+
+static void
+xexport_free (struct xexport *x)
+{
+  free (x->name);
+  free (x->group);
+  free (x->file);
+  free (x->allow);
+}
+
+/* The line to blame for a region: the key if given, else the header. */
+static unsigned
+blame (const struct xexport *x, unsigned l)
+{
+  return l ? l : x->line;
+}
+
+/* "[4K, 1G)" */
+static char *
+format_region (uint64_t off, uint64_t size, char *buf, size_t len)
+{
+  char a[32], b[32];
+
+  snprintf (buf, len, "[%s, %s)", cfg_format_size (off, a, sizeof a),
+            cfg_format_size (off + size, b, sizeof b));
+  return buf;
+}
+
+/* Resolve each export's group to an index into m_groups, adding the
+ * implicit "default" group the first time it is needed.
+ */
+static void
+resolve_groups (struct cfg *cfg, struct xexport *xs, size_t nr)
+{
+  size_t ng = cfg->nr_groups;
+
+  for (size_t i = 0; i < cfg->nr_groups; i++) {
+    const struct xgroup *x = &cfg->groups[i];
+    cfg->m_groups[i] = (struct cfg_group) {
+      .name = x->name, .weight = x->weight, .cls = x->cls, .prio = x->prio,
+      .line = x->line,
+    };
+  }
+  for (size_t i = 0; i < nr; i++) {
+    const char *want = xs[i].group ? xs[i].group : CFG_DEFAULT_GROUP;
+    size_t j;
+    for (j = 0; j < ng; j++)
+      if (strcmp (cfg->m_groups[j].name, want) == 0)
+        break;
+    if (j == ng && strcmp (want, CFG_DEFAULT_GROUP) == 0)
+      cfg->m_groups[ng++] = (struct cfg_group) {
+        .name = CFG_DEFAULT_GROUP, .weight = SCHED_WEIGHT_DEFAULT,
+        .cls = SCHED_CLASS_BE, .prio = CFG_PRIO_DEFAULT, .line = 0,
+      };
+    else if (j == ng)
+      ferr (cfg, xs[i].l_group, "group = %s: no [group %s] section", want,
+            want);
+    cfg->m_exports[i].group = j;
+  }
+  cfg->m.nr_groups = ng;
+}
+
+/* Regions inside the device, and overlaps only between readonly exports;
+ * own files not shared between writers.
+ */
+static void
+check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
+               uint64_t devsize, bool *ok)
+{
+  const char *dev = cfg_device_file (cfg);
+  char r1[80], r2[80], b1[32], b2[32];
+  bool told_nodev = false;
+
+  for (size_t i = 0; i < nr; i++) {
+    const struct xexport *x = &xs[i];
+    struct cfg_export *e = &cfg->m_exports[i];
+
+    ok[i] = false;
+    if (x->bad_region)
+      continue;                 /* reported at its line already */
+    if (x->file) {
+      if (x->l_offset || x->l_size)
+        ferr (cfg, x->l_offset ? x->l_offset : x->l_size,
+              "export \"%s\" has its own file: offset and size apply only"
+              " to regions of the device", x->name);
+      if (dev && strcmp (x->file, dev) == 0)
+        ferr (cfg, x->l_file, "export \"%s\": file is the device itself;"
+              " use offset and size for a region of it", x->name);
+      for (size_t j = 0; j < i; j++)
+        if (xs[j].file && strcmp (xs[j].file, x->file) == 0
+            && !(x->readonly && xs[j].readonly))
+          ferr (cfg, x->l_file, "export \"%s\": file %s is also the file of"
+                " export \"%s\" (line %u); only readonly exports may share"
+                " one", x->name, x->file, xs[j].name, xs[j].l_file);
+      continue;
+    }
+    if (!dev) {
+      if (!told_nodev) {
+        if (x->line)
+          ferr (cfg, x->line, "export \"%s\" is a region of the device, but"
+                " no device file is set ([device] file = PATH, or file=PATH)",
+                x->name);
+        else
+          cerr (cfg, "no device: give file=PATH or config=FILE");
+      }
+      told_nodev = true;
+      continue;
+    }
+    e->offset = x->offset;
+    if (x->l_size) {
+      e->size = x->size;
+      if (x->offset > devsize || x->size > devsize - x->offset) {
+        ferr (cfg, x->l_size, "export \"%s\" %s runs past the end of the"
+              " device (size %s)", x->name,
+              format_region (x->offset, x->size, r1, sizeof r1),
+              cfg_format_size (devsize, b1, sizeof b1));
+        continue;
+      }
+    }
+    else {
+      if (x->offset >= devsize) {
+        if (x->line)
+          ferr (cfg, blame (x, x->l_offset), "export \"%s\": offset %s is at"
+                " or beyond the end of the device (size %s)", x->name,
+                cfg_format_size (x->offset, b1, sizeof b1),
+                cfg_format_size (devsize, b2, sizeof b2));
+        else
+          cerr (cfg, "the device is empty");
+        continue;
+      }
+      e->size = devsize - x->offset;
+    }
+    ok[i] = true;
+    for (size_t j = 0; j < i; j++) {
+      const struct cfg_export *o = &cfg->m_exports[j];
+      if (!ok[j] || xs[j].file)
+        continue;
+      if (e->offset < o->offset + o->size && o->offset < e->offset + e->size
+          && !(x->readonly && xs[j].readonly))
+        ferr (cfg, blame (x, x->l_offset), "export \"%s\" %s overlaps export"
+              " \"%s\" %s (line %u); overlapping exports must both be"
+              " readonly", x->name,
+              format_region (e->offset, e->size, r1, sizeof r1), xs[j].name,
+              format_region (o->offset, o->size, r2, sizeof r2), xs[j].line);
+    }
+  }
+}
+
+/* An error about model.KEY from the file (at its line) or the command
+ * line (line 0).
+ */
+static void __attribute__ ((format (printf, 3, 4)))
+param_err (struct cfg *cfg, const struct xparam *p, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  if (p->line)
+    add_error (cfg, cfg->filename, p->line, fmt, ap);
+  else
+    add_error (cfg, NULL, 0, fmt, ap);
+  va_end (ap);
+}
+
+/* "a, b, c" */
+static const char *
+join (const char *const *names, char *buf, size_t len)
+{
+  size_t off = 0;
+
+  buf[0] = '\0';
+  for (size_t i = 0; names[i] && off < len; i++)
+    off += snprintf (buf + off, len - off, "%s%s", i ? ", " : "", names[i]);
+  return buf;
+}
+
+/* Set every model.* parameter on the device model [device] emulate names,
+ * exactly as the plugin will.  With emulate = none a parameter is checked
+ * on whichever model has it, so a typo is caught even while emulation is
+ * off for a comparison run.  -ENOMEM or 0.
+ */
+static int
+check_model_params (struct cfg *cfg, const struct xparam *const *src,
+                    size_t np)
+{
+  static const char *const kinds[2] = { "hdd", "ssd" };
+  struct devmodel *dm[2] = { NULL, NULL };
+  enum cfg_emulate emu = cfg->m.dev.emulate;
+  char l0[256], l1[256];
+  int err = 0;
+
+  for (int k = 0; k < 2 && np; k++)
+    if (emu == CFG_EMULATE_NONE || (int) emu == k + 1) {
+      dm[k] = devmodel_new (kinds[k], &err);
+      if (!dm[k])
+        goto out;
+    }
+  for (size_t i = 0; i < np; i++) {
+    const struct xparam *p = src[i];
+    const char *eq = p->line ? " = " : "=", *kind = NULL;
+    int r = -ENOENT;
+
+    for (int k = 0; k < 2 && r != 0; k++) {
+      int rk;
+      if (!dm[k] || (rk = devmodel_set (dm[k], p->key, p->value)) == -ENOENT)
+        continue;
+      if (r == -ENOENT || rk == 0) {
+        r = rk;
+        kind = kinds[k];
+      }
+    }
+    if (r == -ENOENT && emu == CFG_EMULATE_NONE)
+      param_err (cfg, p, "model.%s: not a parameter of any device model"
+                 " (hdd: %s; ssd: %s)", p->key,
+                 join (devmodel_params (dm[0]), l0, sizeof l0),
+                 join (devmodel_params (dm[1]), l1, sizeof l1));
+    else if (r == -ENOENT)
+      param_err (cfg, p, "model.%s: not a parameter of the %s model (want"
+                 " %s)", p->key, kinds[emu - 1],
+                 join (devmodel_params (dm[emu - 1]), l0, sizeof l0));
+    else if (r == -ERANGE)
+      param_err (cfg, p, "model.%s%s%s: out of range for the %s model",
+                 p->key, eq, p->value, kind);
+    else if (r < 0)
+      param_err (cfg, p, "model.%s%s%s: not a valid value for the %s model",
+                 p->key, eq, p->value, kind);
+  }
+out:
+  devmodel_free (dm[0]);
+  devmodel_free (dm[1]);
+  return err == -ENOMEM ? -ENOMEM : 0;
+}
+
+int
+cfg_validate (struct cfg *cfg, uint64_t device_size)
+{
+  struct xexport *xs = cfg->exports;
+  size_t nr = cfg->nr_exports, np = 0;
+  const struct sched_ops *ops;
+  const struct xparam **src = NULL;
+  bool *ok = NULL;
+
+  free_model (cfg);
+  if (cfg->oom)
+    return -ENOMEM;
+
+  /* Device and scheduler. */
+  cfg->m.dev.file = cfg_device_file (cfg);
+  cfg->m.dev.queue_depth = gget (cfg, GK_QUEUE_DEPTH, CFG_QUEUE_DEPTH_DEFAULT);
+  cfg->m.dev.mode = gget (cfg, GK_MODE, CFG_MODE_AUTO);
+  cfg->m.dev.emulate = gget (cfg, GK_EMULATE, CFG_EMULATE_NONE);
+  ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
+  if (!ops)                     /* only if core/ was built without it */
+    cerr (cfg, "scheduler %s is not built in",
+          sched_names[gget (cfg, GK_SCHEDULER, 0)]);
+  cfg->m.scheduler = ops ? ops->name : sched_names[0];
+
+  /* model.*: the file's, with the command line's replacing or added. */
+  cfg->m_params = calloc (cfg->nr_fparams + cfg->nr_cparams + 1,
+                          sizeof *cfg->m_params);
+  src = calloc (cfg->nr_fparams + cfg->nr_cparams + 1, sizeof *src);
+  cfg->m_tunables = calloc (cfq_nr_tunables, sizeof *cfg->m_tunables);
+  if (!cfg->m_params || !src || !cfg->m_tunables)
+    goto oom;
+  for (size_t i = 0; i < cfg->nr_fparams; i++) {
+    const struct xparam *c = param_find (cfg->cparams, cfg->nr_cparams,
+                                         cfg->fparams[i].key);
+    src[np] = c ? c : &cfg->fparams[i];
+    cfg->m_params[np].key = cfg->fparams[i].key;
+    cfg->m_params[np].value = src[np]->value;
+    np++;
+  }
+  for (size_t i = 0; i < cfg->nr_cparams; i++)
+    if (!param_find (cfg->fparams, cfg->nr_fparams, cfg->cparams[i].key)) {
+      src[np] = &cfg->cparams[i];
+      cfg->m_params[np].key = cfg->cparams[i].key;
+      cfg->m_params[np++].value = cfg->cparams[i].value;
+    }
+  cfg->m.dev.model = cfg->m_params;
+  cfg->m.dev.nr_model = np;
+  if (check_model_params (cfg, src, np) < 0)
+    goto oom;
+  free (src);
+  src = NULL;
+
+  /* The tunables given, in CFQ's table order; "mode" from [device]. */
+  if (strcmp (cfg->m.scheduler, "cfq") == 0)
+    for (size_t i = 0; i < cfq_nr_tunables; i++) {
+      struct cfg_tunable *t = &cfg->m_tunables[cfg->m.nr_tunables];
+      if (!tunable_is_key (i)) {
+        if (!gset (cfg, GK_MODE)
+            || cfq_mode_parse (mode_names[cfg->m.dev.mode], &t->val) < 0)
+          continue;
+      }
+      else if (gset (cfg, GK_TUNABLE + i))
+        t->val = gget (cfg, GK_TUNABLE + i, 0);
+      else
+        continue;
+      t->name = cfq_tunables[i].name;
+      cfg->m.nr_tunables++;
+    }
+  cfg->m.tunables = cfg->m_tunables;
+
+  /* Exports: with no file, one over the whole device. */
+  if (nr == 0 && !cfg->filename) {
+    if (!cfg->implicit) {
+      cfg->implicit = calloc (1, sizeof *cfg->implicit);
+      if (!cfg->implicit || !(cfg->implicit->name = strdup ("")))
+        goto oom;
+    }
+    xs = cfg->implicit;
+    nr = 1;
+  }
+  else if (nr == 0)
+    ferr (cfg, 0, "no [export NAME] section: nothing to serve");
+
+  cfg->m_groups = calloc (cfg->nr_groups + 1, sizeof *cfg->m_groups);
+  cfg->m_exports = calloc (nr + 1, sizeof *cfg->m_exports);
+  ok = calloc (nr + 1, sizeof *ok);
+  if (!cfg->m_groups || !cfg->m_exports || !ok)
+    goto oom;
+  for (size_t i = 0; i < nr; i++) {
+    struct cfg_export *e = &cfg->m_exports[i];
+    e->name = xs[i].name;
+    e->file = xs[i].file;
+    e->readonly = xs[i].readonly;
+    e->writes_sync = xs[i].writes_sync;
+    e->allow = xs[i].allow;
+    e->nr_allow = xs[i].nr_allow;
+    e->line = xs[i].line;
+  }
+  resolve_groups (cfg, xs, nr);
+  check_regions (cfg, xs, nr, device_size, ok);
+  free (ok);
+  cfg->m.groups = cfg->m_groups;
+  cfg->m.exports = cfg->m_exports;
+  cfg->m.nr_exports = nr;
+
+  if (cfg->oom)
+    goto oom;
+  if (cfg->nr_errors) {
+    free_model (cfg);
+    return -EINVAL;
+  }
+  cfg->valid = true;
+  return 0;
+
+oom:
+  free (ok);
+  free (src);
+  free_model (cfg);
+  cfg->oom = true;
+  return -ENOMEM;
+}
+
+const struct cfg_model *
+cfg_model (const struct cfg *cfg)
+{
+  return cfg->valid ? &cfg->m : NULL;
+}
+
+const struct cfg_export *
+cfg_find_export (const struct cfg_model *m, const char *name)
+{
+  for (size_t i = 0; i < m->nr_exports; i++)
+    if (strcmp (m->exports[i].name, name) == 0)
+      return &m->exports[i];
+  return NULL;
+}
+
+/* ---- life ------------------------------------------------------------------- */
+
+struct cfg *
+cfg_new (cfg_report_fn report, void *opaque)
+{
+  struct cfg *cfg = calloc (1, sizeof *cfg);
+
+  if (!cfg)
+    return NULL;
+  cfg->gv = calloc (NR_GKEYS, sizeof *cfg->gv);
+  if (!cfg->gv) {
+    free (cfg);
+    return NULL;
+  }
+  cfg->report = report;
+  cfg->opaque = opaque;
+  return cfg;
+}
+
+void
+cfg_free (struct cfg *cfg)
+{
+  if (!cfg)
+    return;
+  free_model (cfg);
+  for (size_t i = 0; i < cfg->nr_errors; i++)
+    free (cfg->errors[i]);
+  free (cfg->errors);
+  free (cfg->filename);
+  free (cfg->dir);
+  for (size_t i = 0; i < NR_GKEYS; i++) {
+    free (cfg->gv[i].file_s);
+    free (cfg->gv[i].cmd_s);
+  }
+  free (cfg->gv);
+  for (size_t i = 0; i < cfg->nr_fparams; i++) {
+    free (cfg->fparams[i].key);
+    free (cfg->fparams[i].value);
+  }
+  for (size_t i = 0; i < cfg->nr_cparams; i++) {
+    free (cfg->cparams[i].key);
+    free (cfg->cparams[i].value);
+  }
+  free (cfg->fparams);
+  free (cfg->cparams);
+  for (size_t i = 0; i < cfg->nr_groups; i++)
+    free (cfg->groups[i].name);
+  free (cfg->groups);
+  for (size_t i = 0; i < cfg->nr_exports; i++)
+    xexport_free (&cfg->exports[i]);
+  free (cfg->exports);
+  if (cfg->implicit) {
+    xexport_free (cfg->implicit);
+    free (cfg->implicit);
+  }
+  free (cfg);
+}

@@ -1,0 +1,83 @@
+/* cfq.h: what the CFQ policy (core/cfq.c) offers beyond struct sched_ops.
+ *
+ * The tunable table: every knob with its unit, default and range, so the
+ * plugin can list them (--dump-plugin, cfqctl) and the config model can
+ * validate names and values before they reach sched_set().  Times are in
+ * nanoseconds, like every time in include/sched.h.
+ *
+ * Introspection for tests, the simulator and the control socket:
+ * cfq_get_stats() and cfq_dump().  None of these allocate or lock; like the
+ * rest of the policy they belong to the dispatcher thread.
+ */
+#ifndef CFQ_CFQ_H
+#define CFQ_CFQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched.h"
+
+/* Values of the "mode" tunable. */
+enum cfq_mode {
+  CFQ_MODE_TIME = 0,            /* charge groups the time used, always */
+  CFQ_MODE_IOPS = 1,            /* charge groups the requests dispatched */
+  CFQ_MODE_AUTO = 2,            /* CFQ's rule: IOPS when slice_idle=0 and
+                                   the device queues (hw_tag) */
+};
+
+struct cfq_tunable {
+  const char *name;             /* sysfs name, e.g. "slice_idle" */
+  const char *unit;             /* "ns", "requests", "KiB", "factor",
+                                   "bool", "mode" */
+  uint64_t def;                 /* default, in unit */
+  uint64_t min, max;            /* accepted range, inclusive */
+  const char *help;             /* one line */
+};
+
+extern const struct cfq_tunable cfq_tunables[];
+extern const size_t cfq_nr_tunables;
+
+/* NULL if name is not a CFQ tunable. */
+extern const struct cfq_tunable *cfq_tunable_lookup (const char *name);
+
+/* Check a value against the table without an instance: 0, -ENOENT or
+ * -ERANGE, exactly what sched_set() would return.
+ */
+extern int cfq_tunable_check (const char *name, uint64_t val);
+
+/* "time", "iops", "auto" <-> enum cfq_mode.  parse returns -EINVAL. */
+extern int cfq_mode_parse (const char *s, uint64_t *val);
+extern const char *cfq_mode_name (uint64_t val);
+
+struct cfq_stats {
+  int hw_tag;                   /* -1 not yet known (assume NCQ), 0, 1 */
+  unsigned hw_tag_est_depth;    /* requests: peak in-driver depth seen */
+  bool iops_mode;               /* groups charged in requests right now */
+  unsigned busy_queues;         /* queues with work (on a service tree) */
+  unsigned rq_queued;           /* requests inserted, not dispatched */
+  unsigned rq_in_driver;        /* requests dispatched, not completed */
+  uint64_t inserted, dispatched, completed;     /* requests, lifetime */
+  uint64_t slices;              /* queues made active */
+  uint64_t idle_arms;           /* idle timer armed (slice_idle) */
+  uint64_t group_idle_arms;     /* idle timer armed (group_idle) */
+  uint64_t idle_hits;           /* requests arriving while idling */
+  uint64_t idle_timeouts;       /* idle windows that ran out */
+  uint64_t preemptions;         /* active queue preempted */
+  uint64_t fifo_expired;        /* requests served from fifo order */
+  uint64_t merges;              /* connections moved into a shared queue */
+  uint64_t splits;              /* connections split back out */
+  uint64_t wait_busy;           /* slices extended to keep a group busy */
+};
+
+extern void cfq_get_stats (struct sched *s, struct cfq_stats *st);
+
+/* The group's virtual disk time (ns << 12, weight-scaled); for tests. */
+extern uint64_t cfq_group_vdisktime (struct sched *s, struct sched_group *g);
+
+/* Human-readable state (tunables, groups, busy queues) into buf, always
+ * NUL-terminated; returns the length it wanted (like snprintf).
+ */
+extern size_t cfq_dump (struct sched *s, char *buf, size_t len);
+
+#endif /* CFQ_CFQ_H */

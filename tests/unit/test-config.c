@@ -1,0 +1,880 @@
+/* test-config.c: the configuration model refuses every malformed config
+ * with the exact "FILE:LINE: message" (all of them, in order), and builds
+ * the model a good config and its overrides describe.
+ */
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+#include "cfq.h"
+#include "config.h"
+
+#define G (1ULL << 30)
+#define M (1ULL << 20)
+
+static int failures;
+
+/* Collected by the report callback, to check it sees what cfg_error has. */
+static char reported[8192];
+
+static void
+report (void *opaque, const char *msg)
+{
+  strncat (reported, msg, sizeof reported - strlen (reported) - 2);
+  strcat (reported, "\n");
+}
+
+/* Parse TEXT as "t.conf" (if not NULL), apply the NULL-terminated KEY,
+ * VALUE pairs in OVR, validate against SIZE.
+ */
+static struct cfg *
+load (const char *text, const char *const *ovr, uint64_t size, int *rc)
+{
+  struct cfg *cfg = cfg_new (report, NULL);
+
+  assert (cfg);
+  reported[0] = '\0';
+  for (; ovr && *ovr; ovr += 2)
+    cfg_set_override (cfg, ovr[0], ovr[1]);
+  if (text)
+    cfg_parse (cfg, "t.conf", text, strlen (text));
+  *rc = cfg_validate (cfg, size);
+  return cfg;
+}
+
+/* All errors, one per line. */
+static void
+errors (const struct cfg *cfg, char *buf, size_t len)
+{
+  buf[0] = '\0';
+  for (size_t i = 0; i < cfg_nr_errors (cfg); i++) {
+    strncat (buf, cfg_error (cfg, i), len - strlen (buf) - 2);
+    strcat (buf, "\n");
+  }
+}
+
+/* TEXT (with overrides OVR) must fail with exactly the errors WANT. */
+static void
+bad (int lineno, const char *text, const char *const *ovr, uint64_t size,
+     const char *want)
+{
+  char got[8192];
+  int rc;
+  struct cfg *cfg = load (text, ovr, size, &rc);
+
+  errors (cfg, got, sizeof got);
+  if (rc != -EINVAL || strcmp (got, want) != 0
+      || strcmp (reported, got) != 0 || cfg_model (cfg) != NULL) {
+    fprintf (stderr, "test-config.c:%d: rc %d\n--- want:\n%s--- got:\n%s"
+             "--- reported:\n%s", lineno, rc, want, got, reported);
+    failures++;
+  }
+  cfg_free (cfg);
+}
+#define BAD(text, want) bad (__LINE__, text, NULL, 4 * G, want)
+#define BAD_OVR(text, ovr, want) bad (__LINE__, text, ovr, 4 * G, want)
+
+/* TEXT must validate; returns the cfg for further checks. */
+static struct cfg *
+good (int lineno, const char *text, const char *const *ovr, uint64_t size)
+{
+  char got[8192];
+  int rc;
+  struct cfg *cfg = load (text, ovr, size, &rc);
+
+  if (rc != 0 || !cfg_model (cfg)) {
+    errors (cfg, got, sizeof got);
+    fprintf (stderr, "test-config.c:%d: rc %d, errors:\n%s", lineno, rc, got);
+    exit (1);
+  }
+  return cfg;
+}
+#define GOOD(text, ovr, size) good (__LINE__, text, ovr, size)
+
+#define DEV "[device]\nfile = /dev/fake\n"
+#define UNK "(want [device], [scheduler], [group NAME] or [export NAME])"
+#define OVL "; overlapping exports must both be readonly"
+
+static void
+test_malformed (void)
+{
+  /* Sections. */
+  BAD (DEV "[foo]\nbar = 1\n[export a]\n",
+       "t.conf:3: unknown section [foo] " UNK "\n");
+  BAD (DEV "[device]\n[export a]\n",
+       "t.conf:3: duplicate section [device] (first at line 1)\n");
+  BAD (DEV "[device x]\n[export a]\n", "t.conf:3: [device] takes no name\n");
+  BAD (DEV "[export a]\n[export b]\noffset = 1G\n[export a]\nreadonly = 1\n",
+       "t.conf:6: duplicate section [export a] (first at line 3)\n"
+       "t.conf:5: export \"b\" [1G, 4G) overlaps export \"a\" [0, 4G)"
+       " (line 3)" OVL "\n");
+  BAD (DEV "[group g]\n[group g]\n[export a]\ngroup = g\n",
+       "t.conf:4: duplicate section [group g] (first at line 3)\n");
+  BAD (DEV "[group]\n[export a]\n",
+       "t.conf:3: [group] needs a name: [group NAME]\n");
+  BAD (DEV "[group a/b]\n[export a]\n",
+       "t.conf:3: [group a/b]: a group name is letters, digits, '_', '.' and"
+       " '-' (at most 64)\n");
+  BAD (DEV "[export a\n[export b]\n",
+       "t.conf:3: missing ']' in section header\n");
+  BAD (DEV "[export a] x\n", "t.conf:3: unexpected text after ']'\n"
+       "t.conf: no [export NAME] section: nothing to serve\n");
+  BAD (DEV "[export \"a]\n", "t.conf:3: bad quoted name in section header\n"
+       "t.conf: no [export NAME] section: nothing to serve\n");
+  BAD (DEV, "t.conf: no [export NAME] section: nothing to serve\n");
+  BAD ("", "t.conf: no [export NAME] section: nothing to serve\n");
+
+  /* Syntax. */
+  BAD ("queue_depth = 4\n" DEV "[export a]\n",
+       "t.conf:1: 'queue_depth' is outside any section (start with [device],"
+       " [scheduler], [group NAME] or [export NAME])\n");
+  BAD (DEV "just words\n[export a]\n",
+       "t.conf:3: expected 'key = value' or '[section]'\n");
+  BAD (DEV "= 4\n[export a]\n", "t.conf:3: missing key before '='\n");
+  BAD (DEV "queue_depth =\n[export a]\n", "t.conf:3: queue_depth: missing value\n");
+  BAD (DEV "queue_depth = ; just a comment\n[export a]\n",
+       "t.conf:3: queue_depth: missing value\n");
+  {
+    char text[512];
+    snprintf (text, sizeof text, DEV "[export a]\nallow = %0300d\n", 1);
+    BAD (text, "t.conf:4: line longer than 197 characters\n");
+  }
+  {
+    static const char text[] = DEV "[export a]\nreadonly = 1\0\n";
+    char got[512];
+    int rc;
+    struct cfg *cfg = cfg_new (NULL, NULL);
+    cfg_parse (cfg, "t.conf", text, sizeof text - 1);
+    rc = cfg_validate (cfg, G);
+    errors (cfg, got, sizeof got);
+    assert (rc == -EINVAL);
+    assert (strcmp (got, "t.conf:4: NUL byte in line\n") == 0);
+    cfg_free (cfg);
+  }
+
+  /* Keys. */
+  BAD (DEV "[group g]\nwieght = 200\n[export a]\n",
+       "t.conf:4: unknown key 'wieght' in [group NAME]\n");
+  BAD (DEV "slice_idle = 0\n[export a]\n",
+       "t.conf:3: 'slice_idle' belongs in [scheduler], not in [device]\n");
+  BAD (DEV "[export a]\nweight = 200\n",
+       "t.conf:4: 'weight' belongs in [group NAME], not in [export NAME]\n");
+  BAD (DEV "[scheduler]\nfile = x\n[export a]\n",
+       "t.conf:4: 'file' belongs in [device] or [export NAME], not in"
+       " [scheduler]\n");
+  BAD (DEV "[scheduler]\nmodel.rpm = 1\n[export a]\n",
+       "t.conf:4: 'model.rpm' belongs in [device], not in [scheduler]\n");
+  BAD (DEV "model.RPM = 1\n[export a]\n",
+       "t.conf:3: 'model.RPM': a model parameter is model.NAME with NAME of"
+       " a-z, 0-9 and _\n");
+  BAD (DEV "model.rpm = 7200\nmodel.rpm = 5400\n[export a]\n",
+       "t.conf:4: duplicate key 'model.rpm' (first at line 3)\n");
+  BAD (DEV "queue_depth = 8\nqueue_depth = 8\n[export a]\n",
+       "t.conf:4: duplicate key 'queue_depth' (first at line 3)\n");
+  BAD (DEV "[export a]\nsize = 1G\nsize = 2G\n",
+       "t.conf:5: duplicate key 'size' (first at line 4)\n");
+
+  /* Device values. */
+  BAD (DEV "queue_depth = 0\n[export a]\n",
+       "t.conf:3: queue_depth = 0: out of range (want 1..4096)\n");
+  BAD (DEV "queue_depth = 4097\n[export a]\n",
+       "t.conf:3: queue_depth = 4097: out of range (want 1..4096)\n");
+  BAD (DEV "queue_depth = -1\n[export a]\n",
+       "t.conf:3: queue_depth = -1: not a number (want 1..4096)\n");
+  BAD (DEV "mode = fast\n[export a]\n",
+       "t.conf:3: mode = fast: want auto, time or iops\n");
+  BAD (DEV "emulate = tape\n[export a]\n",
+       "t.conf:3: emulate = tape: want none, hdd or ssd\n");
+
+  /* Scheduler values. */
+  BAD (DEV "[scheduler]\nscheduler = noop\n[export a]\n",
+       "t.conf:4: scheduler = noop: want cfq or fifo\n");
+  BAD (DEV "[scheduler]\nslice_idle = 8x\n[export a]\n",
+       "t.conf:4: slice_idle = 8x: not a time (want a number with ns, us,"
+       " ms or s; a bare number is ms)\n");
+  BAD (DEV "[scheduler]\nslice_idle = 8 ms\n[export a]\n",
+       "t.conf:4: slice_idle = 8 ms: not a time (want a number with ns, us,"
+       " ms or s; a bare number is ms)\n");
+  BAD (DEV "[scheduler]\nslice_idle = 0.5ns\n[export a]\n",
+       "t.conf:4: slice_idle = 0.5ns: not a time (want a number with ns, us,"
+       " ms or s; a bare number is ms)\n");
+  BAD (DEV "[scheduler]\nslice_idle = 2s\n[export a]\n",
+       "t.conf:4: slice_idle = 2s: out of range 0ns..1s\n");
+  BAD (DEV "[scheduler]\nslice_sync = 0\n[export a]\n",
+       "t.conf:4: slice_sync = 0: out of range 1ms..10s\n");
+  BAD (DEV "[scheduler]\nquantum = abc\n[export a]\n",
+       "t.conf:4: quantum = abc: not a number\n");
+  BAD (DEV "[scheduler]\nquantum = 0\n[export a]\n",
+       "t.conf:4: quantum = 0: out of range 1..1024\n");
+  BAD (DEV "[scheduler]\nlow_latency = maybe\n[export a]\n",
+       "t.conf:4: low_latency = maybe: not a boolean (want 0/1, yes/no,"
+       " on/off)\n");
+  BAD (DEV "[scheduler]\nback_seek_max = 1000b\n[export a]\n",
+       "t.conf:4: back_seek_max = 1000b: not a whole number of KiB\n");
+  BAD (DEV "[scheduler]\nback_seek_max = 2T\n[export a]\n",
+       "t.conf:4: back_seek_max = 2T: out of range 0..1T\n");
+  BAD (DEV "[scheduler]\nrotational = 2\n[export a]\n",
+       "t.conf:4: rotational = 2: not a boolean (want 0/1, yes/no, on/off)\n");
+  BAD (DEV "[scheduler]\nmode = iops\n[export a]\n",
+       "t.conf:4: 'mode' belongs in [device], not in [scheduler]\n");
+
+  /* Device-model parameters, checked by the model emulate= names. */
+  BAD (DEV "model.heads = 4\n[export a]\n",
+       "t.conf:3: model.heads: not a parameter of any device model (hdd:"
+       " capacity, seed, flush, trim, rpm, seek_min, seek_max, rate, near;"
+       " ssd: capacity, seed, flush, trim, channels, read, write, bw)\n");
+  BAD (DEV "emulate = ssd\nmodel.rpm = 7200\n[export a]\n",
+       "t.conf:4: model.rpm: not a parameter of the ssd model (want capacity,"
+       " seed, flush, trim, channels, read, write, bw)\n");
+  BAD (DEV "emulate = hdd\nmodel.rpm = 10\n[export a]\n",
+       "t.conf:4: model.rpm = 10: out of range for the hdd model\n");
+  BAD (DEV "model.rpm = fast\n[export a]\n",
+       "t.conf:3: model.rpm = fast: not a valid value for the hdd model\n");
+  BAD (DEV "model.channels = 0\n[export a]\n",
+       "t.conf:3: model.channels = 0: out of range for the ssd model\n");
+  BAD (DEV "[scheduler]\nback_seek_max = 16Q\n[export a]\n",
+       "t.conf:4: back_seek_max = 16Q: not a size (a bare number is KiB)\n");
+
+  /* Group values. */
+  BAD (DEV "[group g]\nweight = 99\n[export a]\n",
+       "t.conf:4: weight = 99: out of range 100..1000\n");
+  BAD (DEV "[group g]\nweight = 1001\n[export a]\n",
+       "t.conf:4: weight = 1001: out of range 100..1000\n");
+  BAD (DEV "[group g]\nweight = abc\n[export a]\n",
+       "t.conf:4: weight = abc: not a number (want 100..1000)\n");
+  BAD (DEV "[group g]\nweight = 5e2\n[export a]\n",
+       "t.conf:4: weight = 5e2: not a number (want 100..1000)\n");
+  BAD (DEV "[group g]\nclass = batch\n[export a]\n",
+       "t.conf:4: class = batch: want rt, be or idle\n");
+  BAD (DEV "[group g]\nprio = 8\n[export a]\n",
+       "t.conf:4: prio = 8: want 0..7 (0 is highest)\n");
+
+  /* Export values. */
+  BAD (DEV "[export a]\ngroup = nosuch\n",
+       "t.conf:4: group = nosuch: no [group nosuch] section\n");
+  BAD (DEV "[export a]\ngroup = a b\n",
+       "t.conf:4: group = a b: not a group name (letters, digits, '_', '.',"
+       " '-')\n");
+  BAD (DEV "[export a]\noffset = 1000\n",
+       "t.conf:4: offset = 1000: not a multiple of 4096\n");
+  BAD (DEV "[export a]\nsize = 1M\nsize = 1x\n",
+       "t.conf:5: duplicate key 'size' (first at line 4)\n");
+  BAD (DEV "[export a]\nsize = 1x\n",
+       "t.conf:4: size = 1x: not a size (want a number with an optional b,"
+       " k, m, g, t, p or e suffix)\n");
+  BAD (DEV "[export a]\nsize = 0\n", "t.conf:4: size = 0: must not be 0\n");
+  BAD (DEV "[export a]\nsize = 6000\n",
+       "t.conf:4: size = 6000: not a multiple of 4096\n");
+  BAD (DEV "[export a]\nreadonly = perhaps\n",
+       "t.conf:4: readonly = perhaps: not a boolean (want 0/1, yes/no,"
+       " on/off)\n");
+  BAD (DEV "[export a]\nwrites = often\n",
+       "t.conf:4: writes = often: want async or sync\n");
+  BAD (DEV "[export a]\nallow = 10.0.0.1/8\n",
+       "t.conf:4: allow: '10.0.0.1/8': host bits set (the network is"
+       " 10.0.0.0/8)\n");
+  BAD (DEV "[export a]\nallow = 10.0.0.0/33\n",
+       "t.conf:4: allow: '10.0.0.0/33': bad prefix length (want 0..32)\n");
+  BAD (DEV "[export a]\nallow = fd00::/129\n",
+       "t.conf:4: allow: 'fd00::/129': bad prefix length (want 0..128)\n");
+  BAD (DEV "[export a]\nallow = 127.0.0.1, 300.0.0.1\n",
+       "t.conf:4: allow: '300.0.0.1' is not an IPv4 or IPv6 address, a CIDR"
+       " network or \"unix\"\n");
+  BAD (DEV "[export a]\nallow = localhost\n",
+       "t.conf:4: allow: 'localhost' is not an IPv4 or IPv6 address, a CIDR"
+       " network or \"unix\"\n");
+  BAD (DEV "[export a]\nallow = 10.0.0.0/\n",
+       "t.conf:4: allow: '10.0.0.0/': bad prefix length (want 0..32)\n");
+  BAD (DEV "[export a]\nallow = ,,\n", "t.conf:4: allow: empty list\n");
+
+  /* Regions and the device. */
+  BAD (DEV "[export a]\nsize = 2G\n[export b]\noffset = 1G\nsize = 2G\n",
+       "t.conf:6: export \"b\" [1G, 3G) overlaps export \"a\" [0, 2G)"
+       " (line 3)" OVL "\n");
+  BAD (DEV "[export a]\nsize = 2G\n[export b]\nreadonly = yes\n",
+       "t.conf:5: export \"b\" [0, 4G) overlaps export \"a\" [0, 2G)"
+       " (line 3)" OVL "\n");
+  BAD (DEV "[export a]\noffset = 3G\nsize = 2G\n",
+       "t.conf:5: export \"a\" [3G, 5G) runs past the end of the device"
+       " (size 4G)\n");
+  BAD (DEV "[export a]\noffset = 8E\nsize = 8E\n",
+       "t.conf:5: export \"a\" [8E, 0) runs past the end of the device"
+       " (size 4G)\n");
+  BAD (DEV "[export a]\noffset = 4G\n",
+       "t.conf:4: export \"a\": offset 4G is at or beyond the end of the"
+       " device (size 4G)\n");
+  BAD ("[export a]\n[export b]\n",
+       "t.conf:1: export \"a\" is a region of the device, but no device file"
+       " is set ([device] file = PATH, or file=PATH)\n");
+  BAD (DEV "[export a]\nfile = /x.img\noffset = 1M\n",
+       "t.conf:5: export \"a\" has its own file: offset and size apply only"
+       " to regions of the device\n");
+  BAD (DEV "[export a]\nfile = /x.img\n[export b]\nfile = /x.img\n"
+       "readonly = 1\n",
+       "t.conf:6: export \"b\": file /x.img is also the file of export \"a\""
+       " (line 4); only readonly exports may share one\n");
+  BAD (DEV "[export a]\nfile = /dev/fake\nreadonly = 1\n",
+       "t.conf:4: export \"a\": file is the device itself; use offset and"
+       " size for a region of it\n");
+
+  /* Everything at once, in order: parse errors, then the cross-checks. */
+  BAD ("[device]\nfile = d\nqueue_depth = 0\n[group g]\nweight = 99\n"
+       "class = x\n[export a]\ngroup = h\n[export b]\n",
+       "t.conf:3: queue_depth = 0: out of range (want 1..4096)\n"
+       "t.conf:5: weight = 99: out of range 100..1000\n"
+       "t.conf:6: class = x: want rt, be or idle\n"
+       "t.conf:8: group = h: no [group h] section\n"
+       "t.conf:9: export \"b\" [0, 4G) overlaps export \"a\" [0, 4G)"
+       " (line 7)" OVL "\n");
+
+  /* Overrides. */
+  {
+    static const char *const o1[] = { "weight", "5", NULL };
+    static const char *const o2[] = { "slice_idle", "fast", NULL };
+    static const char *const o3[] = { "queue_depth", "", NULL };
+    static const char *const o4[] = { "model.X", "1", NULL };
+    static const char *const o5[] = { "emulate", "tape", NULL };
+    static const char *const o6[] = { "model.rpm", "1", NULL };
+    BAD_OVR (DEV "model.rpm = 7200\n[export a]\n", o6,
+             "command line: model.rpm=1: out of range for the hdd model\n");
+    BAD_OVR (DEV "[export a]\n", o1,
+             "command line: weight=5: not a [device] or [scheduler] key\n");
+    BAD_OVR (DEV "[export a]\n", o2,
+             "command line: slice_idle=fast: not a time (want a number with"
+             " ns, us, ms or s; a bare number is ms)\n");
+    BAD_OVR (DEV "[export a]\n", o3,
+             "command line: queue_depth: missing value\n");
+    BAD_OVR (DEV "[export a]\n", o4,
+             "command line: 'model.X': a model parameter is model.NAME with"
+             " NAME of a-z, 0-9 and _\n");
+    BAD_OVR (DEV "[export a]\n", o5,
+             "command line: emulate=tape: want none, hdd or ssd\n");
+    /* No file and no device: nothing to serve. */
+    BAD_OVR (NULL, NULL,
+             "command line: no device: give file=PATH or config=FILE\n");
+  }
+  {
+    struct cfg *cfg = cfg_new (NULL, NULL);
+    assert (cfg_set_override (cfg, "weight", "5") == -ENOENT);
+    assert (cfg_set_override (cfg, "quantum", "0") == -EINVAL);
+    assert (cfg_set_override (cfg, "quantum", "4") == 0);
+    /* The file is fine, but the errors so far still count. */
+    assert (cfg_parse (cfg, "a.conf", DEV "[export a]\n",
+                       strlen (DEV "[export a]\n")) == -EINVAL);
+    assert (cfg_nr_errors (cfg) == 2);
+    cfg_free (cfg);
+  }
+  /* Only one config file. */
+  {
+    struct cfg *cfg = cfg_new (NULL, NULL);
+    const char *t = DEV "[export a]\n";
+    assert (cfg_parse (cfg, "a.conf", t, strlen (t)) == 0);
+    assert (cfg_parse (cfg, "b.conf", t, strlen (t)) == -EINVAL);
+    assert (strcmp (cfg_error (cfg, 0), "command line: more than one config"
+                    " file (a.conf, then b.conf)") == 0);
+    assert (cfg_error (cfg, 1) == NULL);
+    cfg_free (cfg);
+  }
+}
+
+static void
+test_values (void)
+{
+  uint64_t v;
+  bool b;
+  char buf[32];
+
+  assert (cfg_parse_time ("0", &v) == 0 && v == 0);
+  assert (cfg_parse_time ("8", &v) == 0 && v == 8 * NSEC_PER_MSEC);
+  assert (cfg_parse_time ("8ms", &v) == 0 && v == 8 * NSEC_PER_MSEC);
+  assert (cfg_parse_time ("250us", &v) == 0 && v == 250 * NSEC_PER_USEC);
+  assert (cfg_parse_time ("17ns", &v) == 0 && v == 17);
+  assert (cfg_parse_time ("2s", &v) == 0 && v == 2 * NSEC_PER_SEC);
+  assert (cfg_parse_time ("1.5", &v) == 0 && v == 1500 * NSEC_PER_USEC);
+  assert (cfg_parse_time ("0.25s", &v) == 0 && v == 250 * NSEC_PER_MSEC);
+  assert (cfg_parse_time ("1.000000001s", &v) == 0 && v == NSEC_PER_SEC + 1);
+  assert (cfg_parse_time ("1.0000000010s", &v) == 0 && v == NSEC_PER_SEC + 1);
+  assert (cfg_parse_time ("1.0000000001s", &v) == -EINVAL);
+  assert (cfg_parse_time ("1.5us", &v) == 0 && v == 1500);
+  assert (cfg_parse_time ("1.5ns", &v) == -EINVAL);
+  assert (cfg_parse_time ("1.", &v) == -EINVAL);
+  assert (cfg_parse_time (".5", &v) == -EINVAL);
+  assert (cfg_parse_time ("", &v) == -EINVAL);
+  assert (cfg_parse_time ("-1", &v) == -EINVAL);
+  assert (cfg_parse_time ("8MS", &v) == -EINVAL);
+  assert (cfg_parse_time ("8m", &v) == -EINVAL);
+  assert (cfg_parse_time ("18446744073709551615ns", &v) == 0
+          && v == UINT64_MAX);
+  assert (cfg_parse_time ("18446744073709551616ns", &v) == -ERANGE);
+  assert (cfg_parse_time ("18446744074s", &v) == -ERANGE);
+
+  assert (cfg_parse_size ("0", &v) == 0 && v == 0);
+  assert (cfg_parse_size ("4096", &v) == 0 && v == 4096);
+  assert (cfg_parse_size ("1b", &v) == 0 && v == 1);
+  assert (cfg_parse_size ("1B", &v) == 0 && v == 1);
+  assert (cfg_parse_size ("4k", &v) == 0 && v == 4096);
+  assert (cfg_parse_size ("4K", &v) == 0 && v == 4096);
+  assert (cfg_parse_size ("3m", &v) == 0 && v == 3 * M);
+  assert (cfg_parse_size ("2G", &v) == 0 && v == 2 * G);
+  assert (cfg_parse_size ("1t", &v) == 0 && v == 1ULL << 40);
+  assert (cfg_parse_size ("1P", &v) == 0 && v == 1ULL << 50);
+  assert (cfg_parse_size ("15e", &v) == 0 && v == 15ULL << 60);
+  assert (cfg_parse_size ("16E", &v) == -ERANGE);
+  assert (cfg_parse_size ("1KiB", &v) == -EINVAL);   /* as nbdkit 1.32 */
+  assert (cfg_parse_size ("1.5M", &v) == -EINVAL);
+  assert (cfg_parse_size ("0x10", &v) == -EINVAL);
+  assert (cfg_parse_size ("M", &v) == -EINVAL);
+  assert (cfg_parse_size ("", &v) == -EINVAL);
+
+  assert (cfg_parse_bool ("1", &b) == 0 && b);
+  assert (cfg_parse_bool ("Yes", &b) == 0 && b);
+  assert (cfg_parse_bool ("on", &b) == 0 && b);
+  assert (cfg_parse_bool ("TRUE", &b) == 0 && b);
+  assert (cfg_parse_bool ("0", &b) == 0 && !b);
+  assert (cfg_parse_bool ("off", &b) == 0 && !b);
+  assert (cfg_parse_bool ("No", &b) == 0 && !b);
+  assert (cfg_parse_bool ("2", &b) == -EINVAL);
+
+  assert (strcmp (cfg_format_time (0, buf, sizeof buf), "0ns") == 0);
+  assert (strcmp (cfg_format_time (8 * NSEC_PER_MSEC, buf, sizeof buf),
+                  "8ms") == 0);
+  assert (strcmp (cfg_format_time (1500 * NSEC_PER_USEC, buf, sizeof buf),
+                  "1500us") == 0);
+  assert (strcmp (cfg_format_time (3 * NSEC_PER_SEC, buf, sizeof buf),
+                  "3s") == 0);
+  assert (strcmp (cfg_format_time (7, buf, sizeof buf), "7ns") == 0);
+  assert (strcmp (cfg_format_size (0, buf, sizeof buf), "0") == 0);
+  assert (strcmp (cfg_format_size (4097, buf, sizeof buf), "4097") == 0);
+  assert (strcmp (cfg_format_size (4096, buf, sizeof buf), "4K") == 0);
+  assert (strcmp (cfg_format_size (1536 * M, buf, sizeof buf), "1536M") == 0);
+  assert (strcmp (cfg_format_size (1ULL << 62, buf, sizeof buf), "4E") == 0);
+  /* Formatting then parsing gives the value back. */
+  for (uint64_t x = 1; x < (1ULL << 63); x = x * 3 + 1) {
+    assert (cfg_parse_time (cfg_format_time (x, buf, sizeof buf), &v) == 0);
+    assert (v == x);
+    assert (cfg_parse_size (cfg_format_size (x, buf, sizeof buf), &v) == 0);
+    assert (v == x);
+  }
+}
+
+static const struct cfg_group *
+group_of (const struct cfg_model *m, const struct cfg_export *e)
+{
+  assert (e->group < m->nr_groups);
+  return &m->groups[e->group];
+}
+
+static uint64_t
+tunable (const struct cfg_model *m, const char *name)
+{
+  for (size_t i = 0; i < m->nr_tunables; i++)
+    if (strcmp (m->tunables[i].name, name) == 0)
+      return m->tunables[i].val;
+  return UINT64_MAX;            /* not given */
+}
+
+static void
+test_defaults (void)
+{
+  static const char *const ovr[] = { "file", "disk.img", NULL };
+  struct cfg *cfg = GOOD (NULL, ovr, 10 * G + 512);
+  const struct cfg_model *m = cfg_model (cfg);
+  const struct cfg_export *e;
+
+  assert (strcmp (cfg_device_file (cfg), "disk.img") == 0);
+  assert (strcmp (m->dev.file, "disk.img") == 0);
+  assert (m->dev.queue_depth == 32);
+  assert (m->dev.mode == CFG_MODE_AUTO);
+  assert (m->dev.emulate == CFG_EMULATE_NONE);
+  assert (m->dev.nr_model == 0);
+  assert (strcmp (m->scheduler, "cfq") == 0);
+  assert (m->nr_tunables == 0);
+  assert (m->nr_groups == 1 && m->nr_exports == 1);
+  assert (strcmp (m->groups[0].name, "default") == 0);
+  assert (m->groups[0].weight == 500);
+  assert (m->groups[0].cls == SCHED_CLASS_BE);
+  assert (m->groups[0].prio == 4);
+  assert (m->groups[0].line == 0);
+  e = &m->exports[0];
+  assert (strcmp (e->name, "") == 0);
+  assert (cfg_find_export (m, "") == e);
+  assert (cfg_find_export (m, "default") == NULL);
+  assert (e->group == 0 && e->file == NULL);
+  assert (e->offset == 0 && e->size == 10 * G + 512);  /* to the byte */
+  assert (!e->readonly && !e->writes_sync && e->nr_allow == 0);
+  assert (e->line == 0);
+  assert (cfg_export_allows_str (e, "192.0.2.1") == 1);
+  assert (cfg_export_allows_str (e, "unix") == 1);
+  cfg_free (cfg);
+
+}
+
+/* Every CFQ tunable (but mode, a [device] key) is a [scheduler] key with
+ * CFQ's range: its min and max pass through unchanged, max + 1 is refused,
+ * and what passes is what sched_set() takes.
+ */
+static void
+test_cfq_table (void)
+{
+  const struct sched_ops *ops = sched_lookup ("cfq");
+  struct sched *s = sched_create (ops);
+  size_t keys = 0;
+
+  assert (s);
+  for (size_t i = 0; i < cfq_nr_tunables; i++) {
+    const struct cfq_tunable *t = &cfq_tunables[i];
+    bool ns = strcmp (t->unit, "ns") == 0;
+    uint64_t ends[2] = { t->min, t->max };
+    char text[256];
+    int rc;
+
+    if (strcmp (t->name, "mode") == 0)
+      continue;
+    keys++;
+    for (int e = 0; e < 3; e++) {
+      uint64_t v = e < 2 ? ends[e] : t->max + 1;
+      struct cfg *cfg;
+      /* Times in ns so that every value can be written exactly. */
+      snprintf (text, sizeof text, DEV "[scheduler]\n%s = %llu%s\n"
+                "[export a]\n", t->name, (unsigned long long) v,
+                ns ? "ns" : "");
+      cfg = load (text, NULL, G, &rc);
+      if (e == 2) {
+        assert (rc == -EINVAL && cfg_nr_errors (cfg) == 1);
+        assert (strstr (cfg_error (cfg, 0), "t.conf:4: ") == cfg_error (cfg, 0));
+        cfg_free (cfg);
+        continue;
+      }
+      assert (rc == 0);
+      assert (cfg_model (cfg)->nr_tunables == 1);
+      assert (strcmp (cfg_model (cfg)->tunables[0].name, t->name) == 0);
+      assert (cfg_model (cfg)->tunables[0].val == v);
+      assert (sched_set (s, t->name, v) == 0);
+      cfg_free (cfg);
+    }
+  }
+  assert (keys == cfq_nr_tunables - 1);
+  sched_destroy (s);
+}
+
+static const char full[] =
+  "\xef\xbb\xbf# A full config, with every trick the syntax allows.\r\n"
+  "; comment\n"
+  "[device]\n"
+  "  file = disks/disk.img        ; relative to the config's dir\n"
+  "\tqueue_depth = 64\n"
+  "mode = iops\n"
+  "emulate = hdd\n"
+  "model.rpm = 7200\n"
+  "model.seek_max = 20ms\n"
+  "\n"
+  "[scheduler]\n"
+  "scheduler = cfq\n"
+  "slice_idle = 0\n"                                   /* line 13 */
+  "slice_sync = 50ms\n"
+  "back_seek_max = 32M\n"
+  "quantum: 16\n"
+  "low_latency = off\n"
+  "[group gold] ; premium\n"                           /* line 18 */
+  "weight = 800\n"
+  "class = rt\n"
+  "prio = 0\n"
+  "[group bronze]\n"                                   /* line 22 */
+  "weight = 100\n"
+  "class = idle\n"
+  "[ export ]\n"                                       /* line 25: "" */
+  "group = gold\n"
+  "size = 1G\n"
+  "allow = 127.0.0.1, 10.1.0.0/16 ::1  fd00::/8,unix\n"
+  "[export \"my disk\"]\n"                             /* line 29 */
+  "group = bronze\n"
+  "offset = 1G\n"
+  "size = 512M\n"
+  "writes = sync\n"
+  "[export scratch]\n"                                 /* line 34 */
+  "offset = 1536m\n"
+  "[export ro1]\n"                                     /* line 36 */
+  "offset = 1G\n"
+  "size = 4K\n"
+  "readonly = yes\n"
+  "file = /srv/base.img\n"
+  "[export own]\n"
+  "file = own.img\n"
+  "[export ro2]\n"
+  "file = /srv/base.img\n"
+  "readonly = 1\n";
+
+static void
+test_full (void)
+{
+  struct cfg *cfg;
+  const struct cfg_model *m;
+  const struct cfg_export *e;
+  int rc;
+
+  /* ro1 has both a file and a region: refused; drop the region. */
+  cfg = load (full, NULL, 4 * G, &rc);
+  assert (rc == -EINVAL && cfg_nr_errors (cfg) == 1);
+  assert (strcmp (cfg_error (cfg, 0), "t.conf:37: export \"ro1\" has its own"
+                  " file: offset and size apply only to regions of the"
+                  " device") == 0);
+  cfg_free (cfg);
+
+  char *text = strdup (full);
+  char *p = strstr (text, "offset = 1G\nsize = 4K\n");
+  assert (p);
+  memcpy (p, "#ffset = 1G\n#ize = 4K\n", 22);
+  cfg = cfg_new (NULL, NULL);
+  assert (cfg_parse (cfg, "conf.d/t.conf", text, strlen (text)) == 0);
+  free (text);
+  assert (strcmp (cfg_device_file (cfg), "conf.d/disks/disk.img") == 0);
+  assert (cfg_validate (cfg, 4 * G) == 0);
+  m = cfg_model (cfg);
+  assert (m);
+
+  assert (strcmp (m->dev.file, "conf.d/disks/disk.img") == 0);
+  assert (m->dev.queue_depth == 64);
+  assert (m->dev.mode == CFG_MODE_IOPS);
+  assert (m->dev.emulate == CFG_EMULATE_HDD);
+  assert (m->dev.nr_model == 2);
+  assert (strcmp (m->dev.model[0].key, "rpm") == 0);
+  assert (strcmp (m->dev.model[0].value, "7200") == 0);
+  assert (strcmp (m->dev.model[1].key, "seek_max") == 0);
+  assert (strcmp (m->dev.model[1].value, "20ms") == 0);
+
+  assert (strcmp (m->scheduler, "cfq") == 0);
+  assert (m->nr_tunables == 6);
+  /* In CFQ's table order, not file order. */
+  assert (strcmp (m->tunables[0].name, "quantum") == 0);
+  assert (tunable (m, "mode") == CFQ_MODE_IOPS);       /* from [device] */
+  assert (tunable (m, "slice_idle") == 0);
+  assert (tunable (m, "slice_sync") == 50 * NSEC_PER_MSEC);
+  assert (tunable (m, "back_seek_max") == 32768);
+  assert (tunable (m, "quantum") == 16);
+  assert (tunable (m, "low_latency") == 0);
+  assert (tunable (m, "group_idle") == UINT64_MAX);
+
+  assert (m->nr_groups == 3);
+  assert (strcmp (m->groups[0].name, "gold") == 0);
+  assert (m->groups[0].weight == 800 && m->groups[0].cls == SCHED_CLASS_RT);
+  assert (m->groups[0].prio == 0 && m->groups[0].line == 18);
+  assert (strcmp (m->groups[1].name, "bronze") == 0);
+  assert (m->groups[1].weight == 100 && m->groups[1].cls == SCHED_CLASS_IDLE);
+  assert (m->groups[1].prio == 4 && m->groups[1].line == 22);
+  assert (strcmp (m->groups[2].name, "default") == 0);   /* implicit */
+  assert (m->groups[2].weight == 500 && m->groups[2].line == 0);
+
+  assert (m->nr_exports == 6);
+  e = cfg_find_export (m, "");
+  assert (e == &m->exports[0] && e->line == 25);
+  assert (strcmp (group_of (m, e)->name, "gold") == 0);
+  assert (e->offset == 0 && e->size == G && !e->file);
+  assert (!e->readonly && !e->writes_sync);
+  assert (e->nr_allow == 5);
+
+  e = cfg_find_export (m, "my disk");
+  assert (e && e->line == 29);
+  assert (strcmp (group_of (m, e)->name, "bronze") == 0);
+  assert (e->offset == G && e->size == 512 * M && e->writes_sync);
+
+  e = cfg_find_export (m, "scratch");
+  assert (e && strcmp (group_of (m, e)->name, "default") == 0);
+  assert (e->offset == 1536 * M && e->size == 4 * G - 1536 * M);
+
+  e = cfg_find_export (m, "ro1");
+  assert (e && strcmp (e->file, "/srv/base.img") == 0 && e->readonly);
+  assert (e->offset == 0 && e->size == 0);
+  e = cfg_find_export (m, "own");
+  assert (e && strcmp (e->file, "conf.d/own.img") == 0 && !e->readonly);
+  e = cfg_find_export (m, "ro2");
+  assert (e && strcmp (e->file, "/srv/base.img") == 0 && e->readonly);
+  assert (cfg_find_export (m, "nosuch") == NULL);
+  cfg_free (cfg);
+}
+
+static void
+test_overrides (void)
+{
+  static const char text[] =
+    DEV
+    "queue_depth = 16\n"
+    "model.rpm = 5400\n"
+    "model.seek_min = 2ms\n"
+    "[scheduler]\n"
+    "slice_idle = 4ms\n"
+    "quantum = 4\n"
+    "[export a]\n";
+  /* Given before the file is parsed, as nbdkit may do: still wins. */
+  static const char *const ovr[] = {
+    "slice_idle", "0",
+    "queue_depth", "128",
+    "file", "/dev/other",
+    "model.rpm", "15000",
+    "model.seed", "64",
+    "target_latency", "1s",
+    "target_latency", "150ms",              /* a later override wins */
+    "mode", "time",
+    NULL,
+  };
+  struct cfg *cfg = GOOD (text, ovr, G);
+  const struct cfg_model *m = cfg_model (cfg);
+
+  assert (strcmp (m->dev.file, "/dev/other") == 0);
+  assert (m->dev.queue_depth == 128);
+  assert (m->dev.mode == CFG_MODE_TIME);
+  assert (tunable (m, "slice_idle") == 0);
+  assert (tunable (m, "quantum") == 4);
+  assert (tunable (m, "target_latency") == 150 * NSEC_PER_MSEC);
+  assert (tunable (m, "mode") == CFQ_MODE_TIME);
+  assert (m->nr_tunables == 4);
+  assert (m->dev.nr_model == 3);
+  assert (strcmp (m->dev.model[0].key, "rpm") == 0);
+  assert (strcmp (m->dev.model[0].value, "15000") == 0);
+  assert (strcmp (m->dev.model[1].key, "seek_min") == 0);
+  assert (strcmp (m->dev.model[1].value, "2ms") == 0);
+  assert (strcmp (m->dev.model[2].key, "seed") == 0);
+  assert (strcmp (m->dev.model[2].value, "64") == 0);
+  cfg_free (cfg);
+
+  /* Given after the file: the same. */
+  cfg = cfg_new (NULL, NULL);
+  assert (cfg_parse (cfg, "t.conf", text, strlen (text)) == 0);
+  assert (cfg_set_override (cfg, "slice_idle", "2ms") == 0);
+  assert (cfg_set_override (cfg, "scheduler", "cfq") == 0);
+  assert (cfg_validate (cfg, G) == 0);
+  assert (tunable (cfg_model (cfg), "slice_idle") == 2 * NSEC_PER_MSEC);
+  assert (cfg_model (cfg)->dev.queue_depth == 16);
+  cfg_free (cfg);
+
+  /* fifo has no tunables: none are passed on. */
+  {
+    static const char *const fifo[] = { "scheduler", "fifo", NULL };
+    cfg = GOOD (text, fifo, G);
+    m = cfg_model (cfg);
+    assert (strcmp (m->scheduler, "fifo") == 0);
+    assert (m->nr_tunables == 0);
+    cfg_free (cfg);
+  }
+}
+
+static void
+test_regions (void)
+{
+  struct cfg *cfg;
+  const struct cfg_model *m;
+
+  /* Overlap is fine when both are readonly; touching is fine always. */
+  cfg = GOOD (DEV "[export a]\nsize = 2G\nreadonly = 1\n"
+              "[export b]\noffset = 1G\nsize = 1G\nreadonly = true\n"
+              "[export c]\noffset = 4G\nsize = 1G\n"
+              "[export d]\noffset = 5G\n", NULL, 6 * G);
+  m = cfg_model (cfg);
+  assert (m->nr_exports == 4);
+  assert (m->exports[1].offset == G && m->exports[1].size == G);
+  assert (m->exports[3].offset == 5 * G && m->exports[3].size == G);
+  cfg_free (cfg);
+
+  /* Device exactly filled; last byte beyond by 4K refused. */
+  cfg = GOOD (DEV "[export a]\noffset = 1G\nsize = 3G\n", NULL, 4 * G);
+  cfg_free (cfg);
+  BAD (DEV "[export a]\noffset = 1G\nsize = 3076M\n",
+       "t.conf:5: export \"a\" [1G, 4100M) runs past the end of the device"
+       " (size 4G)\n");
+
+  /* No region exports: no device needed. */
+  cfg = GOOD ("[export a]\nfile = /a.img\n[export b]\nfile = /b.img\n",
+              NULL, 0);
+  m = cfg_model (cfg);
+  assert (m->dev.file == NULL && m->nr_exports == 2);
+  assert (strcmp (m->exports[0].file, "/a.img") == 0);
+  cfg_free (cfg);
+
+  /* A declared "default" group replaces the implicit one. */
+  cfg = GOOD (DEV "[group default]\nweight = 200\n[export a]\n", NULL, G);
+  m = cfg_model (cfg);
+  assert (m->nr_groups == 1 && m->groups[0].weight == 200);
+  assert (m->exports[0].group == 0);
+  cfg_free (cfg);
+
+  /* An unused group is kept (the plugin may move clients into it). */
+  cfg = GOOD (DEV "[group spare]\n[export a]\n", NULL, G);
+  m = cfg_model (cfg);
+  assert (m->nr_groups == 2);
+  assert (strcmp (m->groups[0].name, "spare") == 0);
+  assert (strcmp (m->groups[1].name, "default") == 0);
+  assert (m->exports[0].group == 1);
+  cfg_free (cfg);
+}
+
+static void
+test_allow (void)
+{
+  struct cfg *cfg = GOOD (DEV "[export a]\n"
+                          "allow = 127.0.0.1 10.1.0.0/16, fd00::/8 ::1 unix\n"
+                          "[export b]\nfile = /b\nallow = 0.0.0.0/0\n"
+                          "[export c]\nfile = /c\nallow = 192.0.2.128/25\n",
+                          NULL, G);
+  const struct cfg_model *m = cfg_model (cfg);
+  const struct cfg_export *a = &m->exports[0], *b = &m->exports[1],
+    *c = &m->exports[2];
+  struct sockaddr_in sin = { .sin_family = AF_INET };
+  struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+  struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+  assert (a->nr_allow == 5);
+  assert (cfg_export_allows_str (a, "127.0.0.1") == 1);
+  assert (cfg_export_allows_str (a, "127.0.0.2") == 0);
+  assert (cfg_export_allows_str (a, "10.1.255.7") == 1);
+  assert (cfg_export_allows_str (a, "10.2.0.1") == 0);
+  assert (cfg_export_allows_str (a, "::1") == 1);
+  assert (cfg_export_allows_str (a, "::2") == 0);
+  assert (cfg_export_allows_str (a, "fd12:3456::1") == 1);
+  assert (cfg_export_allows_str (a, "fe80::1") == 0);
+  assert (cfg_export_allows_str (a, "::ffff:127.0.0.1") == 1);  /* mapped */
+  assert (cfg_export_allows_str (a, "::ffff:127.0.0.9") == 0);
+  assert (cfg_export_allows_str (a, "unix") == 1);
+  assert (cfg_export_allows_str (a, "not-an-address") == -EINVAL);
+
+  assert (cfg_export_allows_str (b, "203.0.113.9") == 1);
+  assert (cfg_export_allows_str (b, "::1") == 0);
+  assert (cfg_export_allows_str (b, "unix") == 0);
+  assert (cfg_export_allows_str (c, "192.0.2.128") == 1);
+  assert (cfg_export_allows_str (c, "192.0.2.255") == 1);
+  assert (cfg_export_allows_str (c, "192.0.2.127") == 0);
+
+  /* The sockaddr form, as nbdkit_peer_name gives it. */
+  inet_pton (AF_INET, "10.1.2.3", &sin.sin_addr);
+  assert (cfg_export_allows (a, (struct sockaddr *) &sin, sizeof sin) == 1);
+  assert (cfg_export_allows (a, (struct sockaddr *) &sin, 4) == 0);  /* short */
+  inet_pton (AF_INET6, "::ffff:10.1.2.3", &sin6.sin6_addr);
+  assert (cfg_export_allows (a, (struct sockaddr *) &sin6, sizeof sin6) == 1);
+  inet_pton (AF_INET6, "2001:db8::1", &sin6.sin6_addr);
+  assert (cfg_export_allows (a, (struct sockaddr *) &sin6, sizeof sin6) == 0);
+  assert (cfg_export_allows (a, (struct sockaddr *) &sun, sizeof sun) == 1);
+  assert (cfg_export_allows (c, (struct sockaddr *) &sun, sizeof sun) == 0);
+  cfg_free (cfg);
+}
+
+int
+main (void)
+{
+  test_values ();
+  test_malformed ();
+  test_defaults ();
+  test_cfq_table ();
+  test_full ();
+  test_overrides ();
+  test_regions ();
+  test_allow ();
+  if (failures) {
+    fprintf (stderr, "%d failures\n", failures);
+    return 1;
+  }
+  printf ("ok\n");
+  return 0;
+}
