@@ -48,12 +48,11 @@
  * ERROR" from each:
  *  - --lose-write N: the client "loses" the N-th write of connection 0: the
  *    shadow is updated but the request is never sent, which is what a server
- *    that acknowledges and drops one write looks like.  With one connection
- *    the run is deterministic; "-s 11 -c 1 -n 3000 --lose-write 900" is
- *    caught by the final read-back (32768-byte write at 6467520: ~32650
- *    bytes differ, the rest equal by chance).  A lost write early in a long
- *    run can be overwritten before anything reads it, so a single loss is
- *    only guaranteed to be seen if it survives to the read-back.
+ *    that acknowledges and drops one write looks like.  That connection's
+ *    stream ends there (so, with -c 1, nothing can overwrite the lost range
+ *    before the final read-back), e.g. "-s 11 -c 1 -n 3000 --lose-write 900".
+ *    In a long run a lost write can be overwritten before anything reads it:
+ *    the check sees the loss only if the data survives to be read.
  *  - a deliberately broken server (an nbdkit cc plugin in test-shadow.sh: a
  *    memory disk that acknowledges every write and drops every 50th) is
  *    caught by a random read within the first hundred requests.
@@ -488,6 +487,10 @@ try_issue (unsigned c, const struct req *rq)
                " [%" PRIu64 ", +%" PRIu64 "), on purpose\n", cn->writes - 1,
                rq->off, rq->len);
       s->done = true;
+      /* End this connection's stream here, so that nothing can overwrite
+       * the lost range before the final read-back looks at it.
+       */
+      cn->quota = cn->issued + 1;
       break;
     }
     r = nbd_aio_pwrite (cn->nbd, s->buf, rq->len, rq->off, cb, rq->flags);
@@ -605,7 +608,13 @@ run (void)
   uint64_t issued = 0, inflight = 0;
 
   last_progress = time (NULL);
-  while (issued < nr_ops || inflight > 0) {
+  for (;;) {
+    bool more = inflight > 0;
+    for (unsigned c = 0; c < nr_conns && !more; c++)
+      more = conns[c].issued < conns[c].quota;
+    if (!more)
+      break;
+
     /* Retire what completed (before issuing: the shadow must be current). */
     for (unsigned c = 0; c < nr_conns; c++)
       for (unsigned i = 0; i < depth; i++)
