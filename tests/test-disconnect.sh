@@ -10,7 +10,8 @@
 # Then: the checker passed, the server is still alive and serves a fresh
 # client, and it stops cleanly on SIGTERM.
 #
-#  A. the product configuration (nbdkit's default worker threads);
+#  A. the product configuration (nbdkit's default worker threads), for
+#     every scheduler the build has (--dump-plugin cfq_schedulers);
 #  B. the same under valgrind (memcheck, --leak-check=full): no invalid
 #     access, no use of uninitialised data, no definite or indirect leak, and
 #     no "possibly lost" block allocated by our plugin.  No suppressions: none
@@ -95,65 +96,97 @@ abuse ()
     failures+=("$name: a fresh client after the disconnects failed (exit $rc)")
 }
 
-# ---- A. product configuration -----------------------------------------------
-make_image "$TESTDIR/disk.img" $size
-start_nbdkit prod -- file="$TESTDIR/disk.img"
-abuse prod 20000
-if kill -0 "$prod_pid" 2>/dev/null; then
-  stop_nbdkit prod
-  [ "$prod_status" = 0 ] ||
-    failures+=("prod: nbdkit exited with status $prod_status on SIGTERM")
-else
-  stop_nbdkit prod
+# Schedulers to run: every one the build has (nbdkit's plugins: none).
+scheds=("")
+if plugin_is_ours; then
+  mapfile -t scheds < <(nbdkit "$CFQ_PLUGIN" --dump-plugin |
+                         sed -n 's/^cfq_schedulers=//p' | tr ',' '\n')
+  [ ${#scheds[@]} -gt 0 ] || fail "--dump-plugin lists no cfq_schedulers"
 fi
-echo "== A done: ${#failures[@]} failures so far"
 
-# ---- B. under valgrind ----------------------------------------------------------
-if ! command -v valgrind >/dev/null; then
-  echo "NOTE: no valgrind: part B skipped"
-else
-  vgopts=()
+# part_a NAME SCHED: the product configuration.
+part_a ()
+{
+  local name=$1 stv pidv
+  make_image "$TESTDIR/disk.img" $size
+  start_nbdkit "$name" -- file="$TESTDIR/disk.img" ${2:+scheduler=$2}
+  abuse "$name" 20000
+  pidv=${name}_pid
+  if kill -0 "${!pidv}" 2>/dev/null; then
+    stop_nbdkit "$name"
+    stv=${name}_status
+    [ "${!stv}" = 0 ] ||
+      failures+=("$name: nbdkit exited with status ${!stv} on SIGTERM")
+  else
+    stop_nbdkit "$name"
+  fi
+}
+
+# part_b NAME SCHED: under valgrind.
+part_b ()
+{
+  local name=$1 vgopts=() stv pidv ours f
   if nbdkit_abort_bug; then
     echo "NOTE: nbdkit $nbdkit_version has the abort-on-disconnect bug:" \
          "part B runs with --threads=1"
     vgopts=(--threads=1)
   fi
   make_image "$TESTDIR/disk.img" $size
+  rm -f "$TESTDIR"/vg.*.txt
   NBDKIT_WRAPPER="valgrind --leak-check=full --show-leak-kinds=all
     --errors-for-leak-kinds=definite,indirect --error-exitcode=99
     --num-callers=30 --log-file=$TESTDIR/vg.%p.txt"
-  start_nbdkit vg "${vgopts[@]}" -- file="$TESTDIR/disk.img"
+  start_nbdkit "$name" "${vgopts[@]}" -- file="$TESTDIR/disk.img" \
+    ${2:+scheduler=$2}
   unset NBDKIT_WRAPPER
-  abuse vg 3000
-  if kill -0 "$vg_pid" 2>/dev/null; then
-    stop_nbdkit vg
-    for f in "$TESTDIR"/vg.*.txt; do
-      echo "---- $f"
-      grep -E 'ERROR SUMMARY|definitely|indirectly|possibly|still reachable' \
-        "$f" || true
-    done
-    case "$vg_status" in
-      0) ;;
-      99) failures+=("valgrind: memcheck errors or definite/indirect leaks"); cat "$TESTDIR"/vg.*.txt ;;
-      *) failures+=("valgrind: nbdkit exited with status $vg_status") ;;
-    esac
-    # "Possibly lost" blocks are nbdkit's business unless our code
-    # allocated them: match frames in our plugin's sources or its .so.
-    ours=$(shopt -s nullglob; for f in "$top"/plugin/*.c "$top"/core/*.c; do
-             basename "$f" | sed 's/\./\\./g'; done | paste -sd'|')
-    ours="nbdkit-cfq-plugin${ours:+|\\(($ours):}"
-    if RE=$ours awk '
-        /are possibly lost in loss record/ { inrec = 1; rec = $0; next }
-        inrec && /^==[0-9]+== *$/ { if (rec ~ ENVIRON["RE"]) { print rec; bad = 1 }
-                                     inrec = 0; next }
-        inrec { rec = rec "\n" $0 }
-        END { exit bad ? 0 : 1 }' "$TESTDIR"/vg.*.txt; then
-      failures+=("valgrind: blocks possibly lost in our plugin (above)")
-    fi
-  else
-    stop_nbdkit vg
+  abuse "$name" 3000
+  pidv=${name}_pid
+  if ! kill -0 "${!pidv}" 2>/dev/null; then
+    stop_nbdkit "$name"
     cat "$TESTDIR"/vg.*.txt
+    return
   fi
+  stop_nbdkit "$name"
+  stv=${name}_status
+  for f in "$TESTDIR"/vg.*.txt; do
+    echo "---- $f"
+    grep -E 'ERROR SUMMARY|definitely|indirectly|possibly|still reachable|All heap' \
+      "$f" || true
+  done
+  case "${!stv}" in
+    0) ;;
+    99) failures+=("$name: valgrind: memcheck errors or definite/indirect leaks")
+        cat "$TESTDIR"/vg.*.txt ;;
+    *) failures+=("$name: valgrind: nbdkit exited with status ${!stv}") ;;
+  esac
+  # "Possibly lost" blocks are nbdkit's business unless our code
+  # allocated them: match frames in our plugin's sources or its .so.
+  ours=$(shopt -s nullglob; for f in "$top"/plugin/*.c "$top"/core/*.c; do
+           basename "$f" | sed 's/\./\\./g'; done | paste -sd'|')
+  ours="nbdkit-cfq-plugin${ours:+|\\(($ours):}"
+  if RE=$ours awk '
+      /are possibly lost in loss record/ { inrec = 1; rec = $0; next }
+      inrec && /^==[0-9]+== *$/ { if (rec ~ ENVIRON["RE"]) { print rec; bad = 1 }
+                                   inrec = 0; next }
+      inrec { rec = rec "\n" $0 }
+      END { exit bad ? 0 : 1 }' "$TESTDIR"/vg.*.txt; then
+    failures+=("$name: valgrind: blocks possibly lost in our plugin (above)")
+  fi
+}
+
+# ---- A. product configuration -----------------------------------------------
+for sch in "${scheds[@]}"; do
+  part_a "prod${sch:+_$sch}" "$sch"
+done
+echo "== A done: ${#failures[@]} failures so far"
+
+# ---- B. under valgrind ----------------------------------------------------------
+if ! command -v valgrind >/dev/null; then
+  echo "NOTE: no valgrind: part B skipped"
+else
+  for sch in "${scheds[@]}"; do
+    part_b "vg${sch:+_$sch}" "$sch"
+  done
 fi
 
 if [ ${#failures[@]} -gt 0 ]; then
