@@ -5,7 +5,8 @@
 #
 #  1. randwrite + verify, 4 KiB blocks, at queue depths 1, 8 and 32;
 #  2. mixed block sizes 512 B - 128 KiB, 4 jobs (4 connections) on disjoint
-#     quarters of the export, with a flush every 16 writes;
+#     quarters of the export, with a flush every 16 writes; again on every
+#     other scheduler the build has (the default is fifo);
 #  3. persistence: write, stop the server, start a new one on the same file,
 #     verify only (everything acknowledged must be in the file);
 #  4. negative control: flip one byte of the file and verify again: fio must
@@ -74,6 +75,23 @@ fio_run mixed "$srv_uri" --rw=randwrite --bsrange=512-128k \
   --blockalign=512 --iodepth=16 --numjobs=4 --size=16M \
   --offset_increment=16M --fsync=16 --group_reporting=0
 fio_check mixed verify
+
+# The mixed job again on every other scheduler the build has.
+if plugin_is_ours; then
+  for sch in $(nbdkit "$CFQ_PLUGIN" --dump-plugin |
+               sed -n 's/^cfq_schedulers=//p' | tr ',' ' '); do
+    [ "$sch" != fifo ] || continue
+    start_nbdkit "s_$sch" -- file="$TESTDIR/disk.img" scheduler="$sch"
+    urlv=s_${sch}_uri
+    fio_run "mixed_$sch" "${!urlv}" --rw=randwrite --bsrange=512-128k \
+      --blockalign=512 --iodepth=16 --numjobs=4 --size=16M \
+      --offset_increment=16M --fsync=16 --group_reporting=0
+    fio_check "mixed_$sch" verify
+    stop_nbdkit "s_$sch"
+    stv=s_${sch}_status
+    [ "${!stv}" = 0 ] || fail "nbdkit (scheduler=$sch) exited with ${!stv}"
+  done
+fi
 
 # ---- 3. persistence across a server restart --------------------------------
 fio_run persist "$srv_uri" --rw=randwrite --bs=8k --iodepth=32 --size=$size
