@@ -24,9 +24,11 @@ size=$((64 << 20))
 fio_run ()
 {
   local name=$1 uri=$2 rc=0; shift 2
-  fio --name="$name" --ioengine=nbd --uri="$uri" --output-format=json \
-    --output="$TESTDIR/$name.json" --randrepeat=1 --verify=crc32c \
-    --verify_fatal=1 --exitall_on_error=1 "$@" >"$TESTDIR/$name.out" 2>&1 ||
+  # In TESTDIR: fio leaves its verify state files in the current directory.
+  (cd "$TESTDIR" &&
+   fio --name="$name" --ioengine=nbd --uri="$uri" --output-format=json \
+     --output="$TESTDIR/$name.json" --randrepeat=1 --verify=crc32c \
+     --verify_fatal=1 --exitall_on_error=1 "$@") >"$TESTDIR/$name.out" 2>&1 ||
     rc=$?
   cat "$TESTDIR/$name.out"
   FIO_RC=$rc
