@@ -112,11 +112,15 @@ check: all
 
 
 # The real kernel NBD client runs in a software-emulated VM: its packages
-# are big, so they are only installed for this target.
+# are big, so they are only installed for this target.  INITRD=No: the VM
+# boots with its own tiny initramfs, Debian's would only cost a minute;
+# no recommends: qemu-system-gui alone would pull in GTK.
 KERNEL_PKGS := linux-image-amd64 qemu-system-x86 nbd-client busybox-static cpio kmod
 deps-kernel:
 	@if [ "$$(id -u)" = 0 ]; then \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(KERNEL_PKGS); \
+	  apt-get update -qq && \
+	  INITRD=No DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $(KERNEL_PKGS); \
 	else \
 	  echo "run as root: apt-get install -y $(KERNEL_PKGS)"; \
 	fi

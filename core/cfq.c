@@ -94,23 +94,69 @@
  *   device as in 2.6.36 (tenants' writes must be charged to the tenant);
  *   they are embedded in the group, so nothing is allocated on the request
  *   path.
- * - group_isolation is gone: seeky queues stay in their group (CFQ's default
- *   0 moved them to the root group, which would let a tenant escape its
- *   weight).  Our behaviour is CFQ's group_isolation=1.
+ * - group_isolation is fixed at 1: seeky queues stay in their group (CFQ's
+ *   default 0 moved them to the root group, which lets a tenant escape its
+ *   weight; 2.6.39 made isolation unconditional).  The tunable exists so
+ *   configurations written for 2.6.36 load, and refuses 0.
+ * - hw_tag (not a CFQ tunable) can force the queueing detection's answer:
+ *   2 (default) detects as CFQ does, 0 or 1 pin it.
+ * - merge (not in CFQ) switches the cooperating-queue logic off, to measure
+ *   what it brings; the default 1 is CFQ.
+ * - The queue run after a completion: in Linux the driver's completion path
+ *   runs the queue (cfq_dispatch_requests) before the submitting task can
+ *   wake up and send its next request, so a depth-1 reader is seen empty at
+ *   every completion.  Our completed() does the queue choice of that run
+ *   (cfq_select_queue, no dispatch) for the same effect, whatever order the
+ *   mechanism calls us in afterwards; and if that run would have dispatched
+ *   from the chosen queue, a preemption arriving before our next dispatch()
+ *   is applied after that one request (run_queue, preempt_pending).
+ * - Idle-class grace: when only IDLE-class queues have work, none starts
+ *   until 100 ms after the last non-IDLE completion (CFQ_IDLE_GRACE of CFQ
+ *   up to 2.6.27; 2.6.36 has only the class order inside a group).
+ * - Cooperator lookup: one prio tree per (group, level) instead of per
+ *   level per device (cooperators must share a group anyway); a queue is
+ *   re-keyed whenever its next_rq changes (the kernel leaves stale keys),
+ *   and both neighbours of the head position are looked at.
+ * - cfq_should_wait_busy does not extend a slice while the queue still has
+ *   requests (as in 2.6.37).
  * - Requests with equal sectors are kept side by side in the sort tree
  *   (the kernel's elv_rb_add dispatches the alias at once); no front/back
  *   merging, that is the block layer's and the engine's job.
  * - Merged queues: the kernel allocates a fresh cfqq on split; we send the
  *   connection back to its own embedded cfqq, so nothing is allocated.
- * - A preempting queue of another workload type clears the group's saved
- *   workload slice (the 2.6.39 fix, commit "cfq-iosched: don't save slice
- *   on preempt across workloads"); in 2.6.36 a sync request could "preempt"
- *   an async queue and then wait out the rest of the async workload slice.
+ * - must_dispatch for an expired fifo (Linux 3.x/4.x, not 2.6.36): a queue
+ *   whose fifo head expired must dispatch it, past the sync-in-flight and
+ *   depth limits (cfq_may_dispatch), and a sync request does not preempt
+ *   an async queue in that state (cfq_should_preempt).  Our completion
+ *   run looks at the fifo as the kernel's queue run would.  Taken because
+ *   the issue requires an async writer not to be starved under busy sync
+ *   readers with low_latency, and later CFQ fixed preemption this way.
+ * - Async deadline (ours, in no kernel): must_dispatch alone does not
+ *   keep a writer alive on a disk with 4 idling readers (lowlat-4.job:
+ *   17.8% of its solo rate), because there the preemption is not what
+ *   delays it: the async queue's rb_key offset, (busy - 1) * (180 - 40)
+ *   ms against (busy - 1) * (180 - 100) for a reader, brings its turn
+ *   back only every ~560 ms, two rounds of reader slices.  So when the
+ *   group's async queue holds a request past fifo_expire_async and had
+ *   no turn for fifo_expire_async, it is overdue: the ASYNC workload is
+ *   chosen at the next queue switch whatever the keys and the remaining
+ *   sync workload slice say, and a sync slice of the group ends at the
+ *   next queue choice (cfq_async_overdue).  At most one forced turn per
+ *   fifo_expire_async, so a deep writer cannot take over; its turn is
+ *   still bounded by the async workload slice and slice_async_rq.
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
  * throughput with many readers (a better choice is 600 ms); group_idle
- * costing throughput when groups cannot keep the disk busy.
+ * costing throughput when groups cannot keep the disk busy; hw_tag starting
+ * at "unknown = queues", so slice_idle=0 on a lightly loaded disk (never
+ * more than 5 requests) stays in IOPS mode for good (hw_tag=0 or mode=time
+ * pins time mode); async waiting while any sync request is in flight
+ * unless its fifo expired (the async deadline above bounds the damage; a
+ * better choice is BFQ's or iocost's budgets for writes); the elevator
+ * order inside a slice with the fifo looked at once per slice, so a deep
+ * random reader's request can miss two rounds (a better choice is checking
+ * the fifo at every dispatch).
  *
  * Memory and threading: everything is allocated in create, group_new and
  * queue_new; insert/dispatch/completed never allocate.  A connection (and
@@ -148,6 +194,9 @@ enum {
   T_TARGET_LATENCY,
   T_MODE,
   T_ROTATIONAL,
+  T_GROUP_ISOLATION,
+  T_MERGE,
+  T_HW_TAG,
   T_NR,
 };
 
@@ -180,6 +229,12 @@ const struct cfq_tunable cfq_tunables[T_NR] = {
     "group charge: 0 time, 1 iops, 2 auto (iops if slice_idle=0 and NCQ)" },
   [T_ROTATIONAL] = { "rotational", "bool", 1, 0, 1,
     "device seeks (1) or not (0): seek detection and idling rules" },
+  [T_GROUP_ISOLATION] = { "group_isolation", "bool", 1, 1, 1,
+    "always 1: seeky queues stay in their group (CFQ's 0 is not offered)" },
+  [T_MERGE] = { "merge", "bool", 1, 0, 1,
+    "cooperating queues: serve a close queue instead of idling, merge them" },
+  [T_HW_TAG] = { "hw_tag", "mode", 2, 0, 2,
+    "device queues: 0 no, 1 yes (forced), 2 detect (starts assuming yes)" },
 };
 const size_t cfq_nr_tunables = T_NR;
 
@@ -237,6 +292,8 @@ struct cfqq {
   uint64_t slice_end;           /* ns: slice ends (valid if !slice_new) */
   int64_t slice_resid;          /* ns: unused slice carried (<0: overrun) */
   unsigned slice_dispatch;      /* requests dispatched in this slice */
+  uint64_t last_served;         /* ns: end of its last slice that
+                                   dispatched (async deadline rule) */
 
   unsigned meta_pending;        /* queued RQ_META rqs */
   unsigned dispatched;          /* rqs in the driver */
@@ -353,6 +410,8 @@ struct cfqd {
   uint64_t last_position;       /* sector after the last dispatched rq */
   uint64_t last_delayed_sync;   /* ns: a sync rq completed late */
   uint64_t now;                 /* ns: latest time passed in */
+  struct cfqq *run_queue;       /* queue the post-completion run serves */
+  struct cfqq *preempt_pending; /* preemption deferred until that run */
 
   struct cfq_stats stats;
 };
@@ -911,6 +970,15 @@ cfq_del_timer (struct cfqd *cfqd)
   cfqd->idle_timer = SCHED_NEVER;
 }
 
+/* Tracing hook (cfq_set_trace, at the end of this file). */
+static cfq_trace_fn cfq_trace_hook;
+static void *cfq_trace_opaque;
+static void cfq_trace (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                       const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
+#define CFQ_TRACE(cfqd, cfqq, ...) \
+  do { if (cfq_trace_hook) cfq_trace (cfqd, cfqq, __VA_ARGS__); } while (0)
+
 static void
 __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
@@ -926,6 +994,9 @@ __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
     cfqq->slice_new = true;
     cfq_del_timer (cfqd);
     cfqd->stats.slices++;
+    CFQ_TRACE (cfqd, cfqq, "active: queued=%u vdisktime=%llu",
+               cfqq->queued[0] + cfqq->queued[1],
+               (unsigned long long) cfqq->cfqg->vdisktime);
   }
   cfqd->active_queue = cfqq;
 }
@@ -934,6 +1005,11 @@ static void
 __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
                      uint64_t now)
 {
+  CFQ_TRACE (cfqd, cfqq, "slice expired: %s, dispatched %u, queued %u",
+             timed_out ? "timed out (slice used, or preempted)"
+             : cfqq->slice_new ? "no completion yet"
+             : now >= cfqq->slice_end ? "slice used" : "queue empty",
+             cfqq->slice_dispatch, cfqq->queued[0] + cfqq->queued[1]);
   if (cfqq->wait_request)
     cfq_del_timer (cfqd);
   cfqq->wait_request = false;
@@ -946,6 +1022,8 @@ __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
   /* Keep what was left of the slice if it idled out or was preempted. */
   if (timed_out && !cfqq->slice_new)
     cfqq->slice_resid = (int64_t) (cfqq->slice_end - now);
+  if (cfqq->slice_dispatch)
+    cfqq->last_served = now;
 
   cfq_group_served (cfqd, cfqq->cfqg, cfqq, now);
 
@@ -955,6 +1033,10 @@ __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
 
   if (cfqq == cfqd->active_queue)
     cfqd->active_queue = NULL;
+  if (cfqq == cfqd->run_queue)
+    cfqd->run_queue = NULL;
+  if (cfqq == cfqd->preempt_pending)
+    cfqd->preempt_pending = NULL;
   if (cfqd->grp_st.active == cfqq->cfqg)
     cfqd->grp_st.active = NULL;
   cfqd->active_cic = NULL;
@@ -1035,6 +1117,8 @@ cfq_close_cooperator (struct cfqd *cfqd, struct cfqq *cur)
 {
   struct cfqq *cfqq;
 
+  if (!t_get (cfqd, T_MERGE))
+    return NULL;
   if (cfq_class_idle (cur) || !cur->sync || CFQQ_SEEKY (cur))
     return NULL;
   /* Don't search if it's the only queue of the group. */
@@ -1081,8 +1165,13 @@ cfq_arm_slice_timer (struct cfqd *cfqd, uint64_t now)
   struct sched_queue *cic;
   uint64_t sl, group_idle = 0;
 
-  /* SSD that queues: no idling, unless group_idle asks for it. */
-  if (cfq_nonrot (cfqd) && cfqd->hw_tag && !t_get (cfqd, T_GROUP_IDLE))
+  /* SSD that queues: no idle timer at all, neither for the queue nor for
+   * the group, as in 2.6.37 and 3.x (group_idle there only keeps the
+   * group's turn while its requests are in flight, cfq_select_queue).
+   * Arming it for the group's last queue cost 8 ms per reader turn with
+   * a single group (tests/sim/ssd-group-idle.job).
+   */
+  if (cfq_nonrot (cfqd) && cfqd->hw_tag)
     return;
   if (!cfq_should_idle (cfqd, cfqq)) {
     group_idle = t_get (cfqd, T_GROUP_IDLE);
@@ -1107,6 +1196,9 @@ cfq_arm_slice_timer (struct cfqd *cfqd, uint64_t now)
   cfqq->wait_request = true;
   sl = group_idle ? group_idle : t_get (cfqd, T_SLICE_IDLE);
   cfqd->idle_timer = now + sl;
+  CFQ_TRACE (cfqd, cfqq, "idle armed: %s %llu us",
+             group_idle ? "group_idle" : "slice_idle",
+             (unsigned long long) (sl / 1000));
   if (group_idle)
     cfqd->stats.group_idle_arms++;
   else
@@ -1148,6 +1240,20 @@ cfq_check_fifo (struct cfqq *cfqq, uint64_t now)
   return rq;
 }
 
+/* Would cfq_check_fifo find an expired request now?  (Does not use up
+ * the once-per-slice look.)
+ */
+static bool
+cfq_fifo_expired (const struct cfqq *cfqq, uint64_t now)
+{
+  struct list *p;
+
+  if (cfqq->fifo_expire)
+    return false;
+  p = list_first (&cfqq->fifo);
+  return p && now >= list_entry (p, struct rq, fifo)->t_fifo;
+}
+
 static unsigned
 cfq_prio_to_maxrq (const struct cfqd *cfqd, const struct cfqq *cfqq)
 {
@@ -1182,6 +1288,34 @@ cfq_setup_merge (struct cfqq *cfqq, struct cfqq *new_cfqq)
     new_cfqq->new_cfqq = cfqq;
     cfqq->nr_link++;
   }
+}
+
+/* The async deadline (ours, see the essay): the group's async queue of
+ * class prio holds a request past fifo_expire_async and had no turn for
+ * fifo_expire_async.  It then gets the next turn: its workload is chosen
+ * at the next queue switch, and a sync slice of the group ends early.
+ * The second condition bounds it to one turn per fifo_expire_async, so
+ * a writer with a deep backlog cannot take the disk from the readers.
+ */
+static bool
+cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,
+                   enum wl_prio prio, uint64_t now)
+{
+  const uint64_t expire = t_get (cfqd, T_FIFO_EXPIRE_ASYNC);
+  struct rb_node *n;
+  struct cfqq *cfqq;
+  struct list *p;
+
+  if (!cfqg || prio == IDLE_WORKLOAD)
+    return false;
+  n = rb_first (&cfqg->st[prio][ASYNC_WORKLOAD]);
+  if (!n)
+    return false;
+  cfqq = cfqq_of (n);
+  p = list_first (&cfqq->fifo);
+  if (!p || now < list_entry (p, struct rq, fifo)->t_fifo)
+    return false;
+  return now - cfqq->last_served >= expire;
 }
 
 static enum wl_type
@@ -1229,10 +1363,12 @@ choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
   /* Keep the workload type while its slice lasts and it has queues. */
   st = service_tree_for (cfqg, cfqd->serving_prio, cfqd->serving_type);
   count = st->count;
-  if (count && now < cfqd->workload_expires)
+  if (cfq_async_overdue (cfqd, cfqg, cfqd->serving_prio, now))
+    cfqd->serving_type = ASYNC_WORKLOAD;        /* async deadline */
+  else if (count && now < cfqd->workload_expires)
     return;
-
-  cfqd->serving_type = cfq_choose_wl (cfqg, cfqd->serving_prio);
+  else
+    cfqd->serving_type = cfq_choose_wl (cfqg, cfqd->serving_prio);
   st = service_tree_for (cfqg, cfqd->serving_prio, cfqd->serving_type);
   count = st->count;
 
@@ -1325,6 +1461,11 @@ cfq_select_queue (struct cfqd *cfqd, uint64_t now)
   if (cfqq->wait_busy && !rb_empty (&cfqq->sort_list))
     goto expire;
 
+  /* Async deadline: the group's writer is overdue, end the sync slice. */
+  if (cfqq->sync && !cfqq->must_dispatch
+      && cfq_async_overdue (cfqd, cfqq->cfqg, cfqq_prio (cfqq), now))
+    goto expire;
+
   if (cfq_slice_used (cfqq, now) && !cfqq->must_dispatch) {
     /* The slice ran out while the group's only queue waited for its
      * last request: let it complete so the group keeps its place.
@@ -1403,6 +1544,11 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   unsigned max_dispatch;
 
+  /* A request that must go (expired fifo, or the one we idled for) goes
+   * past every limit below: later CFQ, see cfq_dispatch_request.
+   */
+  if (cfqq->must_dispatch)
+    return true;
   /* Drain async requests before starting sync I/O that idles. */
   if (cfq_should_idle (cfqd, cfqq) && cfqd->rq_in_flight[0])
     return false;
@@ -1446,9 +1592,18 @@ cfq_dispatch_request (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   struct rq *rq;
 
+  /* An expired request must go out now, even past the sync-in-flight
+   * and depth limits, and no sync arrival may preempt the queue before it
+   * did (must_dispatch; Linux 3.x/4.x, not 2.6.36, which looked at the
+   * fifo only once the queue could dispatch anyway).  Without this an
+   * async writer whose requests all expired still waits for every sync
+   * reader's slice, round after round.
+   */
+  rq = cfq_check_fifo (cfqq, now);
+  if (rq)
+    cfqq->must_dispatch = true;
   if (!cfq_may_dispatch (cfqd, cfqq, now))
     return NULL;
-  rq = cfq_check_fifo (cfqq, now);
   if (rq)
     cfqd->stats.fifo_expired++;
   else
@@ -1628,8 +1783,10 @@ cfq_should_preempt (struct cfqd *cfqd, struct cfqq *new_cfqq,
   /* A non-RT request does not preempt an RT slice. */
   if (cfq_class_rt (cfqq) && !cfq_class_rt (new_cfqq))
     return false;
-  /* Sync request, async active queue. */
-  if (rq_is_sync (rq) && !cfqq->sync)
+  /* Sync request, async active queue: unless the queue has a request
+   * that must go first (expired fifo; later CFQ, see the essay).
+   */
+  if (rq_is_sync (rq) && !cfqq->sync && !cfqq->must_dispatch)
     return true;
   if (new_cfqq->cfqg != cfqq->cfqg)
     return false;
@@ -1656,16 +1813,15 @@ cfq_should_preempt (struct cfqd *cfqd, struct cfqq *new_cfqq,
 static void
 cfq_preempt_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
-  enum wl_type old_type = cfqq_type (cfqd->active_queue);
-
   cfqd->stats.preemptions++;
   cfq_slice_expired (cfqd, true, now);
-  /* 2.6.39: a saved workload slice of another type would keep the
-   * preempting queue waiting; don't resume it.
+  /* The new queue goes to the front of its tree: served next within its
+   * workload.  As in 2.6.36 the group resumes its saved workload: a sync
+   * request preempting an async queue inside the async workload slice
+   * waits for that slice to end, which is what keeps a writer alive
+   * under sync readers.  (2.6.39 clears the saved slice when the types
+   * differ, so the sync queue runs at once and the writer starves.)
    */
-  if (old_type != cfqq_type (cfqq))
-    cfqq->cfqg->saved_workload_slice = 0;
-  /* The new queue goes to the front of its tree: served next. */
   cfq_service_tree_add (cfqd, cfqq, true, now);
   cfqq->slice_end = 0;
   cfqq->slice_new = true;
@@ -1700,7 +1856,12 @@ cfq_rq_enqueued (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
     }
   }
   else if (cfq_should_preempt (cfqd, cfqq, rq, now)) {
-    cfq_preempt_queue (cfqd, cfqq, now);
+    if (cfqd->run_queue && cfqd->run_queue == cfqd->active_queue) {
+      if (!cfqd->preempt_pending)
+        cfqd->preempt_pending = cfqq;
+    }
+    else
+      cfq_preempt_queue (cfqd, cfqq, now);
   }
 }
 
@@ -1713,6 +1874,8 @@ cfq_idle_slice_timer (struct cfqd *cfqd, uint64_t now)
   bool timed_out = true;
 
   cfq_del_timer (cfqd);
+  CFQ_TRACE (cfqd, cfqq, "idle fired%s",
+             cfqq && cfqq->must_dispatch ? ": request arrived" : "");
   if (cfqq) {
     timed_out = false;
     /* A request came in during the window: let it through. */
@@ -1920,6 +2083,11 @@ cfq_set (struct sched *s, const char *key, uint64_t val)
   if (r < 0)
     return r;
   cfqd->tun[t - cfq_tunables] = val;
+  if (t == &cfq_tunables[T_HW_TAG]) {
+    /* Forced, or detection from scratch (CFQ's initial -1). */
+    cfqd->hw_tag = val == 2 ? -1 : (int) val;
+    cfqd->hw_tag_samples = 0;
+  }
   return 0;
 }
 
@@ -2043,15 +2211,13 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   return next;
 }
 
+/* cfq_dispatch_requests: one request from the queue to serve, if any. */
 static struct rq *
-cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
+cfq_dispatch_requests (struct cfqd *cfqd, uint64_t now)
 {
-  struct cfqd *cfqd = CFQD (s);
   struct rq *rq = NULL;
   struct cfqq *cfqq;
 
-  cfqd->now = now;
-  cfq_run_timer (cfqd, now);
   if (cfqd->busy_queues && (cfqq = cfq_select_queue (cfqd, now)) != NULL
       && !rb_empty (&cfqq->sort_list)
       && (rq = cfq_dispatch_request (cfqd, cfqq, now)) != NULL) {
@@ -2067,6 +2233,38 @@ cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
       cfq_slice_expired (cfqd, false, now);
     }
   }
+  return rq;
+}
+
+/* The queue run owed to the last completion is done: a preemption that
+ * arrived after the completion takes effect now.
+ */
+static void
+cfq_finish_queue_run (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *p = cfqd->preempt_pending;
+
+  cfqd->preempt_pending = NULL;
+  cfqd->run_queue = NULL;
+  if (p && p->on_rr && cfqd->active_queue && cfqd->active_queue != p)
+    cfq_preempt_queue (cfqd, p, now);
+}
+
+static struct rq *
+cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct rq *rq;
+
+  cfqd->now = now;
+  cfq_run_timer (cfqd, now);
+  rq = cfq_dispatch_requests (cfqd, now);
+  if (cfqd->run_queue || cfqd->preempt_pending) {
+    bool pending = cfqd->preempt_pending != NULL;
+    cfq_finish_queue_run (cfqd, now);
+    if (!rq && pending)
+      rq = cfq_dispatch_requests (cfqd, now);
+  }
   *next = cfq_next_deadline (cfqd, now);
   return rq;
 }
@@ -2081,7 +2279,7 @@ cfq_update_hw_tag (struct cfqd *cfqd)
 
   if (cfqd->rq_in_driver > cfqd->hw_tag_est_depth)
     cfqd->hw_tag_est_depth = cfqd->rq_in_driver;
-  if (cfqd->hw_tag == 1)
+  if (cfqd->hw_tag == 1 || t_get (cfqd, T_HW_TAG) != 2)
     return;
   if (cfqd->rq_queued <= CFQ_HW_QUEUE_MIN
       && cfqd->rq_in_driver <= CFQ_HW_QUEUE_MIN)
@@ -2169,6 +2367,24 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
       cfq_slice_expired (cfqd, true, now);
     else if (sync && cfqq_empty && !cfq_close_cooperator (cfqd, cfqq))
       cfq_arm_slice_timer (cfqd, now);
+  }
+
+  /* The queue run that follows a completion in Linux: choose the queue
+   * now, before the completed request's owner can resubmit; if that run
+   * would dispatch from it, a preemption arriving before our next
+   * dispatch() waits until that request went (cfq_finish_queue_run).
+   */
+  if (cfqd->busy_queues) {
+    struct cfqq *run = cfq_select_queue (cfqd, now);
+    if (run && !rb_empty (&run->sort_list)) {
+      /* That run looks at the fifo first (cfq_dispatch_request): an
+       * expired request must go, and no sync arrival preempts it.
+       */
+      if (cfq_fifo_expired (run, now))
+        run->must_dispatch = true;
+      if (cfq_may_dispatch (cfqd, run, now))
+        cfqd->run_queue = run;
+    }
   }
 
   /* cfq_put_request: drop the request's references.  cic stays pinned
@@ -2279,3 +2495,45 @@ const struct sched_ops cfq_ops = {
   .completed = cfq_completed,
   .has_work = cfq_has_work,
 };
+
+/* ---- Tracing ------------------------------------------------------------- */
+
+static void
+cfq_trace (const struct cfqd *cfqd, const struct cfqq *cfqq,
+           const char *fmt, ...)
+{
+  char msg[256];
+  int n = 0;
+  va_list ap;
+
+  if (cfqq)
+    n = snprintf (msg, sizeof msg, "group %s q%p: ", cfqq->cfqg->name,
+                  (const void *) cfqq);
+  if (n < 0 || (size_t) n >= sizeof msg)
+    n = 0;
+  va_start (ap, fmt);
+  vsnprintf (msg + n, sizeof msg - n, fmt, ap);
+  va_end (ap);
+  (void) cfqd;
+  cfq_trace_hook (cfq_trace_opaque, msg);
+}
+
+void
+cfq_set_trace (struct sched *s, cfq_trace_fn fn, void *opaque)
+{
+  (void) s;
+  cfq_trace_opaque = opaque;
+  cfq_trace_hook = fn;
+}
+
+void
+cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
+                     struct cfq_group_stats *st)
+{
+  st->weight = cfqg->weight;
+  st->vdisktime = cfqg->vdisktime;
+  st->busy_queues = cfqg->nr_cfqq;
+  st->in_driver = cfqg->dispatched;
+  st->on_service_tree = cfqg->on_st;
+  st->serving = CFQD (s)->serving_group == cfqg;
+}

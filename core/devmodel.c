@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "devmodel.h"
+#include "rng.h"
 
 enum dm_kind { DM_HDD, DM_SSD };
 enum pt { PT_TIME, PT_SIZE, PT_RATE, PT_COUNT };
@@ -126,25 +127,9 @@ struct devmodel {
 /* ---- PRNG ------------------------------------------------------------ */
 
 static uint64_t
-splitmix64 (uint64_t *x)
-{
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-static uint64_t
 dm_rand (struct devmodel *dm)
 {
-  uint64_t x = dm->rng;
-
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  dm->rng = x;
-  return x * 0x2545f4914f6cdd1dULL;
+  return xorshift64s (&dm->rng);
 }
 
 /* ---- value parsers ---------------------------------------------------- */
@@ -243,7 +228,7 @@ set_defaults (struct devmodel *dm)
   struct dm_params *p = &dm->p;
 
   memset (p, 0, sizeof *p);
-  p->capacity = 1000ULL * 1000 * 1000 * 1000;   /* 1 TB */
+  p->capacity = 1ULL << 40;                     /* 1 TiB */
   p->seed = 1;
   if (dm->kind == DM_HDD) {
     p->flush = 1 * NSEC_PER_MSEC;
@@ -254,7 +239,7 @@ set_defaults (struct devmodel *dm)
     p->rate = 150ULL * 1000 * 1000;
     p->near = 1 << 20;
   } else {
-    p->capacity = 512ULL * 1000 * 1000 * 1000;  /* 512 GB */
+    p->capacity = 512ULL << 30;                 /* 512 GiB */
     p->flush = 50 * NSEC_PER_USEC;
     p->trim = 20 * NSEC_PER_USEC;
     p->channels = 16;

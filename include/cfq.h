@@ -80,4 +80,25 @@ extern uint64_t cfq_group_vdisktime (struct sched *s, struct sched_group *g);
  */
 extern size_t cfq_dump (struct sched *s, char *buf, size_t len);
 
+/* Tracing: when set, fn is called with one line of text for each
+ * scheduling decision (queue made active, slice ended and why, idle timer
+ * armed or fired).  NULL turns it off.  One hook per process (the
+ * plugin has one scheduler); fn runs on the caller's thread, inside the
+ * policy call, and must not call back into the policy.
+ */
+typedef void (*cfq_trace_fn) (void *opaque, const char *msg);
+extern void cfq_set_trace (struct sched *s, cfq_trace_fn fn, void *opaque);
+
+/* A group's state, for the control socket. */
+struct cfq_group_stats {
+  unsigned weight;              /* 100..1000, as the policy has it now */
+  uint64_t vdisktime;           /* as cfq_group_vdisktime */
+  unsigned busy_queues;         /* of its queues with work */
+  unsigned in_driver;           /* its requests dispatched, not completed */
+  bool on_service_tree;         /* waiting for or getting service */
+  bool serving;                 /* the group being served now */
+};
+extern void cfq_group_get_stats (struct sched *s, struct sched_group *g,
+                                 struct cfq_group_stats *st);
+
 #endif /* CFQ_CFQ_H */

@@ -19,10 +19,10 @@
  *                                     (seek_max - seek_min) * sqrt(d/capacity)
  *                                     plus a random rotational delay.
  *        Defaults: 7200 rpm, 1 ms settle, 15 ms full stroke (8.5 ms mean
- *        seek over uniform random offsets), 150 MB/s, 1 TB.
+ *        seek over uniform random offsets), 150 MB/s, 1 TiB.
  *   ssd  N channels working in parallel; a request takes the channel that
  *        is free earliest and holds it for latency + len / (bw / N).
- *        Defaults: 16 channels, 80 us read, 20 us write, 2000 MB/s total.
+ *        Defaults: 16 channels, 80 us read, 20 us write, 2000 MB/s total, 512 GiB.
  *
  * Flush waits for every write submitted before it and then costs "flush";
  * trim costs "trim" (no data moves); zero is a write of len on the disk,

@@ -1,19 +1,20 @@
-/* hist.h: log-linear latency histograms.
+/* hist.h: log-linear latency histograms, the one histogram of the tree
+ * (the server's statistics, core/iostat.c, and the simulator, cfqsim).
  *
  * Values (ns) fall in buckets whose width doubles every HIST_SUB buckets,
- * so every bucket is within 1/HIST_SUB (12.5%) of its value while the whole
- * range from 1 ns to 2^64 ns fits in a fixed array: recording is a couple
- * of shifts and an increment, with no allocation, suitable for the
- * dispatcher's completion path.  Percentiles are read back as the upper
- * edge of the bucket that holds them (never an underestimate), and the
- * exact maximum is kept aside.
+ * so every bucket is within 1/HIST_SUB (1/128, 0.8%) of its value while the
+ * whole range from 1 ns to 2^64 ns fits in a fixed array (58 KiB):
+ * recording is a couple of shifts and an increment, with no allocation,
+ * suitable for the dispatcher's completion path.  Percentiles are read
+ * back as the upper edge of the bucket that holds them (never an
+ * underestimate), and the exact maximum is kept aside.
  */
 #ifndef CFQ_HIST_H
 #define CFQ_HIST_H
 
 #include <stdint.h>
 
-#define HIST_SUB_BITS 3
+#define HIST_SUB_BITS 7
 #define HIST_SUB (1u << HIST_SUB_BITS)
 #define HIST_BUCKETS ((64 - HIST_SUB_BITS + 1) * HIST_SUB)
 

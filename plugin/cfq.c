@@ -32,6 +32,7 @@
  * filesystem refuses O_DIRECT altogether both descriptors are buffered,
  * no alignment is needed and nothing is locked.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -60,6 +61,7 @@
 #include "list.h"
 #include "rmw.h"
 #include "sched.h"
+#include "tenants.h"
 
 #ifndef CFQ_LIBURING_VERSION
 #define CFQ_LIBURING_VERSION "unknown"
@@ -80,14 +82,28 @@ static char *cfq_sched_name;            /* scheduler=, default "fifo" */
 static const struct sched_ops *cfq_sched_ops;
 static unsigned cfq_queue_depth = CFQ_QUEUE_DEPTH_DEFAULT;
 static char *cfq_backend;               /* backend=, default io_uring */
+static dev_t cfq_st_dev;                /* device holding the file (sysfs) */
 
 /* ---- state fixed in get_ready, read by every thread ------------------------ */
 
-static int cfq_fds[FILE_NR] = { -1, -1 };
-static bool cfq_direct;                 /* cfq_fds[FILE_DIRECT] is O_DIRECT */
-static bool cfq_writable;               /* opened read-write */
-static struct device_info cfq_dev;
-static uint32_t cfq_bs;                 /* bytes: O_DIRECT offset alignment */
+/* A file we serve: the device, or an export's own file.  Its two
+ * descriptors are engine file slots slot + FILE_DIRECT and
+ * slot + FILE_BUFFERED.
+ */
+struct backing {
+  const char *path;                     /* absolute */
+  int fds[FILE_NR];                     /* -1 if not open */
+  unsigned slot;                        /* engine slot of fds[0] */
+  bool direct;                          /* fds[FILE_DIRECT] is O_DIRECT */
+  bool writable;                        /* opened read-write */
+  bool seek_data;                       /* lseek SEEK_DATA/SEEK_HOLE work */
+  struct device_info dev;
+  uint32_t bs;                          /* bytes: O_DIRECT offset alignment */
+};
+
+static struct backing cfq_main = { .fds = { -1, -1 } };
+static struct backing *cfq_own;         /* per export; path NULL: region */
+static size_t cfq_nr_own;               /* entries in cfq_own */
 static size_t cfq_buf_align;            /* bytes: alignment of our buffers */
 static void *cfq_zero_buf;              /* CFQ_ZERO_CHUNK bytes of zeroes */
 static pthread_key_t cfq_bounce_key;    /* per-thread struct bounce */
@@ -99,11 +115,17 @@ static bool cfq_key_made;
 static int cfq_can_punch = 1;           /* fallocate PUNCH_HOLE */
 static int cfq_can_zero_range = 1;      /* fallocate ZERO_RANGE */
 static int cfq_can_discard = 1;         /* BLKDISCARD */
-static bool cfq_seek_data;              /* lseek SEEK_DATA/SEEK_HOLE work */
 
 struct cfq_handle {
   struct sched_queue *q;                /* this connection's queue */
-  int readonly;                         /* nbdkit -r or read-only open */
+  const struct backing *b;              /* the file its requests go to */
+  int readonly;                         /* nbdkit -r, read-only open or
+                                           a readonly export */
+  size_t exp;                           /* index into the model's exports */
+  uint64_t base;                        /* bytes: export's offset on device */
+  uint64_t size;                        /* bytes: export's size */
+  bool writes_sync;                     /* export has writes=sync */
+  struct tn_conn *conn;                 /* accounting (creq->acct) */
 };
 
 static bool
@@ -250,13 +272,32 @@ rl_unlock (struct rlock *l)
 
 /* ---- requests to the engine ------------------------------------------------- */
 
+/* Every request of a connection: charged to its queue and accounting,
+ * sync by the export's rule, and never outside the export's region (the
+ * callbacks translate offsets; nbdkit refuses anything past get_size).  A
+ * span rounded up to the block may reach past a region that ends at the
+ * device's unaligned end, never further.
+ */
+static void
+hreq_init (struct cfq_handle *h, struct creq *r, enum rq_op op, enum eop eop,
+           int file, void *buf, uint64_t off, uint32_t len)
+{
+  creq_init (r, h->q, op, eop, file + h->b->slot, buf, off, len);
+  r->acct = h->conn;
+  if (h->writes_sync && (op == RQ_WRITE || op == RQ_TRIM || op == RQ_ZERO))
+    r->rq.flags |= RQ_SYNC;
+  if (op != RQ_FLUSH)
+    assert (off >= h->base &&
+            off + len <= h->base + h->size + (h->b->bs ? h->b->bs - 1 : 0));
+}
+
 static int
 io_rw (struct cfq_handle *h, enum rq_op op, int file, void *buf,
        uint64_t len, uint64_t off, int rw_flags)
 {
   struct creq r;
 
-  creq_init (&r, h->q, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file, buf,
+  hreq_init (h, &r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file, buf,
              off, (uint32_t) len);
   r.rw_flags = rw_flags;
   if (rw_flags & RWF_DSYNC)
@@ -270,7 +311,7 @@ io_fallocate (struct cfq_handle *h, enum rq_op op, int mode,
 {
   struct creq r;
 
-  creq_init (&r, h->q, op, EOP_FALLOCATE, FILE_DIRECT, NULL, off,
+  hreq_init (h, &r, op, EOP_FALLOCATE, FILE_DIRECT, NULL, off,
              (uint32_t) len);
   r.mode = mode;
   return engine_run (&r);
@@ -281,7 +322,7 @@ io_flush (struct cfq_handle *h)
 {
   struct creq r;
 
-  creq_init (&r, h->q, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
+  hreq_init (h, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
   return engine_run (&r);
 }
 
@@ -291,9 +332,10 @@ io_flush (struct cfq_handle *h)
 static int
 blkdiscard_fn (struct creq *r)
 {
+  const struct backing *b = r->arg;
   uint64_t range[2] = { r->rq.off, r->rq.len };
 
-  if (ioctl (cfq_fds[FILE_DIRECT], BLKDISCARD, range) == -1)
+  if (ioctl (b->fds[FILE_DIRECT], BLKDISCARD, range) == -1)
     return -errno;
   return 0;
 }
@@ -303,23 +345,24 @@ io_discard (struct cfq_handle *h, uint64_t len, uint64_t off)
 {
   struct creq r;
 
-  creq_init (&r, h->q, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, off,
+  hreq_init (h, &r, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, off,
              (uint32_t) len);
   r.worker_fn = blkdiscard_fn;
+  r.arg = (void *) h->b;
   return engine_run (&r);
 }
 
 /* Does [off, off+len) reach the last, partial block of the file? */
 static bool
-in_tail (const struct rmw_plan *p)
+in_tail (const struct cfq_handle *h, const struct rmw_plan *p)
 {
-  return p->span_off + p->span_len > cfq_dev.size;
+  return p->span_off + p->span_len > h->b->dev.size;
 }
 
 static bool
-buf_aligned (const void *buf)
+buf_aligned (const struct cfq_handle *h, const void *buf)
 {
-  return rmw_is_aligned ((uintptr_t) buf, cfq_dev.mem_align);
+  return rmw_is_aligned ((uintptr_t) buf, h->b->dev.mem_align);
 }
 
 /* ---- data path ---------------------------------------------------------------- */
@@ -331,14 +374,14 @@ do_pread (struct cfq_handle *h, void *buf, uint32_t count, uint64_t off)
   void *b;
   int err;
 
-  if (!cfq_direct)
+  if (!h->b->direct)
     return io_rw (h, RQ_READ, FILE_DIRECT, buf, count, off, 0);
-  err = rmw_plan (off, count, cfq_bs, &p);
+  err = rmw_plan (off, count, h->b->bs, &p);
   if (err)
     return err;
-  if (in_tail (&p))
+  if (in_tail (h, &p))
     return io_rw (h, RQ_READ, FILE_BUFFERED, buf, count, off, 0);
-  if (p.aligned && buf_aligned (buf))
+  if (p.aligned && buf_aligned (h, buf))
     return io_rw (h, RQ_READ, FILE_DIRECT, buf, count, off, 0);
   b = bounce_get (p.span_len);
   if (!b)
@@ -364,8 +407,8 @@ do_rmw (struct cfq_handle *h, const void *buf, uint32_t count,
   if (!b)
     return -ENOMEM;
   for (unsigned i = 0; i < p->nedges; i++) {
-    creq_init (&edge[i], h->q, RQ_READ, EOP_READ, FILE_DIRECT,
-               b + p->edge_buf[i], p->edge_off[i], cfq_bs);
+    hreq_init (h, &edge[i], RQ_READ, EOP_READ, FILE_DIRECT,
+               b + p->edge_buf[i], p->edge_off[i], h->b->bs);
     rs[i] = &edge[i];
   }
   err = engine_run_many (rs, p->nedges);
@@ -384,13 +427,13 @@ do_pwrite (struct cfq_handle *h, const void *buf, uint32_t count,
   struct rlock l;
   int err;
 
-  if (!cfq_direct)              /* no read-modify-write: nothing to lock */
+  if (!h->b->direct)              /* no read-modify-write: nothing to lock */
     return io_rw (h, RQ_WRITE, FILE_DIRECT, (void *) buf, count, off,
                   rw_flags);
-  err = rmw_plan (off, count, cfq_bs, &p);
+  err = rmw_plan (off, count, h->b->bs, &p);
   if (err)
     return err;
-  if (in_tail (&p)) {
+  if (in_tail (h, &p)) {
     rl_lock (&l, p.span_off, p.span_len, false);
     err = io_rw (h, RQ_WRITE, FILE_BUFFERED, (void *) buf, count, off,
                  rw_flags);
@@ -398,7 +441,7 @@ do_pwrite (struct cfq_handle *h, const void *buf, uint32_t count,
   else if (p.aligned) {
     void *b = (void *) buf;
 
-    if (!buf_aligned (buf)) {
+    if (!buf_aligned (h, buf)) {
       b = bounce_get (count);
       if (!b)
         return -ENOMEM;
@@ -439,9 +482,9 @@ try_fast_zero (struct cfq_handle *h, uint32_t count, uint64_t off,
 {
   int err = -EOPNOTSUPP;
 
-  if (cfq_dev.is_blockdev) {
+  if (h->b->dev.is_blockdev) {
     /* The kernel wants logical-block alignment here. */
-    if (!rmw_is_aligned (off, cfq_bs) || !rmw_is_aligned (count, cfq_bs))
+    if (!rmw_is_aligned (off, h->b->bs) || !rmw_is_aligned (count, h->b->bs))
       return -EOPNOTSUPP;
     /* PUNCH_HOLE on a block device is a write-zeroes that may unmap and
      * never falls back to writing: fast when it works.
@@ -485,6 +528,10 @@ cfq_unload (void)
   free (cfq_file);
   free (cfq_sched_name);
   free (cfq_backend);
+  free (cfq_own);
+  cfq_own = NULL;
+  cfq_nr_own = 0;
+  tn_unload ();
   if (cfq_key_made)
     pthread_key_delete (cfq_bounce_key);
 }
@@ -513,6 +560,10 @@ cfq_dump_plugin (void)
   printf ("cfq_backends=%s\n", engine_backends ());
   printf ("cfq_queue_depth_default=%d\n", CFQ_QUEUE_DEPTH_DEFAULT);
   printf ("cfq_max_request=%u\n", CFQ_MAX_REQUEST);
+  printf ("cfq_config=yes\n");
+  printf ("cfq_control=yes\n");
+  printf ("cfq_emulate=hdd,ssd\n");
+  printf ("cfq_export_file=yes\n");
 }
 
 static int
@@ -525,14 +576,24 @@ cfq_config (const char *key, const char *value)
       nbdkit_error ("cfq: strdup: %m");
       return -1;
     }
+    return tn_override (key, value);
   }
   else if (strcmp (key, "scheduler") == 0) {
+    if (!sched_lookup (value)) {
+      if (strcmp (value, "cfq") == 0)
+        nbdkit_error ("cfq: scheduler=cfq: not built yet "
+                      "(this build has scheduler=fifo only)");
+      else
+        nbdkit_error ("cfq: scheduler=%s: unknown (fifo or cfq)", value);
+      return -1;
+    }
     free (cfq_sched_name);
     cfq_sched_name = strdup (value);
     if (!cfq_sched_name) {
       nbdkit_error ("cfq: strdup: %m");
       return -1;
     }
+    return tn_override (key, value);
   }
   else if (strcmp (key, "queue_depth") == 0) {
     /* Our own parse, so every refusal names the value it refuses. */
@@ -553,6 +614,7 @@ cfq_config (const char *key, const char *value)
       return -1;
     }
     cfq_queue_depth = (unsigned) v;
+    return tn_override (key, value);
   }
   else if (strcmp (key, "backend") == 0) {
     if (strcmp (value, "io_uring") != 0 && strcmp (value, "null") != 0) {
@@ -566,42 +628,74 @@ cfq_config (const char *key, const char *value)
       return -1;
     }
   }
-  else {
-    nbdkit_error ("cfq: unknown parameter '%s'", key);
-    return -1;
-  }
+  else
+    return tn_config (key, value) == -1 ? -1 : 0;
   return 0;
 }
 
 static int
 cfq_config_complete (void)
 {
-  const char *name = cfq_sched_name ? cfq_sched_name : "fifo";
+  const char *name;
+  struct device_info di;
   struct stat st;
   char *abs;
+  int fd, err;
 
+  if (!cfq_file && tn_device_file ()) {
+    cfq_file = strdup (tn_device_file ());
+    if (!cfq_file) {
+      nbdkit_error ("cfq: strdup: %m");
+      return -1;
+    }
+  }
   if (!cfq_file) {
     nbdkit_error ("cfq: the file parameter is required "
                   "(file=PATH: a regular file or a block device)");
+    tn_report_errors ();
     return -1;
   }
   /* nbdkit changes to / when it daemonizes. */
   abs = realpath (cfq_file, NULL);
   if (!abs) {
     nbdkit_error ("cfq: file=%s: %m", cfq_file);
+    tn_report_errors ();
     return -1;
   }
   free (cfq_file);
   cfq_file = abs;
   if (stat (cfq_file, &st) == -1) {
     nbdkit_error ("cfq: file=%s: %m", cfq_file);
+    tn_report_errors ();
     return -1;
   }
   if (!S_ISREG (st.st_mode) && !S_ISBLK (st.st_mode)) {
     nbdkit_error ("cfq: file=%s: not a regular file or a block device",
                   cfq_file);
+    tn_report_errors ();
     return -1;
   }
+  cfq_st_dev = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
+
+  /* The model needs the device's size to check the exports' regions. */
+  fd = open (cfq_file, O_RDONLY | O_CLOEXEC);
+  if (fd == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
+    tn_report_errors ();
+    return -1;
+  }
+  err = device_probe (fd, &di);
+  close (fd);
+  if (err) {
+    nbdkit_error ("cfq: file=%s: probing size: %s", cfq_file,
+                  strerror (-err));
+    tn_report_errors ();
+    return -1;
+  }
+  if (tn_validate (di.size) == -1)
+    return -1;
+  cfq_queue_depth = tn_model ()->dev.queue_depth;
+  name = tn_sched_name (cfq_sched_name);
   cfq_sched_ops = sched_lookup (name);
   if (!cfq_sched_ops) {
     if (strcmp (name, "cfq") == 0)
@@ -618,73 +712,123 @@ cfq_config_complete (void)
   "file=<PATH>          (required) The regular file or block device to serve.\n" \
   "scheduler=fifo|cfq   Scheduling policy (default fifo).\n" \
   "queue_depth=<N>      Requests at the device at once (default 32).\n" \
-  "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring)."
+  "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \
+  "config=<FILE>        Tenants: [device] [scheduler] [group N] [export N].\n" \
+  "control=<PATH>       Serve the control socket (cfqctl) at PATH.\n" \
+  "stats=<FILE>         Write the statistics as JSON to FILE at exit.\n" \
+  "KEY=VALUE            Override a [device]/[scheduler] key or model.NAME\n" \
+  "                     (mode, emulate, slice_idle, quantum, model.rpm ...)."
 
 /* Open path with flags, trying O_DIRECT first when direct. */
 static int
-open_file (int flags, bool *direct)
+open_file (const char *path, int flags, bool *direct)
 {
   int fd;
 
   if (*direct) {
-    fd = open (cfq_file, flags | O_DIRECT | O_CLOEXEC);
+    fd = open (path, flags | O_DIRECT | O_CLOEXEC);
     if (fd >= 0 || errno != EINVAL)
       return fd;
     nbdkit_debug ("cfq: file=%s: O_DIRECT refused (EINVAL): "
-                  "using buffered I/O", cfq_file);
+                  "using buffered I/O", path);
     *direct = false;
   }
-  return open (cfq_file, flags | O_CLOEXEC);
+  return open (path, flags | O_CLOEXEC);
+}
+
+/* Open b->path (read-write, else read-only; read-only if readonly) and
+ * learn its size and alignment.  0 or -1 (reported).
+ */
+static int
+open_backing (struct backing *b, bool readonly)
+{
+  bool direct = true, nodirect = false;
+  int flags = readonly ? O_RDONLY : O_RDWR;
+  size_t align;
+  int err;
+
+  b->writable = !readonly;
+  b->fds[FILE_DIRECT] = open_file (b->path, flags, &direct);
+  if (b->fds[FILE_DIRECT] == -1 && !readonly &&
+      (errno == EACCES || errno == EROFS || errno == EPERM)) {
+    flags = O_RDONLY;
+    b->writable = false;
+    nbdkit_debug ("cfq: file=%s: read-only", b->path);
+    b->fds[FILE_DIRECT] = open_file (b->path, flags, &direct);
+  }
+  if (b->fds[FILE_DIRECT] == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", b->path);
+    return -1;
+  }
+  b->direct = direct;
+  b->fds[FILE_BUFFERED] = open_file (b->path, flags, &nodirect);
+  if (b->fds[FILE_BUFFERED] == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", b->path);
+    return -1;
+  }
+  err = device_probe (b->fds[FILE_DIRECT], &b->dev);
+  if (err) {
+    nbdkit_error ("cfq: file=%s: probing size and block size: %s",
+                  b->path, strerror (-err));
+    return -1;
+  }
+  b->bs = b->dev.offset_align;
+  align = b->dev.mem_align > 4096 ? b->dev.mem_align : 4096;
+  if (b->bs > align)
+    align = b->bs;
+  if (align > cfq_buf_align)
+    cfq_buf_align = align;
+  nbdkit_debug ("cfq: file=%s: %s, %" PRIu64 " bytes, block %" PRIu32
+                ", buffer alignment %" PRIu32 ", %s, slot %u", b->path,
+                b->dev.is_blockdev ? "block device" : "regular file",
+                b->dev.size, b->bs, b->dev.mem_align,
+                b->direct ? "O_DIRECT" : "buffered", b->slot);
+
+  /* Extents (sparseness) come from SEEK_DATA/SEEK_HOLE on files whose
+   * filesystem supports them; ENXIO just means no data at all.
+   */
+  if (!b->dev.is_blockdev &&
+      (lseek (b->fds[FILE_BUFFERED], 0, SEEK_DATA) >= 0 || errno == ENXIO))
+    b->seek_data = true;
+  return 0;
 }
 
 static int
 cfq_get_ready (void)
 {
-  bool direct = true, nodirect = false;
-  int flags = O_RDWR;
-  int err;
+  const struct cfg_model *m = tn_model ();
+  unsigned slot = FILE_NR;
 
-  cfq_writable = true;
-  cfq_fds[FILE_DIRECT] = open_file (flags, &direct);
-  if (cfq_fds[FILE_DIRECT] == -1 &&
-      (errno == EACCES || errno == EROFS || errno == EPERM)) {
-    flags = O_RDONLY;
-    cfq_writable = false;
-    nbdkit_debug ("cfq: file=%s: read-only", cfq_file);
-    cfq_fds[FILE_DIRECT] = open_file (flags, &direct);
-  }
-  if (cfq_fds[FILE_DIRECT] == -1) {
-    nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
+  cfq_buf_align = 4096;
+  cfq_main.path = cfq_file;
+  cfq_main.slot = 0;
+  if (open_backing (&cfq_main, false) == -1)
+    return -1;
+  /* Exports with a file of their own: two more engine slots each. */
+  cfq_own = calloc (m->nr_exports, sizeof *cfq_own);
+  if (!cfq_own) {
+    nbdkit_error ("cfq: calloc: %m");
     return -1;
   }
-  cfq_direct = direct;
-  cfq_fds[FILE_BUFFERED] = open_file (flags, &nodirect);
-  if (cfq_fds[FILE_BUFFERED] == -1) {
-    nbdkit_error ("cfq: file=%s: open: %m", cfq_file);
-    return -1;
-  }
-  err = device_probe (cfq_fds[FILE_DIRECT], &cfq_dev);
-  if (err) {
-    nbdkit_error ("cfq: file=%s: probing size and block size: %s",
-                  cfq_file, strerror (-err));
-    return -1;
-  }
-  cfq_bs = cfq_dev.offset_align;
-  cfq_buf_align = cfq_dev.mem_align > 4096 ? cfq_dev.mem_align : 4096;
-  if (cfq_bs > cfq_buf_align)
-    cfq_buf_align = cfq_bs;
-  nbdkit_debug ("cfq: file=%s: %s, %" PRIu64 " bytes, block %" PRIu32
-                ", buffer alignment %" PRIu32 ", %s", cfq_file,
-                cfq_dev.is_blockdev ? "block device" : "regular file",
-                cfq_dev.size, cfq_bs, cfq_dev.mem_align,
-                cfq_direct ? "O_DIRECT" : "buffered");
+  cfq_nr_own = m->nr_exports;
+  for (size_t i = 0; i < m->nr_exports; i++) {
+    struct backing *b = &cfq_own[i];
 
-  /* Extents (sparseness) come from SEEK_DATA/SEEK_HOLE on files whose
-   * filesystem supports them; ENXIO just means no data at all.
-   */
-  if (!cfq_dev.is_blockdev &&
-      (lseek (cfq_fds[FILE_BUFFERED], 0, SEEK_DATA) >= 0 || errno == ENXIO))
-    cfq_seek_data = true;
+    b->fds[0] = b->fds[1] = -1;
+    if (!m->exports[i].file)
+      continue;
+    if (slot + FILE_NR > ENGINE_FILE_SLOTS) {
+      nbdkit_error ("cfq: export '%s': too many exports with their own "
+                    "file (at most %d)", m->exports[i].name,
+                    ENGINE_FILE_SLOTS / FILE_NR - 1);
+      return -1;
+    }
+    b->path = m->exports[i].file;
+    b->slot = slot;
+    slot += FILE_NR;
+    if (open_backing (b, m->exports[i].readonly) == -1)
+      return -1;
+  }
 
   if (posix_memalign (&cfq_zero_buf, cfq_buf_align, CFQ_ZERO_CHUNK)) {
     cfq_zero_buf = NULL;
@@ -697,7 +841,7 @@ cfq_get_ready (void)
     return -1;
   }
   cfq_key_made = true;
-  return 0;
+  return tn_prepare (cfq_sched_ops->name, cfq_main.dev.size, cfq_st_dev);
 }
 
 static int
@@ -706,10 +850,25 @@ cfq_after_fork (void)
   struct engine_cfg cfg = {
     .sched_ops = cfq_sched_ops,
     .queue_depth = cfq_queue_depth,
-    .fds = { cfq_fds[0], cfq_fds[1] },
     .backend = cfq_backend,
   };
-  int err = engine_start (&cfg);
+  int err;
+
+  for (int i = 0; i < ENGINE_FILE_SLOTS; i++)
+    cfg.fds[i] = -1;
+  cfg.fds[FILE_DIRECT] = cfq_main.fds[FILE_DIRECT];
+  cfg.fds[FILE_BUFFERED] = cfq_main.fds[FILE_BUFFERED];
+  cfg.nr_fds = FILE_NR;
+  for (size_t i = 0; i < cfq_nr_own; i++)
+    if (cfq_own[i].path) {
+      for (int j = 0; j < FILE_NR; j++)
+        cfg.fds[cfq_own[i].slot + j] = cfq_own[i].fds[j];
+      if (cfq_own[i].slot + FILE_NR > cfg.nr_fds)
+        cfg.nr_fds = cfq_own[i].slot + FILE_NR;
+    }
+
+  tn_engine_cfg (&cfg);
+  err = engine_start (&cfg);
 
   if (err) {
     nbdkit_error ("cfq: starting the dispatcher (%s backend): %s",
@@ -734,11 +893,16 @@ cfq_cleanup (void)
                   " run by workers; at most %u at the device",
                   st.dispatched, st.submits, st.passes, st.worker_ops,
                   st.max_inflight);
-  for (int i = 0; i < FILE_NR; i++)
-    if (cfq_fds[i] >= 0) {
-      close (cfq_fds[i]);
-      cfq_fds[i] = -1;
+  for (int i = 0; i < FILE_NR; i++) {
+    if (cfq_main.fds[i] >= 0)
+      close (cfq_main.fds[i]);
+    cfq_main.fds[i] = -1;
+    for (size_t j = 0; j < cfq_nr_own; j++) {
+      if (cfq_own[j].fds[i] >= 0)
+        close (cfq_own[j].fds[i]);
+      cfq_own[j].fds[i] = -1;
     }
+  }
   free (cfq_zero_buf);
   cfq_zero_buf = NULL;
   /* The main thread's own bounce, if it ever had one. */
@@ -748,21 +912,81 @@ cfq_cleanup (void)
   }
 }
 
+/* The export a client asked for, and whether it may have it. */
+static int
+pick_export (size_t *ip)
+{
+  const struct cfg_model *m = tn_model ();
+  const char *name = nbdkit_export_name ();
+  const struct cfg_export *e;
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+
+  if (!name)
+    name = "";
+  e = cfg_find_export (m, name);
+  if (!e) {
+    char list[1024] = "";
+    size_t n = 0;
+
+    for (size_t i = 0; i < m->nr_exports && n < sizeof list; i++)
+      n += snprintf (list + n, sizeof list - n, "%s%s", i ? ", " : "",
+                     *m->exports[i].name ? m->exports[i].name : "\"\"");
+    nbdkit_error ("unknown export '%s' (exports: %s)", name, list);
+    return -1;
+  }
+  if (e->nr_allow) {
+    memset (&ss, 0, sizeof ss);
+    if (nbdkit_peer_name ((struct sockaddr *) &ss, &len) == -1) {
+      nbdkit_error ("export '%s': cannot tell the client's address, "
+                    "refused (the export has allow=)", name);
+      return -1;
+    }
+    if (cfg_export_allows (e, (struct sockaddr *) &ss, len) != 1) {
+      nbdkit_error ("export '%s': client not in its allow= list: refused",
+                    name);
+      return -1;
+    }
+  }
+  *ip = (size_t) (e - m->exports);
+  return 0;
+}
+
 static void *
 cfq_open (int readonly)
 {
-  struct cfq_handle *h = calloc (1, sizeof *h);
+  const struct cfg_export *e;
+  struct engine_qspec spec;
+  struct cfq_handle *h;
+  size_t i;
   int err;
 
+  if (pick_export (&i) == -1)
+    return NULL;
+  e = &tn_model ()->exports[i];
+  h = calloc (1, sizeof *h);
   if (!h) {
     nbdkit_error ("cfq: calloc: %m");
     return NULL;
   }
-  h->readonly = readonly || !cfq_writable;
-  err = engine_queue_new (&h->q);
+  h->b = e->file ? &cfq_own[i] : &cfq_main;
+  h->readonly = readonly || !h->b->writable || e->readonly;
+  h->exp = i;
+  h->base = e->file ? 0 : e->offset;
+  h->size = e->file ? h->b->dev.size : e->size;
+  h->writes_sync = e->writes_sync;
+  h->conn = tn_conn_new (i);
+  if (!h->conn) {
+    nbdkit_error ("cfq: calloc: %m");
+    free (h);
+    return NULL;
+  }
+  tn_qspec (i, &spec);
+  err = engine_queue_new_in (&h->q, &spec, h->conn);
   if (err) {
     nbdkit_error ("cfq: creating the connection's queue: %s",
                   strerror (-err));
+    tn_conn_free (h->conn);
     free (h);
     return NULL;
   }
@@ -774,14 +998,45 @@ cfq_close (void *handle)
 {
   struct cfq_handle *h = handle;
 
-  engine_queue_free (h->q);
+  engine_queue_free_acct (h->q, h->conn);
+  tn_conn_free (h->conn);
   free (h);
+}
+
+static int
+cfq_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
+{
+  const struct cfg_model *m = tn_model ();
+
+  for (size_t i = 0; i < m->nr_exports; i++) {
+    const struct cfg_export *e = &m->exports[i];
+    char desc[256];
+
+    snprintf (desc, sizeof desc, "group %s, %" PRIu64 " bytes at offset %"
+              PRIu64 "%s", m->groups[e->group].name, e->size, e->offset,
+              e->readonly ? ", read-only" : "");
+    if (nbdkit_add_export (exports, e->name, desc) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+static const char *
+cfq_default_export (int readonly, int is_tls)
+{
+  const struct cfg_model *m = tn_model ();
+
+  if (cfg_find_export (m, ""))
+    return "";
+  return m->nr_exports ? m->exports[0].name : "";
 }
 
 static int64_t
 cfq_get_size (void *handle)
 {
-  return (int64_t) cfq_dev.size;
+  struct cfq_handle *h = handle;
+
+  return (int64_t) h->size;
 }
 
 static int
@@ -792,8 +1047,10 @@ cfq_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
    * last bytes read by a client that honours the minimum: promise nothing
    * then (unaligned requests are served correctly either way).
    */
-  *minimum = cfq_dev.size % cfq_bs == 0 ? cfq_bs : 1;
-  *preferred = cfq_bs > CFQ_PREFERRED_BLOCK ? cfq_bs : CFQ_PREFERRED_BLOCK;
+  struct cfq_handle *h = handle;
+
+  *minimum = h->size % h->b->bs == 0 ? h->b->bs : 1;
+  *preferred = h->b->bs > CFQ_PREFERRED_BLOCK ? h->b->bs : CFQ_PREFERRED_BLOCK;
   *maximum = CFQ_MAX_REQUEST;
   return 0;
 }
@@ -845,7 +1102,9 @@ cfq_can_multi_conn (void *handle)
 static int
 cfq_can_extents (void *handle)
 {
-  return cfq_seek_data;
+  struct cfq_handle *h = handle;
+
+  return h->b->seek_data;
 }
 
 /* Holes and data from the filesystem, like nbdkit's file plugin: metadata,
@@ -857,11 +1116,15 @@ static int
 cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
              struct nbdkit_extents *extents)
 {
+  struct cfq_handle *h = handle;
   const bool req_one = flags & NBDKIT_FLAG_REQ_ONE;
-  const int fd = cfq_fds[FILE_BUFFERED];
-  const uint64_t end = offset + count;
+  const int fd = h->b->fds[FILE_BUFFERED];
+  const uint64_t base = h->base, rend = h->base + h->size;
+  const uint64_t end = base + offset + count;
   off_t pos;
 
+  /* Device offsets here; extents are reported relative to the export. */
+  offset += base;
   while (offset < end) {
     pos = lseek (fd, (off_t) offset, SEEK_DATA);
     if (pos == -1) {
@@ -869,10 +1132,12 @@ cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
         nbdkit_error ("cfq: extents: lseek SEEK_DATA: %m");
         return -1;
       }
-      pos = (off_t) cfq_dev.size;       /* a hole to the end */
+      pos = (off_t) h->b->dev.size;       /* a hole to the end */
     }
+    if ((uint64_t) pos > rend)
+      pos = (off_t) rend;
     if ((uint64_t) pos > offset) {
-      if (nbdkit_add_extent (extents, offset, (uint64_t) pos - offset,
+      if (nbdkit_add_extent (extents, offset - base, (uint64_t) pos - offset,
                              NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO) == -1)
         return -1;
       if (req_one)
@@ -887,7 +1152,10 @@ cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
     }
     if ((uint64_t) pos <= offset)       /* cannot happen: be safe */
       pos = (off_t) end;
-    if (nbdkit_add_extent (extents, offset, (uint64_t) pos - offset, 0) == -1)
+    if ((uint64_t) pos > rend)
+      pos = (off_t) rend;
+    if (nbdkit_add_extent (extents, offset - base, (uint64_t) pos - offset,
+                           0) == -1)
       return -1;
     if (req_one)
       break;
@@ -900,7 +1168,8 @@ static int
 cfq_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
            uint32_t flags)
 {
-  int err = count ? do_pread (handle, buf, count, offset) : 0;
+  struct cfq_handle *h = handle;
+  int err = count ? do_pread (h, buf, count, h->base + offset) : 0;
 
   return err ? fail ("pread", err) : 0;
 }
@@ -909,8 +1178,10 @@ static int
 cfq_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
             uint32_t flags)
 {
-  int err = count ? do_pwrite (handle, buf, count, offset,
-                               flags & NBDKIT_FLAG_FUA ? RWF_DSYNC : 0) : 0;
+  struct cfq_handle *h = handle;
+  bool fua = (flags & NBDKIT_FLAG_FUA) || h->writes_sync;
+  int err = count ? do_pwrite (h, buf, count, h->base + offset,
+                               fua ? RWF_DSYNC : 0) : 0;
 
   return err ? fail ("pwrite", err) : 0;
 }
@@ -933,9 +1204,11 @@ cfq_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 
   if (count == 0)
     return 0;
-  if (cfq_dev.is_blockdev) {
+  offset += h->base;
+  ioff = offset;
+  if (h->b->dev.is_blockdev) {
     /* Discard is advisory: the partial edge blocks are left as they are. */
-    rmw_interior (offset, count, cfq_bs, &ioff, &ilen);
+    rmw_interior (offset, count, h->b->bs, &ioff, &ilen);
     if (ilen && cap_on (&cfq_can_discard)) {
       rl_lock (&l, ioff, ilen, false);
       err = io_discard (h, ilen, ioff);
@@ -949,7 +1222,7 @@ cfq_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   else if (cap_on (&cfq_can_punch)) {
     struct rmw_plan p;
 
-    rmw_plan (offset, count, cfq_bs, &p);
+    rmw_plan (offset, count, h->b->bs, &p);
     rl_lock (&l, p.span_off, p.span_len, false);
     err = io_fallocate (h, RQ_TRIM, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                         count, offset);
@@ -977,8 +1250,9 @@ cfq_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 
   if (count == 0)
     return 0;
+  offset += h->base;
   /* The fast ways hold the span like a plain write would. */
-  rmw_plan (offset, count, cfq_bs, &p);
+  rmw_plan (offset, count, h->b->bs, &p);
   rl_lock (&l, p.span_off, p.span_len, false);
   err = try_fast_zero (h, count, offset, may_trim, fast);
   rl_unlock (&l);
@@ -1009,6 +1283,8 @@ static struct nbdkit_plugin plugin = {
   .cleanup = cfq_cleanup,
   .open = cfq_open,
   .close = cfq_close,
+  .list_exports = cfq_list_exports,
+  .default_export = cfq_default_export,
   .get_size = cfq_get_size,
   .block_size = cfq_block_size,
   .can_write = cfq_can_write,

@@ -36,6 +36,15 @@
  * PENDING to SLEEPING, and the dispatcher exchanges in DONE and calls
  * futex_wake only when it saw SLEEPING.
  *
+ * Emulation (cfg->dm set): at dispatch the device model says when the
+ * request would complete on the emulated device (creq->t_hold).  The real
+ * I/O is still done, so data is always right, but a completion that comes
+ * back earlier is held in a min-heap by t_hold and released by an
+ * ev_timer: the scheduler, the accounting and the worker all see the
+ * emulated time.  A held request still counts as in flight, so the device
+ * stays at most queue_depth deep and a slow emulated disk becomes the
+ * bottleneck even on fast hardware.
+ *
  * The scheduler instance is created before the thread starts and destroyed
  * after it has been joined; in between only the dispatcher touches it.
  *
@@ -62,7 +71,10 @@
 
 #include <ev.h>
 
+#include "devmodel.h"
 #include "engine.h"
+
+#define ENGINE_DEPTH_MAX 4096   /* requests: the largest queue_depth */
 
 /* creq->state values (the futex word). */
 enum {
@@ -95,6 +107,13 @@ struct engine {
   ev_prepare pump;              /* the pass, once per iteration */
   ev_timer timer;               /* the scheduler's next deadline */
   uint64_t timer_at;            /* ns: when timer fires; SCHED_NEVER if idle */
+  struct devmodel *dm;          /* emulated device or NULL */
+  const struct engine_hooks *hooks;     /* never NULL (may be empty) */
+  void *opaque;                 /* for hooks */
+  struct creq **held;           /* min-heap by t_hold: completed, held */
+  unsigned nheld;               /* entries in held */
+  ev_timer hold_timer;          /* releases held completions */
+  uint64_t hold_at;             /* ns: when hold_timer fires; NEVER: off */
   struct engine_stats st;       /* counters, read after the thread is gone */
 };
 
@@ -171,16 +190,86 @@ post (struct engine *e, struct creq **rs, unsigned n)
   return 0;
 }
 
-/* Dispatcher: the request left the device (or its worker). */
+static const struct engine_hooks no_hooks;
+
+/* Dispatcher: the request is done, as far as anyone will know. */
 static void
-finish (struct engine *e, struct creq *r, int res, uint64_t now)
+finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
 {
   ASSERT_DISPATCHER (e);
   sched_completed (e->sched, &r->rq, now);
   assert (e->inflight > 0);
   e->inflight--;
+  if (e->hooks->done)
+    e->hooks->done (e->opaque, r, res, now);
   r->res = res;
   creq_wake (r, CREQ_ST_DONE);
+}
+
+/* ---- the min-heap of held completions (emulation) ---------------------- */
+
+static void
+held_push (struct engine *e, struct creq *r)
+{
+  unsigned i = e->nheld++;
+
+  while (i > 0) {
+    unsigned p = (i - 1) / 2;
+
+    if (e->held[p]->t_hold <= r->t_hold)
+      break;
+    e->held[i] = e->held[p];
+    i = p;
+  }
+  e->held[i] = r;
+}
+
+static struct creq *
+held_pop (struct engine *e)
+{
+  struct creq *top = e->held[0], *last = e->held[--e->nheld];
+  unsigned i = 0, n = e->nheld;
+
+  for (;;) {
+    unsigned c = 2 * i + 1;
+
+    if (c >= n)
+      break;
+    if (c + 1 < n && e->held[c + 1]->t_hold < e->held[c]->t_hold)
+      c++;
+    if (last->t_hold <= e->held[c]->t_hold)
+      break;
+    e->held[i] = e->held[c];
+    i = c;
+  }
+  if (n)
+    e->held[i] = last;
+  return top;
+}
+
+/* Dispatcher: the request left the device (or its worker).  With an
+ * emulated device, hold it until the model says it is done.
+ */
+static void
+finish (struct engine *e, struct creq *r, int res, uint64_t now)
+{
+  ASSERT_DISPATCHER (e);
+  if (e->dm && r->t_hold > now) {
+    r->res = res;
+    held_push (e, r);
+    return;
+  }
+  finish_now (e, r, res, now);
+}
+
+static void
+held_release (struct engine *e, uint64_t now)
+{
+  while (e->nheld && e->held[0]->t_hold <= now) {
+    struct creq *r = held_pop (e);
+
+    finish_now (e, r, r->res, now);
+  }
 }
 
 void
@@ -206,14 +295,27 @@ drain (struct engine *e, uint64_t now)
     next = r->next;             /* r may be gone once woken */
     switch (r->kind) {
     case CREQ_IO:
+      r->rq.t_insert = now;
+      r->rq.t_dispatch = now;
       sched_insert (e->sched, &r->rq, now);
       break;
-    case CREQ_OPEN:
-      r->rq.q = sched_queue_new (e->sched, e->grp, SCHED_CLASS_BE, 4);
+    case CREQ_OPEN: {
+      const struct engine_qspec *sp = r->arg;
+
+      if (sp)
+        r->rq.q = sched_queue_new (e->sched, sp->grp ? sp->grp : e->grp,
+                                   sp->cls, sp->level);
+      else
+        r->rq.q = sched_queue_new (e->sched, e->grp, SCHED_CLASS_BE, 4);
       r->res = r->rq.q ? 0 : -ENOMEM;
+      if (r->rq.q && r->acct && e->hooks->conn)
+        e->hooks->conn (e->opaque, r->acct, true);
       creq_wake (r, CREQ_ST_DONE);
       break;
+    }
     case CREQ_CLOSE:
+      if (r->acct && e->hooks->conn)
+        e->hooks->conn (e->opaque, r->acct, false);
       sched_queue_free (e->sched, r->rq.q);
       r->res = 0;
       creq_wake (r, CREQ_ST_DONE);
@@ -239,6 +341,7 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
 
   ASSERT_DISPATCHER (e);
   e->st.passes++;
+  held_release (e, now);
   drain (e, now);
 
   for (;;) {
@@ -247,6 +350,9 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
       struct creq *r = rq->priv;
       int err;
 
+      rq->t_dispatch = now;
+      if (e->dm)
+        r->t_hold = devmodel_submit (e->dm, rq, now);
       e->inflight++;
       e->st.dispatched++;
       if (e->inflight > e->st.max_inflight)
@@ -289,6 +395,20 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
     }
   }
 
+  /* The next held completion to release. */
+  next = e->nheld ? e->held[0]->t_hold : SCHED_NEVER;
+  if (next != e->hold_at) {
+    ev_timer_stop (loop, &e->hold_timer);
+    e->hold_at = next;
+    if (next != SCHED_NEVER) {
+      ev_tstamp after = next > now ? (double) (next - now) / 1e9 : 0.;
+
+      ev_now_update (loop);
+      ev_timer_set (&e->hold_timer, after, 0.);
+      ev_timer_start (loop, &e->hold_timer);
+    }
+  }
+
   if (e->stopping && e->inflight == 0 && !sched_has_work (e->sched) &&
       __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) == NULL)
     ev_break (loop, EVBREAK_ALL);
@@ -301,6 +421,15 @@ timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 
   ASSERT_DISPATCHER (e);
   e->timer_at = SCHED_NEVER;    /* the pump runs before the loop blocks */
+}
+
+static void
+hold_cb (struct ev_loop *loop, ev_timer *w, int revents)
+{
+  struct engine *e = w->data;
+
+  ASSERT_DISPATCHER (e);
+  e->hold_at = SCHED_NEVER;     /* the pump releases what is due */
 }
 
 static void
@@ -345,10 +474,12 @@ engine_free (struct engine *e)
     ev_async_stop (e->loop, &e->wake);
     ev_prepare_stop (e->loop, &e->pump);
     ev_timer_stop (e->loop, &e->timer);
+    ev_timer_stop (e->loop, &e->hold_timer);
     ev_loop_destroy (e->loop);
   }
   if (e->sched)
     sched_destroy (e->sched);   /* frees its groups and queues */
+  free (e->held);
   free (e);
 }
 
@@ -366,6 +497,15 @@ engine_start (const struct engine_cfg *cfg)
     return -ENOMEM;
   e->depth = cfg->queue_depth;
   e->timer_at = SCHED_NEVER;
+  e->hold_at = SCHED_NEVER;
+  e->dm = cfg->dm;
+  e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
+  e->opaque = cfg->opaque;
+  e->held = calloc (ENGINE_DEPTH_MAX, sizeof *e->held);
+  if (!e->held) {
+    err = -ENOMEM;
+    goto err;
+  }
   e->bops = backend_lookup (cfg->backend);
   if (!e->bops) {
     err = -EINVAL;
@@ -394,10 +534,17 @@ engine_start (const struct engine_cfg *cfg)
   ev_prepare_start (e->loop, &e->pump);
   ev_timer_init (&e->timer, timer_cb, 0., 0.);
   e->timer.data = e;
+  ev_timer_init (&e->hold_timer, hold_cb, 0., 0.);
+  e->hold_timer.data = e;
 
   err = e->bops->create (e->loop, cfg, &e->be);
   if (err)
     goto err;
+  if (e->hooks->setup) {
+    err = e->hooks->setup (e->opaque, e->sched, e->loop);
+    if (err)
+      goto err;
+  }
 
   eng = e;
   e->running = 1;
@@ -434,6 +581,8 @@ engine_stop (struct engine_stats *stats)
     post (e, &r, 1);
     __atomic_store_n (&e->running, 0, __ATOMIC_RELEASE);
     pthread_join (e->thread, NULL);
+    if (e->hooks->teardown)
+      e->hooks->teardown (e->opaque);
   }
   ran = e->thread_started;
   if (stats)
@@ -475,7 +624,8 @@ engine_run_many (struct creq **rs, unsigned n)
 }
 
 static int
-queue_msg (enum creq_kind kind, struct sched_queue **qp)
+queue_msg (enum creq_kind kind, struct sched_queue **qp,
+           const struct engine_qspec *spec, void *acct)
 {
   struct creq m, *r = &m;
   int err;
@@ -483,6 +633,8 @@ queue_msg (enum creq_kind kind, struct sched_queue **qp)
   memset (&m, 0, sizeof m);
   m.kind = kind;
   m.rq.q = *qp;
+  m.arg = (void *) spec;
+  m.acct = acct;
   if (!eng)
     return -ESHUTDOWN;
   err = post (eng, &r, 1);
@@ -497,12 +649,62 @@ int
 engine_queue_new (struct sched_queue **qp)
 {
   *qp = NULL;
-  return queue_msg (CREQ_OPEN, qp);
+  return queue_msg (CREQ_OPEN, qp, NULL, NULL);
 }
 
 void
 engine_queue_free (struct sched_queue *q)
 {
   if (q)
-    queue_msg (CREQ_CLOSE, &q);
+    queue_msg (CREQ_CLOSE, &q, NULL, NULL);
+}
+
+int
+engine_queue_new_in (struct sched_queue **qp, const struct engine_qspec *spec,
+                     void *acct)
+{
+  *qp = NULL;
+  return queue_msg (CREQ_OPEN, qp, spec, acct);
+}
+
+void
+engine_queue_free_acct (struct sched_queue *q, void *acct)
+{
+  if (q)
+    queue_msg (CREQ_CLOSE, &q, NULL, acct);
+}
+
+unsigned
+engine_inflight (void)
+{
+  return eng ? eng->inflight : 0;
+}
+
+unsigned
+engine_held (void)
+{
+  return eng ? eng->nheld : 0;
+}
+
+unsigned
+engine_depth (void)
+{
+  return eng ? eng->depth : 0;
+}
+
+int
+engine_set_depth (unsigned depth)
+{
+  if (!eng)
+    return -ESHUTDOWN;
+  if (depth < 1 || depth > ENGINE_DEPTH_MAX)
+    return -ERANGE;
+  eng->depth = depth;
+  return 0;
+}
+
+uint64_t
+engine_now (void)
+{
+  return now_ns ();
 }

@@ -46,6 +46,8 @@ enum {
   FILE_BUFFERED = 1,            /* opened without O_DIRECT */
   FILE_NR
 };
+/* Slots: the device at 0 and 1, each export's own file at 2k, 2k+1. */
+#define ENGINE_FILE_SLOTS 64
 
 struct creq;
 typedef int (*creq_worker_fn) (struct creq *r);
@@ -55,23 +57,62 @@ struct creq {
   struct creq *next;            /* on the submission stack, newest first */
   uint8_t kind;                 /* [worker] enum creq_kind */
   uint8_t eop;                  /* [worker] enum eop */
-  uint8_t file;                 /* [worker] FILE_DIRECT or FILE_BUFFERED */
+  uint8_t file;                 /* [worker] slot: FILE_DIRECT or FILE_BUFFERED,
+                                   plus the file's base slot */
   int mode;                     /* [worker] fallocate mode bits */
   int rw_flags;                 /* [worker] RWF_* on reads/writes (RWF_DSYNC = FUA) */
   void *buf;                    /* [worker] data, aligned for FILE_DIRECT */
   creq_worker_fn worker_fn;     /* [worker] the EOP_WORKER operation */
-  void *arg;                    /* [worker] for worker_fn */
+  void *arg;                    /* [worker] for worker_fn; CREQ_OPEN: qspec */
+  void *acct;                   /* [worker] the plugin's accounting for the
+                                   connection (hooks->done, hooks->conn) */
+  uint64_t t_hold;              /* [disp] ns: emulated completion time (the
+                                   device model's); 0 without emulation */
   uint32_t done_bytes;          /* [disp] bytes transferred so far (short I/O) */
   int res;                      /* [disp] 0 or -errno, valid once woken */
   uint32_t state;               /* futex word: CREQ_ST_* */
+};
+
+struct ev_loop;
+struct devmodel;
+
+/* The plugin's hooks into the dispatcher thread.  Every hook runs on the
+ * dispatcher (setup and teardown: before it starts and after it is
+ * joined), so what they touch needs no lock.  Any hook may be NULL.
+ */
+struct engine_hooks {
+  /* After the scheduler and the loop exist, before the thread starts:
+   * create groups, apply tunables, add watchers to the loop.  0 or -errno.
+   */
+  int (*setup) (void *opaque, struct sched *s, struct ev_loop *loop);
+  /* After the thread is joined, before the loop and scheduler go. */
+  void (*teardown) (void *opaque);
+  /* A connection's queue was made (open) or freed (!open): acct is the
+   * creq->acct of engine_queue_new_in / engine_queue_free_acct.
+   */
+  void (*conn) (void *opaque, void *acct, bool open);
+  /* A request finished (after sched_completed): res 0 or -errno. */
+  void (*done) (void *opaque, struct creq *r, int res, uint64_t now);
 };
 
 /* Engine configuration, fixed at engine_start. */
 struct engine_cfg {
   const struct sched_ops *sched_ops; /* the policy */
   unsigned queue_depth;         /* requests at the device at once */
-  int fds[FILE_NR];             /* the files, by slot; -1 if absent */
+  int fds[ENGINE_FILE_SLOTS];   /* the files, by slot; -1 if absent */
+  unsigned nr_fds;              /* slots used (0: FILE_NR) */
   const char *backend;          /* "io_uring" (default) or "null" */
+  struct devmodel *dm;          /* emulated device, or NULL; the engine
+                                   only calls devmodel_submit on it */
+  const struct engine_hooks *hooks;     /* or NULL */
+  void *opaque;                 /* for the hooks */
+};
+
+/* Where a new connection's queue goes (engine_queue_new_in). */
+struct engine_qspec {
+  struct sched_group *grp;      /* NULL: the engine's default group */
+  enum sched_class cls;
+  unsigned level;               /* 0..7 */
 };
 
 /* What the dispatcher did, for the debug log at exit. */
@@ -93,6 +134,17 @@ extern bool engine_stop (struct engine_stats *stats);
 /* Connection lifetime: a scheduler queue per connection. */
 extern int engine_queue_new (struct sched_queue **qp);
 extern void engine_queue_free (struct sched_queue *q);
+/* The same in a given group and class; acct goes to hooks->conn. */
+extern int engine_queue_new_in (struct sched_queue **qp,
+                                const struct engine_qspec *spec, void *acct);
+extern void engine_queue_free_acct (struct sched_queue *q, void *acct);
+
+/* Dispatcher thread only (hooks, control commands). */
+extern unsigned engine_inflight (void);         /* requests at the device */
+extern unsigned engine_held (void);             /* of which held by emulation */
+extern unsigned engine_depth (void);
+extern int engine_set_depth (unsigned depth);   /* 1..engine's max */
+extern uint64_t engine_now (void);              /* ns, CLOCK_MONOTONIC */
 
 /* Prepare a data request.  op: RQ_READ ... ; eop: what the backend does. */
 static inline void
@@ -113,6 +165,8 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
   r->buf = buf;
   r->worker_fn = NULL;
   r->arg = NULL;
+  r->acct = NULL;
+  r->t_hold = 0;
   r->done_bytes = 0;
   r->res = 0;
   r->state = 0;

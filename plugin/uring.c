@@ -44,7 +44,8 @@ struct backend {
   bool ring_ok;                 /* ring initialised */
   bool fixed;                   /* files registered: fd = slot index */
   unsigned queued;              /* SQEs prepared, not yet submitted */
-  int fds[FILE_NR];             /* the files by slot */
+  int fds[ENGINE_FILE_SLOTS];   /* the files by slot */
+  unsigned nr_fds;              /* slots in use */
 };
 
 static int
@@ -215,6 +216,7 @@ uring_create (struct ev_loop *loop, const struct engine_cfg *cfg,
   b->loop = loop;
   b->efd = -1;
   memcpy (b->fds, cfg->fds, sizeof b->fds);
+  b->nr_fds = cfg->nr_fds ? cfg->nr_fds : FILE_NR;
   while (entries < cfg->queue_depth)
     entries <<= 1;
 
@@ -232,7 +234,7 @@ uring_create (struct ev_loop *loop, const struct engine_cfg *cfg,
     goto err;
   b->ring_ok = true;
 
-  b->fixed = io_uring_register_files (&b->ring, b->fds, FILE_NR) == 0;
+  b->fixed = io_uring_register_files (&b->ring, b->fds, b->nr_fds) == 0;
 
   b->efd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (b->efd < 0) {

@@ -13,7 +13,8 @@
  *
  * The loop (per distinct event time, like one pass of the dispatcher):
  *
- *   pop every event due now:  arrival   -> sched_insert (a job's slot)
+ *   pop the events due now (those that existed when the pass began):
+ *                             arrival   -> sched_insert (a job's slot)
  *                             completion-> sched_completed, then the job's
  *                                          slot thinks, resubmits, fsyncs
  *                             timer     -> (nothing: the kick below runs)
@@ -41,13 +42,20 @@
 #include <string.h>
 
 #include "devmodel.h"
+#include "rng.h"
 #include "sched.h"
+#include "hist.h"
 #include "stats.h"
 
 #define NAME_MAX_LEN 64
 #define MAX_GROUPS 256
 #define MAX_JOBS 4096
 #define MAX_TUNABLES 64
+/* Jobs without a group run in the policy's root group (queue_new with a
+ * NULL group), which CFQ weighs as 1000 against the tenants' groups.
+ */
+#define ROOT_GROUP "root"
+#define ROOT_WEIGHT 1000
 
 /* ---- configuration --------------------------------------------------- */
 
@@ -61,10 +69,11 @@ struct sim_group {
   char name[NAME_MAX_LEN];
   unsigned weight;              /* 100..1000 */
   char where[300];              /* where declared or first used */
+  bool root;                    /* the policy's root group: sg NULL */
   struct sched_group *sg;
   unsigned njobs;               /* jobs in the run */
   uint64_t bytes, ios;          /* completed data requests within duration */
-  struct stats_hist lat;        /* ns: latency of its jobs' data requests */
+  struct hist lat;              /* ns: latency of its jobs' data requests */
 };
 
 struct job;
@@ -108,7 +117,7 @@ struct job {
 
   /* results, counted for completions at or before the end */
   uint64_t bytes, ios, flushes;
-  struct stats_hist lat;        /* ns: data request latency, insert->done */
+  struct hist lat;              /* ns: data request latency, insert->done */
 };
 
 static struct {
@@ -205,6 +214,10 @@ get_group (const char *name, const char *where)
   snprintf (cfg.groups[g].name, NAME_MAX_LEN, "%s", name);
   snprintf (cfg.groups[g].where, sizeof cfg.groups[g].where, "%s", where);
   cfg.groups[g].weight = SCHED_WEIGHT_DEFAULT;
+  if (strcmp (name, ROOT_GROUP) == 0) {
+    cfg.groups[g].root = true;
+    cfg.groups[g].weight = ROOT_WEIGHT;
+  }
   return g;
 }
 
@@ -425,6 +438,9 @@ parse_file (const char *path)
         if (!arg || !valid_name (arg))
           die_at (where, "[%s NAME]: missing or invalid name", s);
         if (!strcmp (s, "group")) {
+          if (!strcmp (arg, ROOT_GROUP))
+            die_at (where, "[group root]: the root group is implicit (jobs "
+                    "without group=); its weight is the policy's");
           sec = SEC_GROUP;
           g = get_group (arg, where);
           snprintf (cfg.groups[g].where, sizeof cfg.groups[g].where, "%s",
@@ -507,7 +523,7 @@ finish_jobs (uint64_t capacity)
     struct job *j = cfg.jobs[i];
 
     if (j->group < 0)
-      j->group = get_group ("default", j->where);
+      j->group = get_group (ROOT_GROUP, j->where);
     if (j->offset % 512)
       die_at (j->where, "job %s: offset must be a multiple of 512", j->name);
     if (j->offset >= capacity)
@@ -533,13 +549,13 @@ finish_jobs (uint64_t capacity)
 
 /* ---- the event heap ------------------------------------------------------ */
 
-enum ev_type { EV_ARRIVE, EV_COMPLETE, EV_TIMER };
+enum ev_type { EV_ARRIVE, EV_COMPLETE, EV_TIMER, EV_FLUSH };
 
 struct ev {
   uint64_t t;                   /* ns */
   uint64_t seq;                 /* tie-break: order of scheduling */
   enum ev_type type;
-  void *p;                      /* job (ARRIVE) or simrq (COMPLETE) */
+  void *p;                      /* job (ARRIVE, FLUSH) or simrq (COMPLETE) */
   uint64_t gen;                 /* TIMER: generation it belongs to */
 };
 
@@ -610,25 +626,9 @@ static struct {
 } sim;
 
 static uint64_t
-splitmix64 (uint64_t *x)
-{
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-static uint64_t
 job_rand (struct job *j)
 {
-  uint64_t x = j->rng;
-
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  j->rng = x;
-  return x * 0x2545f4914f6cdd1dULL;
+  return xorshift64s (&j->rng);
 }
 
 static void
@@ -694,12 +694,16 @@ job_arrive (struct job *j, uint64_t now)
 }
 
 /* A slot finished (its request completed): think, then arrive again. */
+/* Even with think 0 the next request is a new event: it is processed in
+ * the next pass at the same instant, after the policy has been asked to
+ * dispatch.  That is the order of the real thing: the dispatcher sees the
+ * completion (and may expire an empty queue or arm an idle timer) before
+ * the client, which must first receive the reply, sends its next request.
+ */
 static void
 job_slot_done (struct job *j, uint64_t now)
 {
-  if (j->think == 0)
-    job_arrive (j, now);
-  else if (now + j->think < j->stop && now + j->think <= sim.end)
+  if (now + j->think < j->stop && now + j->think <= sim.end)
     ev_push (now + j->think, EV_ARRIVE, j, 0);
 }
 
@@ -714,29 +718,29 @@ on_complete (struct simrq *sr, uint64_t now)
     j->flushes++;
     j->flush_out = false;
     j->fsync_wait = false;
-    while (j->parked && !j->fsync_wait) {
+    while (j->parked) {         /* these slots already thought */
       j->parked--;
-      job_arrive (j, now);      /* these slots already thought */
+      ev_push (now, EV_ARRIVE, j, 0);
     }
     return;
   }
   j->ios++;
   j->bytes += sr->rq.len;
-  stats_hist_add (&j->lat, now - sr->t_submit);
+  hist_add (&j->lat, now - sr->t_submit);
   j->inflight--;
   sr->next_free = j->free;
   j->free = sr;
   job_slot_done (j, now);
-  if (j->fsync_wait && j->inflight == 0 && !j->flush_out)
-    job_flush (j, now);
+  if (j->fsync_wait && j->inflight == 0 && !j->flush_out) {
+    j->flush_out = true;        /* the client sends it in the next pass */
+    ev_push (now, EV_FLUSH, j, 0);
+  }
 }
 
 static void
 on_arrive (struct job *j, uint64_t now)
 {
   job_arrive (j, now);
-  if (j->fsync_wait && j->inflight == 0 && !j->flush_out)
-    job_flush (j, now);
 }
 
 static void
@@ -813,8 +817,11 @@ run (void)
   while (heap.n > 0 && heap.v[0].t <= sim.end) {
     bool progress = false;
 
+    /* One pass: the events due now that existed when it began. */
+    uint64_t pass_seq = heap.seq;
+
     now = heap.v[0].t;
-    while (heap.n > 0 && heap.v[0].t == now) {
+    while (heap.n > 0 && heap.v[0].t == now && heap.v[0].seq < pass_seq) {
       struct ev e = ev_pop ();
 
       switch (e.type) {
@@ -824,6 +831,10 @@ run (void)
         break;
       case EV_COMPLETE:
         on_complete (e.p, now);
+        progress = true;
+        break;
+      case EV_FLUSH:
+        job_flush (e.p, now);
         progress = true;
         break;
       case EV_TIMER:
@@ -853,6 +864,85 @@ run (void)
   }
 }
 
+/* ---- broken policies, to test the watchdog ---------------------------- */
+
+/* "test-stall" takes requests and never dispatches nor asks for a timer;
+ * "test-spin" never dispatches and always asks to be called again now.
+ * Neither is a real policy: they exist so tests/test-sim-fifo.sh can check
+ * that cfqsim reports a stalled scheduler instead of hanging or reporting.
+ */
+struct broken {
+  struct sched s;
+  uint64_t queued;              /* requests inserted */
+  bool spin;                    /* test-spin */
+};
+struct sched_group { int unused; };
+struct sched_queue { int unused; };
+static struct sched_group broken_group;
+static struct sched_queue broken_queue;
+static const struct sched_ops broken_stall_ops, broken_spin_ops;
+
+static struct sched *
+broken_create_common (const struct sched_ops *ops)
+{
+  struct broken *b = xcalloc (1, sizeof *b);
+  b->s.ops = ops;
+  b->spin = ops == &broken_spin_ops;
+  return &b->s;
+}
+static struct sched *broken_create_stall (void)
+{ return broken_create_common (&broken_stall_ops); }
+static struct sched *broken_create_spin (void)
+{ return broken_create_common (&broken_spin_ops); }
+static void broken_destroy (struct sched *s) { free (s); }
+static int broken_set (struct sched *s, const char *k, uint64_t v)
+{ return -ENOENT; }
+static int broken_get (struct sched *s, const char *k, uint64_t *v)
+{ return -ENOENT; }
+static struct sched_group *
+broken_group_new (struct sched *s, const char *n, unsigned w)
+{ return &broken_group; }
+static int broken_set_weight (struct sched *s, struct sched_group *g,
+                              unsigned w)
+{ return 0; }
+static struct sched_queue *
+broken_queue_new (struct sched *s, struct sched_group *g,
+                  enum sched_class c, unsigned l)
+{ return &broken_queue; }
+static void broken_queue_free (struct sched *s, struct sched_queue *q) { }
+static void broken_insert (struct sched *s, struct rq *rq, uint64_t now)
+{ ((struct broken *) s)->queued++; }
+static struct rq *
+broken_dispatch (struct sched *s, uint64_t now, uint64_t *next)
+{
+  *next = ((struct broken *) s)->spin ? now : SCHED_NEVER;
+  return NULL;
+}
+static void broken_completed (struct sched *s, struct rq *rq, uint64_t now) { }
+static bool broken_has_work (struct sched *s)
+{ return ((struct broken *) s)->queued > 0; }
+
+#define BROKEN_OPS(nm, cr) { .name = nm, .create = cr, \
+    .destroy = broken_destroy, .set = broken_set, .get = broken_get, \
+    .group_new = broken_group_new, .group_set_weight = broken_set_weight, \
+    .queue_new = broken_queue_new, .queue_free = broken_queue_free, \
+    .insert = broken_insert, .dispatch = broken_dispatch, \
+    .completed = broken_completed, .has_work = broken_has_work }
+static const struct sched_ops broken_stall_ops =
+  BROKEN_OPS ("test-stall", broken_create_stall);
+static const struct sched_ops broken_spin_ops =
+  BROKEN_OPS ("test-spin", broken_create_spin);
+
+static const struct sched_ops *
+lookup_policy (const char *name)
+{
+  if (!strcmp (name, "test-stall"))
+    return &broken_stall_ops;
+  if (!strcmp (name, "test-spin"))
+    return &broken_spin_ops;
+  return sched_lookup (name);
+}
+
 /* ---- setup --------------------------------------------------------------- */
 
 static void
@@ -875,7 +965,7 @@ apply_tunable (const struct kv *t)
 static void
 setup (void)
 {
-  const struct sched_ops *ops = sched_lookup (cfg.policy);
+  const struct sched_ops *ops = lookup_policy (cfg.policy);
   int err = 0;
 
   if (!ops)
@@ -906,6 +996,15 @@ setup (void)
   sim.s = sched_create (ops);
   if (!sim.s)
     die_at (NULL, "out of memory");
+  /* Tell the policy what the kernel would learn from the queue flags
+   * (blk_queue_nonrot): whether the device seeks.  A policy without the
+   * tunable simply does not care; the job file may still override it.
+   */
+  {
+    int r = sched_set (sim.s, "rotational", devmodel_rotational (sim.dm));
+    if (r < 0 && r != -ENOENT)
+      die_at (NULL, "setting rotational: %s", strerror (-r));
+  }
   for (unsigned i = 0; i < cfg.ntunables; i++)
     apply_tunable (&cfg.tunables[i]);
 
@@ -913,8 +1012,8 @@ setup (void)
     cfg.groups[cfg.jobs[i]->group].njobs++;
   for (unsigned i = 0; i < cfg.ngroups; i++) {
     struct sim_group *g = &cfg.groups[i];
-    stats_hist_init (&g->lat);
-    if (!g->njobs)
+    hist_init (&g->lat);
+    if (!g->njobs || g->root)
       continue;
     g->sg = sched_group_new (sim.s, g->name, g->weight);
     if (!g->sg)
@@ -940,9 +1039,12 @@ setup (void)
     j->rng = splitmix64 (&x);
     if (!j->rng)
       j->rng = 1;
+    if (j->start >= cfg.duration)
+      die_at (j->where, "job %s: starts at or after the end of the run",
+              j->name);
     if (!j->stop || j->stop > cfg.duration)
       j->stop = cfg.duration;
-    stats_hist_init (&j->lat);
+    hist_init (&j->lat);
   }
 }
 
@@ -1021,7 +1123,7 @@ report (void)
     struct sim_group *g = &cfg.groups[j->group];
     g->bytes += j->bytes;
     g->ios += j->ios;
-    stats_hist_merge (&g->lat, &j->lat);
+    hist_merge (&g->lat, &j->lat);
     tbytes += j->bytes;
     tios += j->ios;
   }
@@ -1067,9 +1169,9 @@ report (void)
               ", \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f"
               ", \"max\": %.3f}, \"share\": %.6f}%s\n",
               j->bytes, j->ios, j->flushes, mib_s (j->bytes, win),
-              per_s (j->ios, win), us (stats_hist_mean (&j->lat)),
-              us (stats_hist_percentile (&j->lat, 50)),
-              us (stats_hist_percentile (&j->lat, 99)), us (j->lat.max),
+              per_s (j->ios, win), us (hist_mean (&j->lat)),
+              us (hist_quantile (&j->lat, 0.50)),
+              us (hist_quantile (&j->lat, 0.99)), us (j->lat.max),
               tbytes ? (double) j->bytes / tbytes : 0,
               i + 1 < cfg.njobs ? "," : "");
     }
@@ -1087,8 +1189,8 @@ report (void)
               ", \"weight_share\": %.6f}%s\n",
               g->weight, g->njobs, g->bytes, g->ios,
               mib_s (g->bytes, cfg.duration), per_s (g->ios, cfg.duration),
-              us (stats_hist_percentile (&g->lat, 50)),
-              us (stats_hist_percentile (&g->lat, 99)), us (g->lat.max),
+              us (hist_quantile (&g->lat, 0.50)),
+              us (hist_quantile (&g->lat, 0.99)), us (g->lat.max),
               tbytes ? (double) g->bytes / tbytes : 0,
               tios ? (double) g->ios / tios : 0,
               (double) g->weight / gw, ++k < nx ? "," : "");
@@ -1116,8 +1218,8 @@ report (void)
     printf ("%-16s %-12s %10.3f %10.1f %10.3f %10.3f %10.3f %7.4f\n",
             j->name, cfg.groups[j->group].name, mib_s (j->bytes, win),
             per_s (j->ios, win),
-            stats_hist_percentile (&j->lat, 50) / 1e6,
-            stats_hist_percentile (&j->lat, 99) / 1e6, j->lat.max / 1e6,
+            hist_quantile (&j->lat, 0.50) / 1e6,
+            hist_quantile (&j->lat, 0.99) / 1e6, j->lat.max / 1e6,
             tbytes ? (double) j->bytes / tbytes : 0);
   }
   printf ("\n%-16s %6s %10s %10s %10s %10s %7s %7s\n", "group", "weight",
@@ -1129,7 +1231,7 @@ report (void)
     printf ("%-16s %6u %10.3f %10.1f %10.3f %10.3f %7.4f %7.4f\n", g->name,
             g->weight, mib_s (g->bytes, cfg.duration),
             per_s (g->ios, cfg.duration),
-            stats_hist_percentile (&g->lat, 99) / 1e6, g->lat.max / 1e6,
+            hist_quantile (&g->lat, 0.99) / 1e6, g->lat.max / 1e6,
             tbytes ? (double) g->bytes / tbytes : 0,
             (double) g->weight / gw);
   }

@@ -79,6 +79,8 @@ set_random_tunable (struct sched *s)
     { "back_seek_max", { 0, 16384, 16384, 1 << 20 } },
     { "back_seek_penalty", { 1, 2, 2, 10 } },
     { "target_latency", { 50 * MS, 300 * MS, 300 * MS, 600 * MS } },
+    { "hw_tag", { 0, 1, 2, 2 } },
+    { "merge", { 0, 1, 1, 1 } },
   };
   unsigned i = rnd (sizeof opts / sizeof opts[0]);
   uint64_t v = opts[i].v[rnd (4)], back;

@@ -22,6 +22,8 @@ test_tunables (void)
     { "back_seek_max", "KiB", 16384 }, { "back_seek_penalty", "factor", 2 },
     { "low_latency", "bool", 1 }, { "target_latency", "ns", 300 * MS },
     { "mode", "mode", CFQ_MODE_AUTO }, { "rotational", "bool", 1 },
+    { "group_isolation", "bool", 1 }, { "merge", "bool", 1 },
+    { "hw_tag", "mode", 2 },
   };
 
   assert (s);
@@ -50,6 +52,7 @@ test_tunables (void)
   assert (sched_set (s, "mode", 3) == -ERANGE);
   assert (sched_set (s, "low_latency", 2) == -ERANGE);
   assert (sched_set (s, "quantum", 0) == -ERANGE);
+  assert (sched_set (s, "group_isolation", 0) == -ERANGE);
   assert (cfq_mode_parse ("iops", &v) == 0 && v == CFQ_MODE_IOPS);
   assert (cfq_mode_parse ("time", &v) == 0 && v == CFQ_MODE_TIME);
   assert (cfq_mode_parse ("auto", &v) == 0 && v == CFQ_MODE_AUTO);
@@ -206,6 +209,161 @@ test_idling (void)
   printf ("idling: ok\n");
 }
 
+/* group_idle: with queue idling off (slice_idle=0), a group's last queue
+ * that runs dry still holds the disk for group_idle, and only when it is
+ * alone in its group.  IDLE class: never idles, one request in flight.
+ */
+static void
+test_group_idle_and_idle_class (void)
+{
+  struct sched *s = sched_create (&cfq_ops);
+  struct sched_group *ga = sched_group_new (s, "a", 500);
+  struct sched_group *gb = sched_group_new (s, "b", 500);
+  struct sched_queue *a1 = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);
+  struct sched_queue *b1 = sched_queue_new (s, gb, SCHED_CLASS_BE, 4);
+  struct sched_queue *a2, *id;
+  struct rq ra[2], rb[2], rc, ri[3];
+  struct cfq_stats st;
+  uint64_t next;
+  struct rq *r;
+
+  assert (sched_set (s, "slice_idle", 0) == 0);
+  assert (sched_set (s, "group_idle", 5 * MS) == 0);
+  assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
+  mkrq (&ra[0], a1, 0, 65536, RQ_SYNC);
+  sched_insert (s, &ra[0], 0);
+  r = sched_dispatch (s, 0, &next);
+  assert (r == &ra[0]);
+  for (int i = 0; i < 2; i++) {
+    mkrq (&rb[i], b1, 90000000 + 128 * i, 65536, RQ_SYNC);
+    sched_insert (s, &rb[i], 100);
+  }
+  sched_completed (s, &ra[0], 1 * MS);
+  /* a1 is its group's only queue: the group idle timer holds the disk. */
+  assert (sched_dispatch (s, 1 * MS, &next) == NULL);
+  assert (next == 6 * MS);
+  cfq_get_stats (s, &st);
+  assert (st.group_idle_arms == 1 && st.idle_arms == 0);
+  mkrq (&ra[1], a1, 128, 65536, RQ_SYNC);
+  sched_insert (s, &ra[1], 3 * MS);
+  assert (sched_dispatch (s, 3 * MS, &next) == &ra[1]);
+  sched_completed (s, &ra[1], 4 * MS);
+  /* The window armed for a1 holds even though a2 (same group, a queue
+   * that does not idle) and b have work; at its end the disk moves on.
+   */
+  a2 = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);
+  mkrq (&rc, a2, 50000000, 65536, RQ_SYNC);
+  sched_insert (s, &rc, 4 * MS);
+  assert (sched_dispatch (s, 4 * MS, &next) == NULL);
+  assert (next == 9 * MS);
+  r = sched_dispatch (s, next, &next);
+  assert (r && r != &ra[1]);
+  while (r) {
+    sched_completed (s, r, next = 10 * MS);
+    r = sched_dispatch (s, 10 * MS, &next);
+    if (!r && sched_has_work (s)) {
+      assert (next != SCHED_NEVER);
+      r = sched_dispatch (s, next, &next);
+    }
+  }
+  assert (!sched_has_work (s));
+
+  /* IDLE class: one request in flight at a time, no idle window after. */
+  assert (sched_set (s, "slice_idle", 8 * MS) == 0);
+  id = sched_queue_new (s, NULL, SCHED_CLASS_IDLE, 0);
+  for (int i = 0; i < 3; i++) {
+    mkrq (&ri[i], id, 8 * i, 4096, RQ_SYNC);
+    sched_insert (s, &ri[i], 1000 * MS);
+  }
+  r = sched_dispatch (s, 1000 * MS, &next);
+  assert (r == &ri[0]);
+  assert (sched_dispatch (s, 1000 * MS, &next) == NULL);
+  sched_completed (s, r, 1001 * MS);
+  cfq_get_stats (s, &st);
+  uint64_t arms = st.idle_arms + st.group_idle_arms;
+  r = sched_dispatch (s, 1001 * MS, &next);
+  assert (r == &ri[1]);
+  sched_completed (s, r, 1002 * MS);
+  r = sched_dispatch (s, 1002 * MS, &next);
+  assert (r == &ri[2]);
+  sched_completed (s, r, 1003 * MS);
+  cfq_get_stats (s, &st);
+  assert (st.idle_arms + st.group_idle_arms == arms);
+  assert (sched_dispatch (s, 1003 * MS, &next) == NULL);
+  assert (next == SCHED_NEVER);
+  sched_queue_free (s, a1);
+  sched_queue_free (s, a2);
+  sched_queue_free (s, b1);
+  sched_queue_free (s, id);
+  sched_destroy (s);
+  printf ("group_idle and idle class: ok\n");
+}
+
+/* low_latency: with 8 busy sequential readers, slices shrink so that all
+ * get a turn within target_latency (100 ms * 300 / 800 = 37.5 ms), and
+ * async depth ramps up one request per slice_sync after a delayed sync
+ * completion.
+ */
+static double
+mean_run (unsigned low_latency)
+{
+  struct harness h;
+  unsigned runs = 1;
+
+  h_init (&h, 1);
+  assert (sched_set (h.s, "low_latency", low_latency) == 0);
+  for (int i = 0; i < 8; i++)
+    h_client (&h, NULL, SCHED_CLASS_BE, 4)->depth = 2;
+  h_run (&h, 5000 * MS);
+  for (unsigned i = 1; i < h.nlog; i++)
+    runs += h.log[i] != h.log[i - 1];
+  h_fini (&h);
+  return (double) h.nlog / runs;        /* requests (= ms) per turn */
+}
+
+static void
+test_low_latency (void)
+{
+  double r1 = mean_run (1), r0 = mean_run (0);
+  struct sched *s = sched_create (&cfq_ops);
+  struct sched_queue *rd = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  struct sched_queue *wr = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  struct rq r, w[4];
+  uint64_t next;
+
+  printf ("turn length: low_latency=1 %.1f ms, 0 %.1f ms\n", r1, r0);
+  assert (r1 > 30 && r1 < 50);
+  assert (r0 > 90 && r0 < 115);
+
+  assert (sched_set (s, "slice_idle", 0) == 0);
+  assert (sched_set (s, "group_idle", 0) == 0);
+  mkrq (&r, rd, 0, 4096, RQ_SYNC);
+  sched_insert (s, &r, 0);
+  assert (sched_dispatch (s, 0, &next) == &r);
+  sched_completed (s, &r, 200 * MS);    /* 200 ms > fifo_expire_sync */
+  for (int i = 0; i < 4; i++) {
+    mkrq (&w[i], wr, 1000 + 8 * i, 4096, 0);
+    sched_insert (s, &w[i], 200 * MS);
+  }
+  assert (sched_dispatch (s, 200 * MS, &next) == &w[0]);
+  assert (sched_dispatch (s, 200 * MS, &next) == NULL);
+  assert (next == 300 * MS);
+  assert (sched_dispatch (s, 300 * MS, &next) == NULL);
+  assert (next == 400 * MS);
+  assert (sched_dispatch (s, 400 * MS, &next) == &w[1]);
+  assert (sched_dispatch (s, 400 * MS, &next) == NULL);
+  /* Without low_latency no ramp: the rest goes at once. */
+  assert (sched_set (s, "low_latency", 0) == 0);
+  assert (sched_dispatch (s, 400 * MS, &next) == &w[2]);
+  assert (sched_dispatch (s, 400 * MS, &next) == &w[3]);
+  for (int i = 0; i < 4; i++)
+    sched_completed (s, &w[i], 500 * MS);
+  sched_queue_free (s, rd);
+  sched_queue_free (s, wr);
+  sched_destroy (s);
+  printf ("low_latency: ok\n");
+}
+
 /* Fifo: checked at the first dispatch of a slice; an expired request
  * goes first even if far away.
  */
@@ -286,12 +444,15 @@ test_preemption (void)
 {
   struct sched *s;
   struct sched_queue *be, *rt, *idle, *async;
-  struct rq r1[4], r2[2];
+  struct rq r1[4], r2[2], r1x;
   struct cfq_stats st;
   uint64_t next;
   struct rq *r;
 
-  /* RT request preempts a BE slice: it goes next. */
+  /* RT request preempts a BE slice: it goes next.  (After a completion
+   * the mechanism runs dispatch before new requests come in, as Linux
+   * runs the queue from the completion path.)
+   */
   s = sched_create (&cfq_ops);
   be = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   rt = sched_queue_new (s, NULL, SCHED_CLASS_RT, 4);
@@ -301,29 +462,47 @@ test_preemption (void)
   }
   assert (sched_dispatch (s, 0, &next) == &r1[0]);
   sched_completed (s, &r1[0], 1 * MS);
+  assert (sched_dispatch (s, 1 * MS, &next) == &r1[1]);
   mkrq (&r2[0], rt, 90000000, 4096, RQ_SYNC);
   sched_insert (s, &r2[0], 2 * MS);
   cfq_get_stats (s, &st);
   assert (st.preemptions == 1);
   assert (sched_dispatch (s, 2 * MS, &next) == &r2[0]);
-  /* A BE request does not preempt an RT slice. */
-  sched_completed (s, &r2[0], 3 * MS);
+  /* A BE request does not preempt an RT slice: the RT queue waits for its
+   * request in flight, then idles, and gets its next request in.
+   */
+  sched_completed (s, &r1[1], 2 * MS + 500);
+  mkrq (&r1x, be, 64, 4096, RQ_SYNC);
+  sched_insert (s, &r1x, 3 * MS);
+  cfq_get_stats (s, &st);
+  assert (st.preemptions == 1);
+  assert (sched_dispatch (s, 3 * MS, &next) == NULL);
+  sched_completed (s, &r2[0], 4 * MS);
+  assert (sched_dispatch (s, 4 * MS, &next) == NULL);
+  assert (next == 12 * MS);
   mkrq (&r2[1], rt, 90000008, 4096, RQ_SYNC);
-  sched_insert (s, &r2[1], 3 * MS);
-  assert (sched_dispatch (s, 3 * MS, &next) == &r2[1]);
-  sched_completed (s, &r2[1], 4 * MS);
+  sched_insert (s, &r2[1], 5 * MS);
+  assert (sched_dispatch (s, 5 * MS, &next) == &r2[1]);
+  sched_completed (s, &r2[1], 6 * MS);
   cfq_get_stats (s, &st);
   assert (st.preemptions == 1);
   /* RT idles; the BE queue still waits (RT slice not over). */
-  assert (sched_dispatch (s, 4 * MS, &next) == NULL);
-  /* After the window, BE resumes where it was. */
+  assert (sched_dispatch (s, 6 * MS, &next) == NULL);
+  assert (next == 14 * MS);
+  /* After the window, BE resumes where it was, in sector order. */
   r = sched_dispatch (s, next, &next);
-  assert (r == &r1[1]);
+  assert (r == &r1[2]);
+  sched_completed (s, r, 15 * MS);
+  for (int i = 0; i < 2; i++) {
+    r = sched_dispatch (s, 15 * MS, &next);
+    assert (r == (i == 0 ? &r1[3] : &r1x));
+    sched_completed (s, r, 16 * MS);
+  }
   sched_queue_free (s, be);
   sched_queue_free (s, rt);
   sched_destroy (s);
 
-  /* A sync request preempts an async slice; an IDLE-class request
+  /* A sync request preempts an async queue; an IDLE-class request
    * preempts nothing.
    */
   s = sched_create (&cfq_ops);
@@ -343,11 +522,16 @@ test_preemption (void)
   sched_insert (s, &r2[1], 1 * MS);
   cfq_get_stats (s, &st);
   assert (st.preemptions == 1);
-  /* The async request in flight drains first (sync idling queue waits for
-   * async in flight), then the sync request goes.
+  /* 2.6.36: the group resumes its saved async workload slice, so the
+   * async queue is chosen again and runs dry; then its requests drain
+   * (an idling sync queue waits for async in flight) and the sync
+   * request goes.
    */
+  for (int i = 1; i < 4; i++)
+    assert (sched_dispatch (s, 1 * MS, &next) == &r1[i]);
   assert (sched_dispatch (s, 1 * MS, &next) == NULL);
-  sched_completed (s, &r1[0], 2 * MS);
+  for (int i = 0; i < 4; i++)
+    sched_completed (s, &r1[i], 2 * MS);
   assert (sched_dispatch (s, 2 * MS, &next) == &r2[1]);
   sched_completed (s, &r2[1], 3 * MS);
   sched_queue_free (s, async);
@@ -367,7 +551,161 @@ test_preemption (void)
   }
   assert (!sched_has_work (s));
   sched_destroy (s);
+  /* The queue run owed to a completion goes first: the queue chosen when
+   * a's request completed gets one request out before an RT request that
+   * arrives before our next dispatch call (as from a mechanism that
+   * resubmits in its completion callback) preempts it.
+   */
+  s = sched_create (&cfq_ops);
+  assert (sched_set (s, "slice_idle", 0) == 0);
+  assert (sched_set (s, "group_idle", 0) == 0);
+  be = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  async = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);   /* a 2nd BE */
+  rt = sched_queue_new (s, NULL, SCHED_CLASS_RT, 4);
+  mkrq (&r2[0], be, 0, 4096, RQ_SYNC);
+  sched_insert (s, &r2[0], 0);
+  assert (sched_dispatch (s, 0, &next) == &r2[0]);
+  for (int i = 0; i < 2; i++) {
+    mkrq (&r1[i], async, 1000000 + 8 * i, 4096, RQ_SYNC);
+    sched_insert (s, &r1[i], 100);
+  }
+  sched_completed (s, &r2[0], 1 * MS);
+  mkrq (&r2[1], rt, 5000000, 4096, RQ_SYNC);
+  sched_insert (s, &r2[1], 1 * MS);
+  cfq_get_stats (s, &st);
+  assert (st.preemptions == 0);
+  assert (sched_dispatch (s, 1 * MS, &next) == &r1[0]);
+  cfq_get_stats (s, &st);
+  assert (st.preemptions == 1);
+  assert (sched_dispatch (s, 1 * MS, &next) == &r2[1]);
+  sched_completed (s, &r1[0], 2 * MS);
+  sched_completed (s, &r2[1], 2 * MS);
+  assert (sched_dispatch (s, 2 * MS, &next) == &r1[1]);
+  sched_completed (s, &r1[1], 3 * MS);
+  sched_queue_free (s, be);
+  sched_queue_free (s, async);
+  sched_queue_free (s, rt);
+  sched_destroy (s);
   printf ("preemption: ok\n");
+}
+
+/* Later CFQ (3.x/4.x): an async queue whose fifo holds an expired request
+ * must dispatch it (must_dispatch); a sync request arriving before it did
+ * does not preempt the queue.  Without an expired request the sync
+ * arrival still preempts it (after the one request of the queue run owed
+ * to the completion).  slice_idle=0 so the reader does not idle and the
+ * async queue is chosen at the reader's completion.
+ */
+static void
+test_async_must_dispatch (void)
+{
+  for (int expired = 0; expired <= 1; expired++) {
+    const uint64_t t = expired ? 300 * MS : 100 * MS;   /* fifo: 250 ms */
+    struct sched *s = sched_create (&cfq_ops);
+    struct sched_queue *w, *rd;
+    struct rq wr[2], r0, r1;
+    struct cfq_stats st;
+    uint64_t next;
+    struct rq *r;
+
+    assert (sched_set (s, "slice_idle", 0) == 0);
+    assert (sched_set (s, "group_idle", 0) == 0);
+    w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+    rd = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+    mkrq (&r0, rd, 0, 4096, RQ_SYNC);
+    sched_insert (s, &r0, 0);
+    assert (sched_dispatch (s, 0, &next) == &r0);
+    for (int i = 0; i < 2; i++) {
+      mkrq (&wr[i], w, 1000000 + 128 * i, 65536, 0);
+      sched_insert (s, &wr[i], 0);
+    }
+    /* The reader's request completes; the async queue is chosen; the
+     * reader's next request arrives before our next dispatch.
+     */
+    sched_completed (s, &r0, t);
+    mkrq (&r1, rd, 8, 4096, RQ_SYNC);
+    sched_insert (s, &r1, t);
+    r = sched_dispatch (s, t, &next);
+    assert (r == &wr[0]);
+    cfq_get_stats (s, &st);
+    if (expired) {
+      assert (st.fifo_expired == 1);
+      assert (st.preemptions == 0);
+    }
+    else {
+      assert (st.fifo_expired == 0);
+      assert (st.preemptions == 1);
+    }
+    /* Drain. */
+    sched_completed (s, r, t + 1 * MS);
+    next = t + 1 * MS;
+    for (int n = 0; n < 100 && sched_has_work (s); n++) {
+      uint64_t now = next;
+      r = sched_dispatch (s, now, &next);
+      if (r) {
+        sched_completed (s, r, now + 1 * MS);
+        next = now + 1 * MS;
+      }
+      else
+        assert (next != SCHED_NEVER);
+    }
+    assert (!sched_has_work (s));
+    sched_queue_free (s, w);
+    sched_queue_free (s, rd);
+    sched_destroy (s);
+  }
+  printf ("async must_dispatch: ok\n");
+}
+
+/* Async deadline (ours): four sequential readers that idle (1 ms per
+ * request, one at a time) and a writer of 32 requests that thinks 100 ms.
+ * By rb_key alone the writer's turn comes back only every ~560 ms; once a
+ * request of it is past fifo_expire_async (250 ms) and it had no turn for
+ * as long, it goes at the next queue choice.  Measured as the longest run
+ * of reader dispatches (1 ms each) between two writer dispatches.
+ */
+static unsigned
+longest_reader_run (uint64_t fifo_expire_async)
+{
+  struct harness h;
+  unsigned run = 0, longest = 0;
+  struct h_client *w;
+
+  h_init (&h, 1);
+  assert (sched_set (h.s, "fifo_expire_async", fifo_expire_async) == 0);
+  w = h_client (&h, NULL, SCHED_CLASS_BE, 4);
+  w->flags = 0;
+  w->depth = 32;
+  w->think = 100 * MS;
+  w->cost = 200 * 1000;
+  w->len = 65536;
+  for (int i = 0; i < 4; i++)
+    h_client (&h, NULL, SCHED_CLASS_BE, 4);
+  h_run (&h, 3000 * MS);
+  for (unsigned i = 0; i < h.nlog; i++) {
+    if (h.log[i] == 0) {
+      longest = run > longest ? run : longest;
+      run = 0;
+    }
+    else
+      run++;
+  }
+  h_fini (&h);
+  return longest;
+}
+
+static void
+test_async_deadline (void)
+{
+  unsigned on = longest_reader_run (250 * MS);
+  unsigned off = longest_reader_run (60000 * MS);
+
+  printf ("longest reader run between writer turns: %u ms (deadline), "
+          "%u ms (fifo_expire_async=60s)\n", on, off);
+  /* 250 ms deadline + 100 ms think + at most one reader slice. */
+  assert (on <= 250 + 100 + 100);
+  assert (off > on + 50);
+  printf ("async deadline: ok\n");
 }
 
 /* hw_tag: a device that takes 32 requests at a time is seen as queueing,
@@ -437,6 +775,12 @@ test_iops_mode (void)
   assert (sched_set (s, "slice_idle", 0) == 0);
   cfq_get_stats (s, &st);
   assert (st.iops_mode);
+  assert (sched_set (s, "hw_tag", 0) == 0);
+  cfq_get_stats (s, &st);
+  assert (!st.iops_mode && st.hw_tag == 0);
+  assert (sched_set (s, "hw_tag", 2) == 0);
+  cfq_get_stats (s, &st);
+  assert (st.iops_mode && st.hw_tag == -1);
   assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
   cfq_get_stats (s, &st);
   assert (!st.iops_mode);
@@ -515,9 +859,13 @@ main (void)
   test_tunables ();
   test_classes ();
   test_idling ();
+  test_group_idle_and_idle_class ();
+  test_low_latency ();
   test_fifo ();
   test_back_seek ();
   test_preemption ();
+  test_async_must_dispatch ();
+  test_async_deadline ();
   test_hw_tag ();
   test_iops_mode ();
   test_merge_split ();

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "devmodel.h"
+#include "hist.h"
 #include "stats.h"
 
 static struct rq
@@ -261,7 +262,7 @@ static void
 test_parsers_and_stats (void)
 {
   uint64_t v;
-  struct stats_hist h;
+  struct hist h;
   uint64_t vals[10000];
   double eq[4] = { 2, 2, 2, 2 }, one[4] = { 1, 0, 0, 0 };
 
@@ -277,18 +278,18 @@ test_parsers_and_stats (void)
   assert (devmodel_parse_rate ("150M", &v) == 0 && v == 150000000);
   assert (devmodel_parse_rate ("1.5GB/s", &v) == 0 && v == 1500000000);
 
-  stats_hist_init (&h);
-  assert (stats_hist_percentile (&h, 50) == 0);
+  hist_init (&h);
+  assert (hist_quantile (&h, 0.50) == 0);
   for (int i = 0; i < 10000; i++) {
     vals[i] = (uint64_t) (rnd () % 100000000) + 1;
-    stats_hist_add (&h, vals[i]);
+    hist_add (&h, vals[i]);
   }
   for (double p = 1; p <= 100; p += 7.5) {
     uint64_t e = stats_percentile (vals, 10000, p);
-    uint64_t a = stats_hist_percentile (&h, p);
+    uint64_t a = hist_quantile (&h, p / 100);
     assert ((double) a > 0.99 * e && (double) a < 1.01 * e);
   }
-  assert (stats_hist_percentile (&h, 100) == h.max);
+  assert (hist_quantile (&h, 1.0) == h.max);
   assert (h.max == stats_percentile (vals, 10000, 100));
   assert (stats_jain (eq, 4) > 0.999999);
   assert (stats_jain (one, 4) > 0.249999 && stats_jain (one, 4) < 0.250001);
