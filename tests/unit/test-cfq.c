@@ -852,6 +852,103 @@ test_group_weights (void)
   printf ("group weights: ok\n");
 }
 
+/* Queueing SSD, IOPS mode.  (1) group_idle arms for a group's last queue
+ * only when another group is busy (a share to protect), never with one
+ * group alone.  (2) With no idling, a group that empties and is back
+ * within CFQ_IDLE_DELAY (200 ms) keeps its vdisktime instead of going to
+ * the end of the tree (our deviation); later than that it goes to the end.
+ */
+static void
+test_ssd_group_place (void)
+{
+  struct sched *s = sched_create (&cfq_ops);
+  struct sched_group *ga = sched_group_new (s, "a", 500);
+  struct sched_group *gc = sched_group_new (s, "c", 100);
+  struct sched_queue *a = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);
+  struct sched_queue *c = sched_queue_new (s, gc, SCHED_CLASS_BE, 4);
+  struct rq ra[4], rc[2];
+  struct cfq_stats st;
+  uint64_t next, va, vc;
+
+  assert (sched_set (s, "slice_idle", 0) == 0);
+  assert (sched_set (s, "group_idle", 8 * MS) == 0);
+  assert (sched_set (s, "rotational", 0) == 0);
+  assert (sched_set (s, "hw_tag", 1) == 0);
+  assert (sched_set (s, "mode", CFQ_MODE_IOPS) == 0);
+
+  /* (1) a alone: its queue empties, no group idle window. */
+  mkrq (&ra[0], a, 0, 4096, RQ_SYNC);
+  sched_insert (s, &ra[0], 0);
+  assert (sched_dispatch (s, 0, &next) == &ra[0]);
+  sched_completed (s, &ra[0], 1 * MS);
+  assert (sched_dispatch (s, 1 * MS, &next) == NULL);
+  cfq_get_stats (s, &st);
+  assert (st.group_idle_arms == 0);
+  /* a and c busy: a's last request completes, the window holds the disk
+   * for a although c has work.
+   */
+  mkrq (&ra[1], a, 8, 4096, RQ_SYNC);
+  mkrq (&rc[0], c, 90000000, 4096, RQ_SYNC);
+  sched_insert (s, &ra[1], 2 * MS);
+  sched_insert (s, &rc[0], 2 * MS);
+  assert (sched_dispatch (s, 2 * MS, &next) == &ra[1]);
+  sched_completed (s, &ra[1], 3 * MS);
+  assert (sched_dispatch (s, 3 * MS, &next) == NULL);
+  assert (next == 11 * MS);
+  cfq_get_stats (s, &st);
+  assert (st.group_idle_arms == 1);
+  /* The window runs out: c gets the disk. */
+  assert (sched_dispatch (s, 11 * MS, &next) == &rc[0]);
+  sched_completed (s, &rc[0], 12 * MS);
+  assert (sched_dispatch (s, 12 * MS, &next) == NULL);
+
+  /* (2) No idling now.  c is still the active group (nothing queued,
+   * nothing to expire it for); a left the tree when its window ran out.
+   */
+  assert (sched_set (s, "group_idle", 0) == 0);
+  va = cfq_group_vdisktime (s, ga);
+  vc = cfq_group_vdisktime (s, gc);
+  /* a back 9 ms after it left: it keeps its vdisktime.  2.6.36 would put
+   * it behind c, at vc + CFQ_IDLE_DELAY.
+   */
+  mkrq (&ra[2], a, 16, 4096, RQ_SYNC);
+  sched_insert (s, &ra[2], 20 * MS);
+  assert (cfq_group_vdisktime (s, ga) == va);
+  assert (va != vc + 200 * MS);
+  /* c expires empty (charged 1 request at weight 100) and leaves. */
+  assert (sched_dispatch (s, 20 * MS, &next) == &ra[2]);
+  assert (cfq_group_vdisktime (s, gc) > vc);
+  vc = cfq_group_vdisktime (s, gc);
+  sched_completed (s, &ra[2], 21 * MS);
+  /* c back 1 ms after it left: it keeps its place, although it is now
+   * far ahead of a (2.6.36: a's vdisktime + CFQ_IDLE_DELAY, before it).
+   */
+  mkrq (&rc[1], c, 90000008, 4096, RQ_SYNC);
+  sched_insert (s, &rc[1], 21 * MS);
+  assert (cfq_group_vdisktime (s, gc) == vc);
+  assert (vc > cfq_group_vdisktime (s, ga) + 200 * MS);
+  /* a expires and leaves; c is served. */
+  assert (sched_dispatch (s, 21 * MS, &next) == &rc[1]);
+  sched_completed (s, &rc[1], 22 * MS);
+  vc = cfq_group_vdisktime (s, gc);
+  assert (cfq_group_vdisktime (s, ga) < vc);
+  /* a back 379 ms after it left: too long, it goes to the end of the
+   * tree, behind c, as in 2.6.36.
+   */
+  mkrq (&ra[3], a, 24, 4096, RQ_SYNC);
+  sched_insert (s, &ra[3], 400 * MS);
+  assert (cfq_group_vdisktime (s, ga) == vc + 200 * MS);
+  assert (sched_dispatch (s, 400 * MS, &next) == &ra[3]);
+  sched_completed (s, &ra[3], 401 * MS);
+  assert (sched_dispatch (s, 401 * MS, &next) == NULL);
+  assert (!sched_has_work (s));
+
+  sched_queue_free (s, a);
+  sched_queue_free (s, c);
+  sched_destroy (s);
+  printf ("ssd group idle and group place: ok\n");
+}
+
 int
 main (void)
 {
@@ -860,6 +957,7 @@ main (void)
   test_classes ();
   test_idling ();
   test_group_idle_and_idle_class ();
+  test_ssd_group_place ();
   test_low_latency ();
   test_fifo ();
   test_back_seek ();
