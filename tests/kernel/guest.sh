@@ -22,9 +22,10 @@
 #   CFQ_PLUGINARGS  more plugin parameters, comma-separated
 #                (scheduler=cfq,queue_depth=8); default none
 #   CFQ_NONCE    the token to print with the verdict
-#   CFQ_SERVERS  how the two exports are served: "two" nbdkit instances on
-#                two ports with the default export "" (default), or "one"
-#                nbdkit with two named exports on one port
+#   CFQ_SERVERS  how the two exports are served: "one" nbdkit with two
+#                named exports (two tenants' regions of one device) on one
+#                port (default), or "two" nbdkit instances on two ports with
+#                the default export ""
 #   CFQ_BACKING  what the server opens: "loop" (default): a loop device over
 #                a tmpfs image, which accepts O_DIRECT (tmpfs in 6.1 does
 #                not); "file": the tmpfs image itself
@@ -32,7 +33,7 @@ set -u
 
 plugin=${CFQ_PLUGIN:?CFQ_PLUGIN not set}
 nonce=${CFQ_NONCE:?CFQ_NONCE not set}
-servers=${CFQ_SERVERS:-two}
+servers=${CFQ_SERVERS:-one}
 backing=${CFQ_BACKING:-loop}
 plugin_args=$(echo "${CFQ_PLUGINARGS:-}" | tr , ' ')
 
@@ -165,12 +166,31 @@ case "$servers" in
     done
     ;;
   one)
-    # One server, export names disk0, disk1.  nbdkit's file plugin serves
-    # the regular files of a directory by name; our plugin's syntax for
-    # several exports goes here once it has one.
-    [ "$plugin" = file ] && [ "$backing" = file ] ||
-      fail "CFQ_SERVERS=one needs CFQ_PLUGIN=file CFQ_BACKING=file for now"
-    start_nbdkit "$work/nbdkit0.log" -p "$port" file dir="$work/exports"
+    # One server, export names disk0, disk1.  With our plugin: one device
+    # (a loop device over one image), a tenant group and a region per
+    # export, as a multi-tenant server is meant to be used.  nbdkit's file
+    # plugin (the stand-in) serves the regular files of a directory by name.
+    if [ "$plugin" = file ]; then
+      [ "$backing" = file ] ||
+        fail "CFQ_SERVERS=one with CFQ_PLUGIN=file needs CFQ_BACKING=file"
+      start_nbdkit "$work/nbdkit0.log" -p "$port" file dir="$work/exports"
+    else
+      all="$work/all.img"
+      run truncate-all truncate -s "$((img_mb * nexp))M" "$all"
+      case "$backing" in
+        loop) dev=$(losetup -f --show "$all") || fail "losetup $all" ;;
+        *) dev=$all ;;
+      esac
+      conf="$work/tenants.conf"
+      printf '[device]\nfile = %s\n' "$dev" >"$conf"
+      for i in $(seq 0 $((nexp - 1))); do
+        printf '[group g%d]\nweight = %d\n[export disk%d]\ngroup = g%d\noffset = %dM\nsize = %dM\n' \
+          "$i" $((200 * (i + 1))) "$i" "$i" $((img_mb * i)) "$img_mb" >>"$conf"
+      done
+      cat "$conf"
+      start_nbdkit "$work/nbdkit0.log" -p "$port" \
+        "$plugin" config="$conf" $plugin_args
+    fi
     ;;
   *) fail "unknown CFQ_SERVERS=$servers" ;;
 esac

@@ -19,8 +19,9 @@
 #   CFQ_KERNEL_PLUGIN_ARGS  more parameters for the plugin, space-separated
 #                       (no commas inside); default "scheduler=cfq" for our
 #                       plugin, none for the stand-in
-#   CFQ_KERNEL_SERVERS  "two" (two nbdkit on two ports, default) or "one"
-#                       (one nbdkit, two named exports); see guest.sh
+#   CFQ_KERNEL_SERVERS  "one" (one nbdkit, two named exports: two tenant
+#                       regions of one device; default) or "two" (two nbdkit
+#                       on two ports); see guest.sh
 #   CFQ_KERNEL_BACKING  "loop" (default) or "file"; see guest.sh
 #   CFQ_KERNEL_TIMEOUT  seconds the VM may run, default 900
 #   CFQ_KERNEL_VERSION  kernel to boot, default the newest installed Debian
@@ -32,7 +33,7 @@ here=$top/tests/kernel
 cd "$top" || exit 1
 
 plugin=${CFQ_KERNEL_PLUGIN:-$top/plugin/nbdkit-cfq-plugin.so}
-servers=${CFQ_KERNEL_SERVERS:-two}
+servers=${CFQ_KERNEL_SERVERS:-one}
 backing=${CFQ_KERNEL_BACKING:-loop}
 limit=${CFQ_KERNEL_TIMEOUT:-900}
 
