@@ -1111,13 +1111,22 @@ cfq_can_extents (void *handle)
  * not device I/O, so it does not go through the scheduler.  Every lseek
  * here names its offset, so sharing the descriptor's position between
  * threads does not matter (no I/O uses that position).
+ *
+ * One extent per reply, always (as if the client had asked REQ_ONE; the
+ * protocol lets a server answer less than asked and the client asks again
+ * for the rest).  nbdkit 1.32.x keeps sending a block-status reply's
+ * descriptors after the first failed send and then aborts on the closed
+ * socket (server/protocol.c, send_structured_reply_block_status), so a
+ * client that hangs up during a multi-descriptor reply would kill the
+ * whole server even with --threads=1.  With one descriptor there is no
+ * send after the failing one.
  */
 static int
 cfq_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
              struct nbdkit_extents *extents)
 {
   struct cfq_handle *h = handle;
-  const bool req_one = flags & NBDKIT_FLAG_REQ_ONE;
+  const bool req_one = true;       /* see above */
   const int fd = h->b->fds[FILE_BUFFERED];
   const uint64_t base = h->base, rend = h->base + h->size;
   const uint64_t end = base + offset + count;
