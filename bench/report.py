@@ -141,7 +141,6 @@ def tenants_round(out, jpath, s1, s2, names, weights):
 def tenants_report(out, settings, p, summary):
     """The "tenants" section: three weighted tenants, cfq against fifo."""
     path = os.path.join(out, "tenants.tsv")
-    p("")
     if os.path.exists(os.path.join(out, "tenants.skipped")):
         with open(os.path.join(out, "tenants.skipped")) as f:
             why = f.read().strip()
@@ -379,7 +378,7 @@ def main():
             wsum["ratios"]["cfq/fifo"] = r
             ok = r >= CFQ_VS_FIFO
             verdicts.append((w, "cfq/fifo", CFQ_VS_FIFO, ok))
-            p("  %-19s %6.2fx  target >= %.2fx  %s  (cfq within %d%% of fifo, one client)" %
+            p("  %-19s %6.2fx  target >= %.2fx  %s  (cfq at most %d%% below fifo, one client)" %
               ("cfq/fifo", r, CFQ_VS_FIFO, "met" if ok else "NOT MET",
                round((1 - CFQ_VS_FIFO) * 100)))
         elif cfq_listed:
@@ -399,7 +398,7 @@ def main():
     p("targets (ours = fifo row; ratio of median IOPS):")
     p("  >= 1.00x file plugin on every read workload; >= 1.00x qemu-storage-daemon on "
       "every workload; goal >= 0.85x min(null, raw) on every workload;")
-    p("  cfq/fifo >= %.2fx on every workload (cfq within %d%% of fifo's throughput, one client)"
+    p("  cfq/fifo >= %.2fx on every workload (cfq at most %d%% below fifo's throughput, one client)"
       % (CFQ_VS_FIFO, round((1 - CFQ_VS_FIFO) * 100)))
     met = sum(1 for v in verdicts if v[3] is True)
     miss = [v for v in verdicts if v[3] is False]

@@ -128,7 +128,7 @@ tenants_run() {  # ROUND MODE SCHED
   stop_server "$SRV_PID"
   SRV_PID=
   if [ $status != ok ]; then
-    json= s1= s2=
+    json='' s1='' s2=''
     say "tenants round $r $mode $sched: $note"
   fi
   [ -n "$s1" ] || s2=
