@@ -12,7 +12,10 @@
 #   file  nbdkit file plugin, cache=none          the stock nbdkit server
 #   qsd   qemu-storage-daemon io_uring, O_DIRECT  QEMU's block layer
 #   fifo  our plugin, scheduler=fifo              what we ship
-#   cfq   our plugin, scheduler=cfq               (skipped while it refuses)
+#   cfq   our plugin, scheduler=cfq               target: >= 0.95x fifo
+#
+# then the "tenants" section (bench/tenants.sh): three weighted tenants on
+# one server, cfq against fifo, on the disk and on an emulated SSD.
 #
 # Noise: the machine is shared, so one run means little.  Each round runs
 # every (workload x target) once, targets interleaved within the workload and
