@@ -33,9 +33,12 @@ RATIOS = [
     ("min(null,raw)", "min(null, raw)", "all", 0.85),
 ]
 
+# scheduler=cfq's median IOPS against scheduler=fifo's, one client, on every
+# workload: the scheduler may cost at most 5%.
+CFQ_VS_FIFO = 0.95
+
 # Informational ratios between two rows when both ran: (row, base, meaning).
 EXTRA = [
-    ("cfq", "fifo", "the cfq scheduler's cost against fifo, one client"),
     ("onull", "null", "our request path vs nbdkit's, neither touching a disk"),
 ]
 
@@ -77,6 +80,169 @@ def med(xs):
 
 def fmt(x, spec):
     return "-" if x is None else format(x, spec)
+
+
+def jain(xs):
+    """Jain's fairness index of xs: 1.0 when all equal, 1/n when one has all."""
+    xs = [float(x) for x in xs]
+    sq = sum(x * x for x in xs)
+    return (sum(xs) ** 2) / (len(xs) * sq) if sq else None
+
+
+def stats_bytes(path):
+    """{export: bytes of every type} from one control-socket "stats" answer."""
+    with open(path) as f:
+        doc = json.load(f)
+    ex = doc["exports"]
+    if isinstance(ex, dict):
+        ex = [dict(v, name=k) for k, v in ex.items()]
+    out = {}
+    for e in ex:
+        b = e.get("bytes", 0)
+        out[e["name"]] = float(sum(b.values()) if isinstance(b, dict) else b)
+    return out
+
+
+def tenants_round(out, jpath, s1, s2, names, weights):
+    """Per-tenant numbers of one run of the tenants section."""
+    with open(os.path.join(out, jpath)) as f:
+        j = json.load(f)
+    jobs = {job["jobname"]: job for job in j["jobs"]}
+    ten = {}
+    for n in names:
+        job = jobs[n]
+        if job.get("error"):
+            raise ValueError("fio job %s error %s in %s" % (n, job["error"], jpath))
+        d = job["read"]
+        pct = d["clat_ns"].get("percentile", {})
+        ten[n] = {"iops": d["iops"], "mibs": d["bw_bytes"] / 1048576.0,
+                  "bytes": float(d["io_bytes"]),
+                  "p50_us": pct.get("50.000000", 0) / 1000.0,
+                  "p99_us": pct.get("99.000000", 0) / 1000.0}
+    total = sum(t["bytes"] for t in ten.values())
+    wsum = float(sum(weights.values()))
+    for n in names:
+        ten[n]["share"] = ten[n]["bytes"] / total if total else None
+        ten[n]["want"] = weights[n] / wsum
+    srv = None
+    if s1 and s2:
+        b1, b2 = stats_bytes(os.path.join(out, s1)), stats_bytes(os.path.join(out, s2))
+        srv = {n: b2.get(n, 0.0) - b1.get(n, 0.0) for n in names}
+        st = sum(srv.values())
+        for n in names:
+            ten[n]["srv_share"] = srv[n] / st if st else None
+    agg = {"iops": sum(t["iops"] for t in ten.values()),
+           "mibs": sum(t["mibs"] for t in ten.values())}
+    return {"tenants": ten, "aggregate": agg,
+            "jain": jain([ten[n]["bytes"] / weights[n] for n in names]),
+            "srv_jain": (jain([srv[n] / weights[n] for n in names]) if srv else None)}
+
+
+def tenants_report(out, settings, p, summary):
+    """The "tenants" section: three weighted tenants, cfq against fifo."""
+    path = os.path.join(out, "tenants.tsv")
+    if os.path.exists(os.path.join(out, "tenants.skipped")):
+        with open(os.path.join(out, "tenants.skipped")) as f:
+            why = f.read().strip()
+        p("== tenants  skipped: %s" % why)
+        summary["tenants"] = {"skipped": why}
+        return
+    if not os.path.exists(path):
+        p("== tenants  not run (BENCH_TENANTS=0)")
+        summary["tenants"] = {"skipped": "BENCH_TENANTS=0"}
+        return
+    names = settings.get("tenant_names", "w100,w200,w400").split(",")
+    wl = [int(x) for x in settings.get("tenant_weights", "100,200,400").split(",")]
+    weights = dict(zip(names, wl))
+    depth = settings.get("tenant_depth", "?")
+    runs = {}               # (mode, sched) -> [round numbers]
+    fails = {}
+    modes, scheds = [], []
+    for row in read_tsv(path)[1:]:
+        row += [""] * (8 - len(row))
+        rnd, mode, sched, status, jpath, s1, s2, note = row[:8]
+        if mode not in modes:
+            modes.append(mode)
+        if sched not in scheds:
+            scheds.append(sched)
+        if status != "ok":
+            fails.setdefault((mode, sched), []).append("round %s: %s" % (rnd, note))
+            continue
+        try:
+            runs.setdefault((mode, sched), []).append(
+                tenants_round(out, jpath, s1, s2, names, weights))
+        except (OSError, ValueError, KeyError) as e:
+            fails.setdefault((mode, sched), []).append("round %s: %s" % (rnd, e))
+    p("== tenants: 3 exports of the image, weights %s; each tenant one fio job, one "
+      "connection, 4k randread iodepth=%s" % ("/".join(str(w) for w in wl), depth))
+    p("   disk = the real disk, no emulation; emu = emulate=ssd %s" %
+      settings.get("tenant_emulate", "").replace(",", " "))
+    p("   cfq tuned: %s; fifo: the baseline (arrival order)" %
+      settings.get("tenant_cfq", "").replace(",", " "))
+    p("   medians over rounds; share = tenant's bytes / all bytes (fio, after the ramp);")
+    p("   srv = the same from the control socket's per-export bytes (incl. the ramp);")
+    p("   Jain = Jain's index of bytes/weight over tenants (1.0 = exactly by weight;")
+    p("   equal throughput with weights 1:2:4 gives 0.78)")
+    tsum = {"weights": weights, "depth": depth,
+            "emulate": settings.get("tenant_emulate", "").replace(",", " "),
+            "cfq_tunables": settings.get("tenant_cfq", "").replace(",", " "),
+            "modes": {}}
+    for mode in modes:
+        msum = tsum["modes"].setdefault(mode, {"scheds": {}, "ratios": {}})
+        p("")
+        p("-- %s" % ("disk (real disk, no emulation)" if mode == "disk"
+                     else "emu (emulated SSD: the model is the bottleneck)" if mode == "emu"
+                     else mode))
+        p("  %-5s %-6s %6s %8s %8s %9s %9s %7s %7s %7s %3s" %
+          ("sched", "tenant", "weight", "IOPS", "MiB/s", "p50 us", "p99 us",
+           "share", "want", "srv", "n"))
+        aggs = {}
+        for sched in scheds:
+            rs = runs.get((mode, sched), [])
+            fl = fails.get((mode, sched), [])
+            if not rs:
+                p("  %-5s FAILED: %s" % (sched, "; ".join(fl) or "no runs"))
+                msum["scheds"][sched] = {"failed": fl}
+                continue
+            ssum = {"tenants": {}, "failed": fl, "n": len(rs)}
+            for n in names:
+                m = {k: med([r["tenants"][n].get(k) for r in rs]) for k in
+                     ("iops", "mibs", "p50_us", "p99_us", "share", "srv_share")}
+                m["weight"] = weights[n]
+                m["want"] = rs[0]["tenants"][n]["want"]
+                ssum["tenants"][n] = m
+                p("  %-5s %-6s %6d %8s %8s %9s %9s %6s%% %6.1f%% %6s%% %3d" %
+                  (sched, n, weights[n], fmt(m["iops"], ".0f"), fmt(m["mibs"], ".2f"),
+                   fmt(m["p50_us"], ".0f"), fmt(m["p99_us"], ".0f"),
+                   fmt(m["share"] * 100 if m["share"] is not None else None, ".1f"),
+                   m["want"] * 100,
+                   fmt(m["srv_share"] * 100 if m["srv_share"] is not None else None, ".1f"),
+                   len(rs)))
+            agg = {k: med([r["aggregate"][k] for r in rs]) for k in ("iops", "mibs")}
+            iops = [r["aggregate"]["iops"] for r in rs]
+            agg["spread"] = (max(iops) - min(iops)) / agg["iops"] if agg["iops"] else None
+            ssum["aggregate"] = agg
+            ssum["jain"] = med([r["jain"] for r in rs])
+            ssum["srv_jain"] = med([r["srv_jain"] for r in rs])
+            ssum["max_share_dev"] = med([max(abs(r["tenants"][n]["share"] -
+                                                 r["tenants"][n]["want"]) /
+                                             r["tenants"][n]["want"] for n in names)
+                                         for r in rs])
+            aggs[sched] = agg
+            p("  %-5s %-6s %6s %8s %8s   Jain %s (srv %s)  worst share off by %s%% rel"
+              "  spread %s%s" %
+              (sched, "all", "", fmt(agg["iops"], ".0f"), fmt(agg["mibs"], ".2f"),
+               fmt(ssum["jain"], ".3f"), fmt(ssum["srv_jain"], ".3f"),
+               fmt(ssum["max_share_dev"] * 100, ".0f"),
+               fmt(agg["spread"] * 100 if agg["spread"] is not None else None, ".0f"),
+               ("%" if agg["spread"] is not None else "") +
+               ("  (%d failed)" % len(fl) if fl else "")))
+            msum["scheds"][sched] = ssum
+        if "cfq" in aggs and "fifo" in aggs and aggs["fifo"]["iops"]:
+            r = aggs["cfq"]["iops"] / aggs["fifo"]["iops"]
+            msum["ratios"]["cfq/fifo_aggregate"] = r
+            p("  cfq/fifo aggregate IOPS %.2fx  (information: the cost of weighted fairness)" % r)
+    summary["tenants"] = tsum
 
 
 def main():
@@ -205,6 +371,20 @@ def main():
                 tag += "  [min is %s]" % ("null" if meds[peer] is meds.get("null") else "raw")
             p("  ours/%-14s %6.2fx  %s" % (peer, ratio, tag))
 
+        # cfq against fifo, one client: the scheduler's cost, with a target.
+        cfq_listed = any(name == "cfq" for name, _, _, _ in targets)
+        if "cfq" in meds and "fifo" in meds and meds["fifo"]["iops"]:
+            r = meds["cfq"]["iops"] / meds["fifo"]["iops"]
+            wsum["ratios"]["cfq/fifo"] = r
+            ok = r >= CFQ_VS_FIFO
+            verdicts.append((w, "cfq/fifo", CFQ_VS_FIFO, ok))
+            p("  %-19s %6.2fx  target >= %.2fx  %s  (cfq at most %d%% below fifo, one client)" %
+              ("cfq/fifo", r, CFQ_VS_FIFO, "met" if ok else "NOT MET",
+               round((1 - CFQ_VS_FIFO) * 100)))
+        elif cfq_listed:
+            p("  %-19s     n/a  (no %s result)" %
+              ("cfq/fifo", "cfq" if "cfq" not in meds else "fifo"))
+            verdicts.append((w, "cfq/fifo", CFQ_VS_FIFO, None))
         for a, b, what in EXTRA:
             if a in meds and b in meds and meds[b]["iops"]:
                 r = meds[a]["iops"] / meds[b]["iops"]
@@ -212,15 +392,22 @@ def main():
                 p("  %-19s %6.2fx  (information: %s)" % ("%s/%s" % (a, b), r, what))
 
     p("")
+    tenants_report(out, settings, p, summary)
+
+    p("")
     p("targets (ours = fifo row; ratio of median IOPS):")
     p("  >= 1.00x file plugin on every read workload; >= 1.00x qemu-storage-daemon on "
-      "every workload; goal >= 0.85x min(null, raw) on every workload")
+      "every workload; goal >= 0.85x min(null, raw) on every workload;")
+    p("  cfq/fifo >= %.2fx on every workload (cfq at most %d%% below fifo's throughput, one client)"
+      % (CFQ_VS_FIFO, round((1 - CFQ_VS_FIFO) * 100)))
     met = sum(1 for v in verdicts if v[3] is True)
     miss = [v for v in verdicts if v[3] is False]
     na = [v for v in verdicts if v[3] is None]
     p("  %d met, %d not met, %d not measured" % (met, len(miss), len(na)))
     for w, peer, thr, _ in miss:
         p("  NOT MET: %s vs %s (>= %.2fx)" % (w, peer, thr))
+    for w, peer, thr, _ in na:
+        p("  not measured: %s vs %s (>= %.2fx)" % (w, peer, thr))
     summary["verdicts"] = [{"workload": w, "peer": peer, "target": thr, "met": ok}
                            for w, peer, thr, ok in verdicts]
 

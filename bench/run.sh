@@ -12,7 +12,10 @@
 #   file  nbdkit file plugin, cache=none          the stock nbdkit server
 #   qsd   qemu-storage-daemon io_uring, O_DIRECT  QEMU's block layer
 #   fifo  our plugin, scheduler=fifo              what we ship
-#   cfq   our plugin, scheduler=cfq               (skipped while it refuses)
+#   cfq   our plugin, scheduler=cfq               target: >= 0.95x fifo
+#
+# then the "tenants" section (bench/tenants.sh): three weighted tenants on
+# one server, cfq against fifo, on the disk and on an emulated SSD.
 #
 # Noise: the machine is shared, so one run means little.  Each round runs
 # every (workload x target) once, targets interleaved within the workload and
@@ -55,7 +58,7 @@ else
 fi
 THREADS=${BENCH_THREADS:-32}
 WORKLOADS=${BENCH_WORKLOADS:-randread-4k-qd1 randread-4k-qd32 seqread-256k-qd8 randwrite-4k-qd32}
-TARGETS=${BENCH_TARGETS:-raw null file qsd fifo cfq}
+TARGETS=${BENCH_TARGETS-raw null file qsd fifo cfq}
 DIR=${BENCH_DIR:-/var/tmp}
 RESULTS=${BENCH_RESULTS:-$BENCH_HOME/results}
 DROP=${BENCH_DROP_CACHES:-1}
@@ -134,6 +137,9 @@ drop_caches() {
 # shellcheck source=bench/targets.sh
 . "$BENCH_HOME/targets.sh"
 
+# shellcheck source=bench/tenants.sh
+. "$BENCH_HOME/tenants.sh"
+
 # ---- checks --------------------------------------------------------------------
 for t in fio nbdkit nbdinfo setpriv numfmt; do
   command -v "$t" >/dev/null || die "$t not found (make deps)"
@@ -183,7 +189,7 @@ for t in $TARGETS; do
     printf '%s\tskipped\t%s\t%s\n' "$t" "$("t_${t}_label")" "$why" >>"$OUT/targets.tsv"
   fi
 done
-[ "${#RUN_TARGETS[@]}" -gt 0 ] || die "no target can run"
+[ -z "$TARGETS" ] || [ "${#RUN_TARGETS[@]}" -gt 0 ] || die "no target can run"
 
 {
   echo "date_utc=$STAMP"
@@ -256,6 +262,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     done
   done
 done
+tenants_section
 echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/settings.txt"
 
 # ---- the table ---------------------------------------------------------------------
