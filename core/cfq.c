@@ -386,6 +386,19 @@ struct sched_group {
                                    yet (drain charge); 0: none pending */
   unsigned busy_queues_avg[2];  /* [BE, RT]: decaying average of busy */
 
+  /* Lifetime counters of what happened to the group's queues, the same
+   * events as cfqd->stats counts device-wide (cfq_group_get_stats).
+   */
+  uint64_t st_slices;           /* its queues made active */
+  uint64_t st_idle_arms;        /* idle timer armed for it (slice_idle) */
+  uint64_t st_group_idle_arms;  /* idle timer armed for it (group_idle) */
+  uint64_t st_idle_hits;        /* requests arriving while it idled */
+  uint64_t st_idle_timeouts;    /* its idle windows that ran out */
+  uint64_t st_preemptions;      /* its active queue preempted */
+  uint64_t st_dispatched;       /* requests dispatched, lifetime */
+  uint64_t st_used_ns;          /* ns: slice usage at each expiry plus
+                                   the drain charge */
+
   struct rb_root st[2][3];      /* [BE, RT][ASYNC, SYNC_NOIDLE, SYNC] */
   struct rb_root st_idle;       /* IDLE class: one tree */
 
@@ -829,8 +842,10 @@ cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
 {
   if (!cfqg->drain_since)
     return;
-  if (now > cfqg->drain_since)
+  if (now > cfqg->drain_since) {
     cfq_group_charge (cfqd, cfqg, now - cfqg->drain_since);
+    cfqg->st_used_ns += now - cfqg->drain_since;
+  }
   cfqg->drain_since = 0;
 }
 
@@ -843,6 +858,7 @@ cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
   uint64_t charge;
 
   charge = cfq_cfqq_slice_usage (cfqq, now);
+  cfqg->st_used_ns += charge;
   if (iops_mode (cfqd))
     charge = (uint64_t) cfqq->slice_dispatch * CFQ_IOPS_CHARGE;
   else if (!cfqq->sync && !nr_sync)
@@ -1086,6 +1102,7 @@ __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
     cfqq->slice_new = true;
     cfq_del_timer (cfqd);
     cfqd->stats.slices++;
+    cfqq->cfqg->st_slices++;
     CFQ_TRACE (cfqd, cfqq, "active: queued=%u vdisktime=%llu",
                cfqq->queued[0] + cfqq->queued[1],
                (unsigned long long) cfqq->cfqg->vdisktime);
@@ -1295,10 +1312,14 @@ cfq_arm_slice_timer (struct cfqd *cfqd, uint64_t now)
   CFQ_TRACE (cfqd, cfqq, "idle armed: %s %llu us",
              group_idle ? "group_idle" : "slice_idle",
              (unsigned long long) (sl / 1000));
-  if (group_idle)
+  if (group_idle) {
     cfqd->stats.group_idle_arms++;
-  else
+    cfqq->cfqg->st_group_idle_arms++;
+  }
+  else {
     cfqd->stats.idle_arms++;
+    cfqq->cfqg->st_idle_arms++;
+  }
 }
 
 static void
@@ -1315,6 +1336,7 @@ cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   cfqd->last_position = rq_sector (rq) + rq_sectors (rq);
   rq->t_dispatch = now;
   cfqd->stats.dispatched++;
+  cfqq->cfqg->st_dispatched++;
 }
 
 /* The oldest request if its deadline passed; checked once per slice. */
@@ -1910,6 +1932,8 @@ static void
 cfq_preempt_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   cfqd->stats.preemptions++;
+  if (cfqd->active_queue)
+    cfqd->active_queue->cfqg->st_preemptions++;
   cfq_slice_expired (cfqd, true, now);
   /* The new queue goes to the front of its tree: served next within its
    * workload.  As in 2.6.36 the group resumes its saved workload: a sync
@@ -1943,6 +1967,7 @@ cfq_rq_enqueued (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
      */
     if (cfqq->wait_request) {
       cfqd->stats.idle_hits++;
+      cfqq->cfqg->st_idle_hits++;
       if (rq->len > CFQ_PAGE_SIZE || cfqd->busy_queues > 1) {
         cfq_del_timer (cfqd);
         cfqq->wait_request = false;
@@ -1987,6 +2012,7 @@ cfq_idle_slice_timer (struct cfqd *cfqd, uint64_t now)
     /* The idle did not pay: forget the queue was deep. */
     cfqq->deep = false;
     cfqd->stats.idle_timeouts++;
+    cfqq->cfqg->st_idle_timeouts++;
   }
 expire:
   cfq_slice_expired (cfqd, timed_out, now);
@@ -2634,4 +2660,12 @@ cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
   st->in_driver = cfqg->dispatched;
   st->on_service_tree = cfqg->on_st;
   st->serving = CFQD (s)->serving_group == cfqg;
+  st->slices = cfqg->st_slices;
+  st->idle_arms = cfqg->st_idle_arms;
+  st->group_idle_arms = cfqg->st_group_idle_arms;
+  st->idle_hits = cfqg->st_idle_hits;
+  st->idle_timeouts = cfqg->st_idle_timeouts;
+  st->preemptions = cfqg->st_preemptions;
+  st->dispatched = cfqg->st_dispatched;
+  st->used_ns = cfqg->st_used_ns;
 }
