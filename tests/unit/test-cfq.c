@@ -2,7 +2,8 @@
  *
  * Tunable table; classes and levels; idling and the idle deadline; fifo
  * expiry; back-seek choice; preemption; hw_tag detection; IOPS vs time
- * charging; queue merge and split; freeing a queue mid-flight.
+ * charging; queue merge and split; freeing a queue mid-flight; per-group
+ * counters and the drain charge.
  */
 #include "cfq-harness.h"
 
