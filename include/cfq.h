@@ -97,6 +97,19 @@ struct cfq_group_stats {
   unsigned in_driver;           /* its requests dispatched, not completed */
   bool on_service_tree;         /* waiting for or getting service */
   bool serving;                 /* the group being served now */
+  /* Lifetime counters, the device-wide ones of struct cfq_stats split by
+   * the group whose queue the event concerned (they sum to those):
+   */
+  uint64_t slices;              /* its queues made active */
+  uint64_t idle_arms;           /* idle timer armed (slice_idle) */
+  uint64_t group_idle_arms;     /* idle timer armed (group_idle) */
+  uint64_t idle_hits;           /* requests arriving while it idled */
+  uint64_t idle_timeouts;       /* its idle windows that ran out */
+  uint64_t preemptions;         /* its active queue preempted */
+  uint64_t dispatched;          /* requests dispatched */
+  uint64_t used_ns;             /* ns of disk time its slices used (as
+                                   charged in time mode, before weight
+                                   scaling; counted in IOPS mode too) */
 };
 extern void cfq_group_get_stats (struct sched *s, struct sched_group *g,
                                  struct cfq_group_stats *st);

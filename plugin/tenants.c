@@ -766,6 +766,14 @@ stats_json (struct strbuf *o)
                      gs.vdisktime, gs.weight, gs.busy_queues, gs.in_driver,
                      gs.on_service_tree ? "true" : "false",
                      gs.serving ? "true" : "false");
+      strbuf_printf (o, ",\"slices\":%" PRIu64 ",\"idle_arms\":%" PRIu64
+                     ",\"group_idle_arms\":%" PRIu64 ",\"idle_hits\":%"
+                     PRIu64 ",\"idle_timeouts\":%" PRIu64
+                     ",\"preemptions\":%" PRIu64 ",\"dispatched\":%" PRIu64
+                     ",\"used_ns\":%" PRIu64,
+                     gs.slices, gs.idle_arms, gs.group_idle_arms,
+                     gs.idle_hits, gs.idle_timeouts, gs.preemptions,
+                     gs.dispatched, gs.used_ns);
     }
     strbuf_printf (o, ",");
     json_iostat (o, &g->io, now, sn.gshare[i]);
@@ -834,9 +842,16 @@ stats_flat (struct strbuf *o)
     flat_name (o, g->cg->name);
     strbuf_printf (o, " weight=%u class=%s prio=%u", g->weight,
                    class_names[g->cg->cls], g->cg->prio);
-    if (is_cfq ())
-      strbuf_printf (o, " vdisktime=%" PRIu64,
-                     cfq_group_vdisktime (tn.s, g->sg));
+    if (is_cfq ()) {
+      struct cfq_group_stats gs;
+
+      cfq_group_get_stats (tn.s, g->sg, &gs);
+      strbuf_printf (o, " vdisktime=%" PRIu64 " slices=%" PRIu64
+                     " idle_hits=%" PRIu64 " idle_timeouts=%" PRIu64
+                     " used_ms=%" PRIu64, cfq_group_vdisktime (tn.s, g->sg),
+                     gs.slices, gs.idle_hits, gs.idle_timeouts,
+                     gs.used_ns / 1000000);
+    }
     flat_iostat (o, &g->io, now, sn.gshare[i]);
     strbuf_printf (o, "\n");
   }

@@ -115,6 +115,35 @@ EOF
 }
 check "$TESTDIR/s1.out" 20 10 3 2 1 || fail "stats after the first requests"
 
+# ---- per-group CFQ counters: each group has them, they sum to the device's --------
+"$PYTHON" - "$TESTDIR" "$TESTDIR/s1.out" <<'EOF' || fail "per-group CFQ counters"
+import sys
+sys.path.insert(0, sys.argv[1])
+from t4stats import load, entries
+doc = load(sys.argv[2])
+dev, groups = doc["device"], entries(doc, "groups")
+if dev.get("scheduler") != "cfq":
+    print("scheduler %s: no CFQ counters to check" % dev.get("scheduler"))
+    sys.exit(0)
+keys = ("slices", "idle_arms", "group_idle_arms", "idle_hits", "idle_timeouts",
+        "preemptions", "dispatched", "used_ns")
+for name, g in groups.items():
+    for k in keys:
+        assert isinstance(g.get(k), int) and g[k] >= 0, "group %s: %s = %r" % (name, k, g.get(k))
+    print("group %s: %s" % (name, " ".join("%s=%d" % (k, g[k]) for k in keys)))
+# Every request of this test is on a configured group's queue, so the
+# device-wide counters are the sums over the groups.
+for k in keys[:6]:
+    tot = sum(g[k] for g in groups.values())
+    assert tot == dev[k], "sum of groups' %s %d != device %d" % (k, tot, dev[k])
+assert groups["busy"]["slices"] > 0 and groups["busy"]["dispatched"] > 0, groups["busy"]
+assert groups["busy"]["used_ns"] > 0, groups["busy"]
+sp = groups["spare"]
+assert sp["slices"] == 0 and sp["dispatched"] == 0 and sp["used_ns"] == 0, \
+    "group spare had no request but counts %s" % sp
+print("per-group CFQ counters present and summing to the device's")
+EOF
+
 # ---- connections: a connected client is listed, with its export ------------------
 "$PYTHON" - "$srv_sock" "$CFQCTL" "$srv_ctl" <<'EOF' || fail "connections"
 import json, subprocess, sys
@@ -143,6 +172,22 @@ for k in iops mibs share p50_ms p99_ms max_ms; do
   grep -E '^group busy ' "$TESTDIR/flat.out" | grep -qE " $k=[0-9.]+( |$)" ||
     fail "stats flat: group busy has no numeric $k"
 done
+if grep -qE '^device - scheduler=cfq ' "$TESTDIR/flat.out"; then
+  for k in slices idle_hits idle_timeouts used_ms; do
+    grep -E '^group (busy|spare) ' "$TESTDIR/flat.out" | grep -vqE " $k=[0-9]+( |$)" &&
+      fail "stats flat: a group record has no integer $k"
+  done
+  # The groups' slices, idle hits and timeouts sum to the device record's.
+  for k in slices idle_hits idle_timeouts; do
+    gsum=$(grep -E '^group ' "$TESTDIR/flat.out" | grep -oE " $k=[0-9]+" |
+             cut -d= -f2 | awk '{ s += $1 } END { print s + 0 }')
+    dev=$(grep -E '^device - ' "$TESTDIR/flat.out" | grep -oE " $k=[0-9]+" | cut -d= -f2)
+    [ -n "$dev" ] && [ "$gsum" = "$dev" ] ||
+      fail "stats flat: groups' $k sum $gsum, device $dev"
+  done
+  grep -E '^group busy ' "$TESTDIR/flat.out" | grep -qE " slices=[1-9][0-9]*( |$)" ||
+    fail "stats flat: group busy had requests but no slice"
+fi
 ctl srv stats -i 1 -c 2 >"$TESTDIR/table.out" || fail "cfqctl stats -i 1 -c 2 failed"
 cat "$TESTDIR/table.out"
 [ "$(grep -c '^group  *busy ' "$TESTDIR/table.out")" = 2 ] ||

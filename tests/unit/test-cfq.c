@@ -2,7 +2,8 @@
  *
  * Tunable table; classes and levels; idling and the idle deadline; fifo
  * expiry; back-seek choice; preemption; hw_tag detection; IOPS vs time
- * charging; queue merge and split; freeing a queue mid-flight.
+ * charging; queue merge and split; freeing a queue mid-flight; per-group
+ * counters and the drain charge.
  */
 #include "cfq-harness.h"
 
@@ -949,6 +950,178 @@ test_ssd_group_place (void)
   printf ("ssd group idle and group place: ok\n");
 }
 
+/* Per-group counters (cfq_group_get_stats): exact on a scripted run, the
+ * idling sequence of test_idling with the two queues in two groups; then
+ * on a busy run of three groups on a queueing device, each sums to its
+ * device-wide counter, and a deep group that expires with requests in the
+ * driver is charged their drain (used_ns past its slices' usage).
+ */
+static void
+group_counters_sum (struct sched *s, struct sched_group **g, unsigned n)
+{
+  struct cfq_group_stats gs;
+  struct cfq_stats st;
+  uint64_t slices = 0, arms = 0, garms = 0, hits = 0, touts = 0;
+  uint64_t pre = 0, disp = 0;
+
+  cfq_get_stats (s, &st);
+  for (unsigned i = 0; i < n; i++) {
+    cfq_group_get_stats (s, g[i], &gs);
+    slices += gs.slices;
+    arms += gs.idle_arms;
+    garms += gs.group_idle_arms;
+    hits += gs.idle_hits;
+    touts += gs.idle_timeouts;
+    pre += gs.preemptions;
+    disp += gs.dispatched;
+  }
+  assert (slices == st.slices && arms == st.idle_arms);
+  assert (garms == st.group_idle_arms && hits == st.idle_hits);
+  assert (touts == st.idle_timeouts && pre == st.preemptions);
+  assert (disp == st.dispatched);
+}
+
+static void
+test_group_counters (void)
+{
+  struct sched *s = sched_create (&cfq_ops);
+  struct sched_group *g[2] = { sched_group_new (s, "a", 500),
+                               sched_group_new (s, "b", 500) };
+  struct sched_queue *a = sched_queue_new (s, g[0], SCHED_CLASS_BE, 4);
+  struct sched_queue *b = sched_queue_new (s, g[1], SCHED_CLASS_BE, 4);
+  struct cfq_group_stats ga, gb;
+  struct rq ra[2], rb[2];
+  uint64_t next;
+
+  assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
+  mkrq (&ra[0], a, 0, 4096, RQ_SYNC);
+  sched_insert (s, &ra[0], 0);
+  assert (sched_dispatch (s, 0, &next) == &ra[0]);
+  for (int i = 0; i < 2; i++) {
+    mkrq (&rb[i], b, 1000000 + 8 * i, 4096, RQ_SYNC);
+    sched_insert (s, &rb[i], 100 * US);
+  }
+  sched_completed (s, &ra[0], 1 * MS);          /* slice starts, idles */
+  assert (sched_dispatch (s, 1 * MS, &next) == NULL);
+  mkrq (&ra[1], a, 8, 4096, RQ_SYNC);
+  sched_insert (s, &ra[1], 3 * MS);             /* idle hit */
+  assert (sched_dispatch (s, 3 * MS, &next) == &ra[1]);
+  sched_completed (s, &ra[1], 4 * MS);          /* idles again */
+  assert (sched_dispatch (s, 4 * MS, &next) == NULL && next == 12 * MS);
+  /* The window runs out at 12 ms: a's slice (1..12 ms) ends, b's starts. */
+  assert (sched_dispatch (s, 12 * MS, &next) == &rb[0]);
+  cfq_group_get_stats (s, g[0], &ga);
+  cfq_group_get_stats (s, g[1], &gb);
+  assert (ga.slices == 1 && ga.idle_arms == 2 && ga.group_idle_arms == 0);
+  assert (ga.idle_hits == 1 && ga.idle_timeouts == 1);
+  assert (ga.dispatched == 2 && ga.used_ns == 11 * MS);
+  assert (ga.preemptions == 0);
+  assert (gb.slices == 1 && gb.dispatched == 1 && gb.idle_arms == 0);
+  assert (gb.idle_hits == 0 && gb.idle_timeouts == 0 && gb.used_ns == 0);
+  group_counters_sum (s, g, 2);
+  assert (sched_dispatch (s, 12 * MS, &next) == &rb[1]);
+  sched_completed (s, &rb[0], 13 * MS);
+  sched_completed (s, &rb[1], 14 * MS);
+  while (sched_dispatch (s, next, &next))
+    ;
+  assert (!sched_has_work (s));
+  group_counters_sum (s, g, 2);
+  sched_queue_free (s, a);
+  sched_queue_free (s, b);
+  sched_destroy (s);
+
+  /* Drain charge: a deep queue on a device that queues expires at the
+   * first completion after its slice with requests still in the driver;
+   * its group is charged until the last of them completed.
+   */
+  struct rq da[8], db[8], *out[16];
+  unsigned nout = 0;
+  struct rq *r;
+
+  s = sched_create (&cfq_ops);
+  g[0] = sched_group_new (s, "a", 500);
+  g[1] = sched_group_new (s, "b", 500);
+  a = sched_queue_new (s, g[0], SCHED_CLASS_BE, 4);
+  b = sched_queue_new (s, g[1], SCHED_CLASS_BE, 4);
+  assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
+  assert (sched_set (s, "hw_tag", 1) == 0);
+  assert (sched_set (s, "slice_sync", 10 * MS) == 0);
+  for (int i = 0; i < 8; i++) {
+    mkrq (&da[i], a, (uint64_t) i * 40000000, 4096, RQ_SYNC);
+    mkrq (&db[i], b, 900000000 + (uint64_t) i * 40000000, 4096, RQ_SYNC);
+    sched_insert (s, &da[i], 0);
+    sched_insert (s, &db[i], 0);
+  }
+  while ((r = sched_dispatch (s, 0, &next)))
+    out[nout++] = r;
+  assert (nout >= 2 && out[0]->q == out[nout - 1]->q);
+  struct sched_queue *first = out[0]->q;
+  struct sched_group *gf = first == a ? g[0] : g[1];
+  /* First completion at 1 ms: the slice is 1..11 ms. */
+  sched_completed (s, out[0], 1 * MS);
+  while (nout < 16 && (r = sched_dispatch (s, 1 * MS, &next)))
+    out[nout++] = r;
+  for (unsigned i = 1; i < nout; i++)
+    assert (out[i]->q == first);
+  /* At 12 ms one more completes: the slice is used, the queue expires
+   * with the rest in the driver.  Charged: its 10 ms slice.
+   */
+  sched_completed (s, out[1], 12 * MS);
+  cfq_group_get_stats (s, gf, &ga);
+  assert (ga.used_ns == 10 * MS && ga.in_driver == nout - 2);
+  uint64_t vd = cfq_group_vdisktime (s, gf);
+  r = sched_dispatch (s, 12 * MS, &next);
+  assert (r && r->q != first);
+  /* The rest complete at 20 ms: 8 ms of drain charged. */
+  for (unsigned i = 2; i < nout; i++)
+    sched_completed (s, out[i], 20 * MS);
+  cfq_group_get_stats (s, gf, &ga);
+  assert (ga.used_ns == 18 * MS && ga.in_driver == 0);
+  assert (cfq_group_vdisktime (s, gf) > vd);
+  group_counters_sum (s, g, 2);
+  sched_completed (s, r, 21 * MS);
+  for (uint64_t t = 21 * MS; sched_has_work (s); t += 1 * MS)
+    while ((r = sched_dispatch (s, t, &next)))
+      sched_completed (s, r, t);
+  group_counters_sum (s, g, 2);
+  sched_queue_free (s, a);
+  sched_queue_free (s, b);
+  sched_destroy (s);
+
+  /* A busy run of three groups with deep random readers: every counter
+   * sums to its device-wide one, and the device was busy all along, so
+   * the groups' time used covers about the whole run.
+   */
+  struct harness h;
+  struct sched_group *hg[3];
+  struct cfq_group_stats gs;
+  uint64_t used = 0;
+
+  h_init (&h, 32);
+  assert (sched_set (h.s, "mode", CFQ_MODE_TIME) == 0);
+  for (int i = 0; i < 3; i++) {
+    static const char *names[] = { "small", "medium", "large" };
+    struct h_client *c;
+
+    hg[i] = sched_group_new (h.s, names[i], 100u << i);
+    c = h_client (&h, hg[i], SCHED_CLASS_BE, 4);
+    c->depth = 16;
+    c->random = true;
+    c->cost = 5 * MS;
+    c->base = (uint64_t) i << 40;
+  }
+  h_run (&h, 5000 * MS);
+  group_counters_sum (h.s, hg, 3);
+  for (int i = 0; i < 3; i++) {
+    cfq_group_get_stats (h.s, hg[i], &gs);
+    assert (gs.slices > 3 && gs.dispatched > 0 && gs.used_ns > 0);
+    used += gs.used_ns;
+  }
+  assert (used > 4500 * MS && used <= 5000 * MS + 100 * MS);
+  h_fini (&h);
+  printf ("group counters: ok\n");
+}
+
 int
 main (void)
 {
@@ -968,6 +1141,7 @@ main (void)
   test_iops_mode ();
   test_merge_split ();
   test_group_weights ();
+  test_group_counters ();
   printf ("cfq: ok\n");
   return 0;
 }
