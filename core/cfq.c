@@ -1103,7 +1103,8 @@ __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
     cfq_del_timer (cfqd);
     cfqd->stats.slices++;
     cfqq->cfqg->st_slices++;
-    CFQ_TRACE (cfqd, cfqq, "active: queued=%u vdisktime=%llu",
+    CFQ_TRACE (cfqd, cfqq, "active: %s queued=%u vdisktime=%llu",
+               cfqq->sync ? "sync" : "async",
                cfqq->queued[0] + cfqq->queued[1],
                (unsigned long long) cfqq->cfqg->vdisktime);
   }
