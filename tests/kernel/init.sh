@@ -65,6 +65,16 @@ for w in $(cat /proc/cmdline); do
   esac
 done
 [ -n "$test" ] || die "no cfqtest= on the kernel command line"
+# The guest mounts fresh tmpfs on /tmp and /run: a checkout that lives
+# there on the host (CI clones anywhere) would be hidden, so bind its
+# read-only view from the shared root over it.
+top=${test%/tests/kernel/guest.sh}
+case "$top" in
+  /tmp/*|/run/*|/dev/shm/*)
+    mkdir -p "/newroot$top" && mount -o bind "/lower$top" "/newroot$top" ||
+      die "bind-mount $top from the shared root"
+    ;;
+esac
 [ -f "/newroot$test" ] || die "$test not found in the shared root"
 say "root ready at $(cut -d' ' -f1 /proc/uptime)s, running $test"
 
