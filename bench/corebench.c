@@ -64,6 +64,24 @@ fill (struct brq *b, uint64_t now, struct sched *s)
 }
 
 /* One run: returns ns of CPU per request, or -1 on a policy error. */
+
+/* The device stand-in: a ring of DEPTH slots completed in dispatch order.
+ * Dispatch into it until it is full or the policy has nothing to give;
+ * returns the new number in flight, *next the policy's deadline.
+ */
+static unsigned
+dev_fill (struct brq **ring, unsigned head, unsigned inflight,
+          struct sched *s, uint64_t now, uint64_t *next)
+{
+  while (inflight < DEPTH) {
+    struct rq *rq = sched_dispatch (s, now, next);
+    if (!rq)
+      break;
+    ring[(head + inflight++) % DEPTH] = rq->priv;
+  }
+  return inflight;
+}
+
 static double
 run_once (const struct sched_ops *ops, const char *tunable, uint64_t tval,
           unsigned nq, unsigned long nreq)
@@ -113,12 +131,7 @@ run_once (const struct sched_ops *ops, const char *tunable, uint64_t tval,
     uint64_t next = SCHED_NEVER;
     struct brq *b;
 
-    while (inflight < DEPTH) {
-      struct rq *rq = sched_dispatch (s, now, &next);
-      if (!rq)
-        break;
-      ring[(head + inflight++) % DEPTH] = rq->priv;
-    }
+    inflight = dev_fill (ring, head, inflight, s, now, &next);
     if (inflight == 0) {
       if (next == SCHED_NEVER) {
         fprintf (stderr, "corebench: %s stalled with work queued\n",
@@ -141,12 +154,7 @@ run_once (const struct sched_ops *ops, const char *tunable, uint64_t tval,
   /* Drain, so destroy sees an idle scheduler. */
   while (inflight || sched_has_work (s)) {
     uint64_t next = SCHED_NEVER;
-    while (inflight < DEPTH) {
-      struct rq *rq = sched_dispatch (s, now, &next);
-      if (!rq)
-        break;
-      ring[(head + inflight++) % DEPTH] = rq->priv;
-    }
+    inflight = dev_fill (ring, head, inflight, s, now, &next);
     if (inflight == 0) {
       if (next == SCHED_NEVER)
         break;
