@@ -129,3 +129,18 @@ def total(e, what):
     return sum(num(e, what, t) for t in ("read", "write", "trim", "zero", "flush")
                if has(e, what, t))
 EOF
+
+# fio_start JOBFILE: run fio on JOBFILE in the background, JSON results to
+# $TESTDIR/fio.json and its log to $TESTDIR/fio.log; killed on exit.
+# fio_wait: wait for it, failing the test with the log's tail if fio failed.
+fio_start ()
+{
+  fio --output-format=json --output="$TESTDIR/fio.json" "$1" \
+    >"$TESTDIR/fio.log" 2>&1 &
+  fio_pid=$!
+  cleanup_fn kill "$fio_pid"
+}
+fio_wait ()
+{
+  wait "$fio_pid" || fail "fio failed: $(tail -20 "$TESTDIR/fio.log")"
+}

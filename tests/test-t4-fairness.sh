@@ -94,17 +94,14 @@ uri=$(export_uri srv medium)
 uri=$(export_uri srv large)
 EOF
 
-fio --output-format=json --output="$TESTDIR/fio.json" "$TESTDIR/fair.fio" \
-  >"$TESTDIR/fio.log" 2>&1 &
-fio_pid=$!
-cleanup_fn kill "$fio_pid"
+fio_start "$TESTDIR/fair.fio"
 
 # Server-side snapshots: after the ramp, and shortly before the end.
 sleep $((ramp + 2))
 stats_json srv >"$TESTDIR/s1.json"
 sleep $((secs - 5))
 stats_json srv >"$TESTDIR/s2.json"
-wait "$fio_pid" || fail "fio failed: $(tail -20 "$TESTDIR/fio.log")"
+fio_wait
 
 "$PYTHON" - "$TESTDIR" <<'EOF' || fail "shares are not the weights' shares"
 import json, sys

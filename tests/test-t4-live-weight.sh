@@ -133,17 +133,14 @@ uri=$(export_uri srv e1)
 [e2]
 uri=$(export_uri srv e2)
 EOF
-fio --output-format=json --output="$TESTDIR/fio.json" "$TESTDIR/live.fio" \
-  >"$TESTDIR/fio.log" 2>&1 &
-fio_pid=$!
-cleanup_fn kill "$fio_pid"
+fio_start "$TESTDIR/live.fio"
 
 sleep 4;  stats_json srv >"$TESTDIR/b1.json"
 sleep 12; stats_json srv >"$TESTDIR/b2.json"
 ctl srv weight g1 800 || fail "cfqctl weight g1 800 refused"
 sleep 3;  stats_json srv >"$TESTDIR/a1.json"
 sleep 12; stats_json srv >"$TESTDIR/a2.json"
-wait "$fio_pid" || fail "fio failed: $(tail -20 "$TESTDIR/fio.log")"
+fio_wait
 
 "$PYTHON" - "$TESTDIR" <<'EOF' || fail "the weight change did not shift the shares"
 import sys
