@@ -326,6 +326,17 @@ for h in (a, b, c):
 print("OK", flush=True)
 EOF
 
+# kill_nbdfuse PID MOUNT: SIGTERM PID if it is still our nbdfuse (at exit
+# the number may belong to another process by now).
+kill_nbdfuse ()
+{
+  local cmd
+  cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) || return 0
+  case "$cmd" in
+    nbdfuse*"$2"*) kill -TERM "$1" ;;
+  esac
+}
+
 # run_one SCHED PLUGIN-PARAMS...: a fresh failing device, our server on it,
 # the client, the checks on the server and its log.
 run_one ()
@@ -345,7 +356,7 @@ run_one ()
   nbdfuse -P "$TESTDIR/$s.fuse.pid" "$fuse/disk" --unix "${!sockv}" \
     2>"$TESTDIR/$s-fuse.log" &
   FUSEPID=$!
-  cleanup_fn kill -TERM "$FUSEPID"
+  cleanup_fn kill_nbdfuse "$FUSEPID" "$fuse/disk"
   cleanup_fn umount -l "$fuse"
   for (( i = 0; i < 300; i++ )); do
     [ -s "$TESTDIR/$s.fuse.pid" ] && [ -f "$fuse/disk" ] && break
