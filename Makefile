@@ -74,7 +74,7 @@ plugin/%.o: plugin/%.c
 	  -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
 
 $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
-	$(CC) -shared -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS)
+	$(CC) -shared -Wl,-z,nodelete -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS)
 
 $(MAN): plugin/nbdkit-cfq-plugin.pod
 	pod2man --section=1 --center="nbdkit-cfq" --release="nbdkit-cfq" \
