@@ -40,6 +40,8 @@ CFQ_VS_FIFO = 0.95
 # Informational ratios between two rows when both ran: (row, base, meaning).
 EXTRA = [
     ("onull", "null", "our request path vs nbdkit's, neither touching a disk"),
+    ("fifo", "floop", "what the direct path buys: fifo vs fifo -D cfq.direct=0"),
+    ("null", "qnull", "nbdkit's NBD path vs QEMU's, neither touching a disk"),
 ]
 
 

@@ -37,7 +37,7 @@
 #   BENCH_IMAGE_SIZE=4G*    image size, preallocated with real data (quick: 512M)
 #   BENCH_THREADS=32        nbdkit --threads for every nbdkit row (>= deepest iodepth)
 #   BENCH_WORKLOADS="randread-4k-qd1 randread-4k-qd32 seqread-256k-qd8 randwrite-4k-qd32"
-#   BENCH_TARGETS="raw null file qsd fifo cfq"
+#   BENCH_TARGETS="raw null qnull file qsd fifo floop cfq"
 #   BENCH_DIR=/var/tmp      where the image goes (must be a real disk, not tmpfs)
 #   BENCH_RESULTS=bench/results
 #   BENCH_DROP_CACHES=1     sync + drop the page cache before each measured run
@@ -58,7 +58,7 @@ else
 fi
 THREADS=${BENCH_THREADS:-32}
 WORKLOADS=${BENCH_WORKLOADS:-randread-4k-qd1 randread-4k-qd32 seqread-256k-qd8 randwrite-4k-qd32}
-TARGETS=${BENCH_TARGETS-raw null file qsd fifo cfq}
+TARGETS=${BENCH_TARGETS-raw null qnull file qsd fifo floop cfq}
 DIR=${BENCH_DIR:-/var/tmp}
 RESULTS=${BENCH_RESULTS:-$BENCH_HOME/results}
 DROP=${BENCH_DROP_CACHES:-1}

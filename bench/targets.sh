@@ -91,6 +91,21 @@ t_qsd_start() {
 }
 t_qsd_fio() { nbd_fio "$1"; }
 
+# ---- qnull: qemu-storage-daemon on the null-co driver (opt-in) --------------
+# QEMU's NBD path with no disk behind it, the counterpart of the "null"
+# row: null/qnull compares the two NBD servers themselves, which bounds
+# what any nbdkit plugin can reach against qsd at queue depth 1.
+t_qnull_label() { echo "qemu-storage-daemon null-co (QEMU's NBD path ceiling)"; }
+t_qnull_check() { t_qsd_check; }
+t_qnull_start() {
+  setpriv --pdeathsig KILL qemu-storage-daemon \
+    --blockdev driver=null-co,node-name=f,size="$(stat -c %s "$IMG")",read-zeroes=on \
+    --nbd-server addr.type=unix,addr.path="$2" \
+    --export type=nbd,id=e,node-name=f,name=,writable=on >"$3" 2>&1 &
+  SRV_PID=$!
+}
+t_qnull_fio() { nbd_fio "$1"; }
+
 # ---- fifo / cfq: our plugin ---------------------------------------------------
 # nbdkit-cfq-plugin with one scheduler.  BENCH_QUEUE_DEPTH sets queue_depth=
 # (else the plugin's default); BENCH_OURS_ARGS adds more KEY=VALUE arguments.
@@ -104,11 +119,13 @@ ours_args() {
   # shellcheck disable=SC2086
   [ -z "${BENCH_OURS_ARGS:-}" ] || printf '%s\n' ${BENCH_OURS_ARGS}
 }
-ours_start() {  # SCHED WL SOCK LOG
+ours_start() {  # SCHED WL SOCK LOG [NBDKIT-OPTION...]
   local -a args
-  mapfile -t args < <(ours_args "$1")
-  nbdkit -f --exit-with-parent -U "$3" --threads "$THREADS" \
-    "$PLUGIN" "${args[@]}" >"$4" 2>&1 &
+  local sched=$1 sock=$3 log=$4
+  shift 4
+  mapfile -t args < <(ours_args "$sched")
+  nbdkit -f --exit-with-parent -U "$sock" --threads "$THREADS" "$@" \
+    "$PLUGIN" "${args[@]}" >"$log" 2>&1 &
   SRV_PID=$!
 }
 # Can our plugin with scheduler SCHED start and serve one read?  Runs it
@@ -151,6 +168,16 @@ t_cfq_label() { echo "ours: nbdkit-cfq-plugin scheduler=cfq"; }
 t_cfq_check() { ours_check cfq; }
 t_cfq_start() { ours_start cfq "$@"; }
 t_cfq_fio() { nbd_fio "$1"; }
+
+# ---- floop: our plugin without the direct path (opt-in) -----------------------
+# scheduler=fifo with -D cfq.direct=0: every request goes through the
+# dispatcher's loop (two extra thread hand-offs), as before the direct path.
+# Side by side with "fifo" it measures what the direct path buys (queue
+# depth 1) or costs (deep queues).  BENCH_TARGETS="... fifo floop".
+t_floop_label() { echo "ours: nbdkit-cfq-plugin scheduler=fifo -D cfq.direct=0 (loop only)"; }
+t_floop_check() { ours_check fifo; }
+t_floop_start() { ours_start fifo "$@" -D cfq.direct=0; }
+t_floop_fio() { nbd_fio "$1"; }
 
 # ---- onull: our plugin with backend=null (opt-in) -----------------------------
 # Our request path (nbdkit glue, scheduler, dispatcher thread) with no storage

@@ -12,8 +12,9 @@
  * nothing else happens (an idle window closing, a slice ending, a fifo
  * expiring); SCHED_NEVER means no timer is needed.
  *
- * Threading: a struct sched is used by one thread only (the dispatcher).
- * Nothing here locks, sleeps or reads a clock.  Error returns are -errno.
+ * Threading: a struct sched is used by one thread at a time (the plugin
+ * calls it under its engine lock).  Nothing here locks, sleeps or reads a
+ * clock.  Error returns are -errno.
  *
  * Lifetime of a request, owned by the caller throughout:
  *   fill in off/len/op/flags/q  ->  sched_insert()  ->  sched_dispatch()

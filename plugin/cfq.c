@@ -844,6 +844,11 @@ cfq_get_ready (void)
   return tn_prepare (cfq_sched_ops->name, cfq_main.dev.size, cfq_st_dev);
 }
 
+/* -D cfq.direct=0: every request goes through the dispatcher's loop, so
+ * the direct path (engine.c) can be measured against it.
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_direct = 1;
+
 static int
 cfq_after_fork (void)
 {
@@ -851,6 +856,7 @@ cfq_after_fork (void)
     .sched_ops = cfq_sched_ops,
     .queue_depth = cfq_queue_depth,
     .backend = cfq_backend,
+    .no_direct = !cfq_debug_direct,
   };
   int err;
 
@@ -889,10 +895,11 @@ cfq_cleanup (void)
 
   if (engine_stop (&st))
     nbdkit_debug ("cfq: dispatcher: %" PRIu64 " requests in %" PRIu64
-                  " submits over %" PRIu64 " loop passes; %" PRIu64
+                  " submits over %" PRIu64 " passes (%" PRIu64
+                  " direct, %" PRIu64 " worker reaps); %" PRIu64
                   " run by workers; at most %u at the device",
-                  st.dispatched, st.submits, st.passes, st.worker_ops,
-                  st.max_inflight);
+                  st.dispatched, st.submits, st.passes, st.direct, st.reaps,
+                  st.worker_ops, st.max_inflight);
   for (int i = 0; i < FILE_NR; i++) {
     if (cfq_main.fds[i] >= 0)
       close (cfq_main.fds[i]);

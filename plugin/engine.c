@@ -1,9 +1,12 @@
 /* engine.c: one dispatcher thread, one libev loop, one scheduler.
  *
  * The scheduler (core/) is single-threaded by design, like a kernel
- * elevator under its queue lock, so every call into it happens here, on
- * the dispatcher thread.  nbdkit's worker threads only ever touch the
- * submission stack and their own request's futex word:
+ * elevator under its queue lock, and here it has exactly that: the
+ * engine lock.  The dispatcher thread holds it at all times except while
+ * its loop sleeps in epoll (libev's loop release/acquire callbacks), so
+ * everything that runs on the loop - the pass, the timers, completions,
+ * control commands - runs under it.  nbdkit's worker threads normally
+ * touch only the submission stack and their own request's futex word:
  *
  *   worker                         dispatcher (libev loop)
  *   ------                         -----------------------
@@ -27,14 +30,42 @@
  *
  * The submission list is a lock-free stack (one CAS to push, one exchange
  * to take everything) rather than a mutex-protected list: workers never
- * contend with the dispatcher for a lock, and ev_async_send only writes
- * the eventfd when the async is not already pending.  The dispatcher
- * reverses what it takes, so insertion keeps arrival order.
+ * wait for the dispatcher, and ev_async_send only writes the eventfd when
+ * the async is not already pending.  The dispatcher reverses what it
+ * takes, so insertion keeps arrival order.
  *
  * Waking a worker costs a futex_wake only if it is already asleep: the
  * worker announces it is about to sleep by moving its state word from
  * PENDING to SLEEPING, and the dispatcher exchanges in DONE and calls
  * futex_wake only when it saw SLEEPING.
+ *
+ * The direct path.  At queue depth 1 that round trip is the request's
+ * latency: three thread wake-ups (the loop for the submission, the loop
+ * for the completion, the worker) where a synchronous pread has one, and
+ * on a small machine each costs more than the NBD protocol itself.  So a
+ * worker that finds the engine idle - it gets the lock with a trylock
+ * (the loop is asleep), nothing is at the device and nobody is waiting
+ * on the ring - runs the pass itself: it drains the stack (its own
+ * request included), dispatches and submits.  If its request went to
+ * the ring it then waits for completions itself, without the lock, in
+ * io_uring_enter: with the ring quiet (its eventfd off) the loop is not
+ * woken at all, and the completion, task work for the thread that
+ * submitted, runs inside that wait.  It reaps whatever has completed
+ * under the lock and leaves once its own request is done, making the ring
+ * loud again.  One wake-up per request, as in a synchronous server.
+ * What the completions free up (requests the policy held back, others'
+ * arrivals) it leaves to the loop, woken with ev_async, because io_uring
+ * runs a request's completion as task work of the thread that submitted
+ * it, and that should be the loop's long-lived thread rather than a
+ * worker that goes back to its socket.  Everything else keeps the loop's
+ * path too: a busy engine (the loop batches), emulation (held
+ * completions need the loop's timers), connection messages.  (The null
+ * backend completes inside the pass: its workers never wait.)  The
+ * scheduler cannot tell: it sees the same insert, dispatch and completed
+ * calls, under the same lock, at the same clock.  A worker's pass that moves a deadline earlier, arms a
+ * retry or sees the stop message wakes the loop with ev_async so that
+ * epoll's timeout is computed again (libev allows watchers to change
+ * from other threads while the loop's lock is held, then woken).
  *
  * Emulation (cfg->dm set): at dispatch the device model says when the
  * request would complete on the emulated device (creq->t_hold).  The real
@@ -46,7 +77,7 @@
  * bottleneck even on fast hardware.
  *
  * The scheduler instance is created before the thread starts and destroyed
- * after it has been joined; in between only the dispatcher touches it.
+ * after it has been joined; in between it is touched under the lock only.
  *
  * Blocking operations that io_uring cannot do on this kernel (BLKDISCARD
  * on a block device) are still scheduled like any request, but when the
@@ -74,7 +105,6 @@
 #include "devmodel.h"
 #include "engine.h"
 
-#define ENGINE_DEPTH_MAX 4096   /* requests: the largest queue_depth */
 
 /* creq->state values (the futex word). */
 enum {
@@ -97,9 +127,12 @@ struct engine {
   struct creq *subs;            /* submission stack, newest first (atomic) */
   ev_async wake;                /* ev_async_send is thread-safe */
   int running;                  /* atomic: 1 while accepting submissions */
+  bool direct;                  /* the direct path may be taken (fixed) */
+  pthread_mutex_t lock;         /* the engine lock: what follows */
 
-  /* Dispatcher thread only. */
-  pthread_t self;               /* the dispatcher, for assertions */
+  /* Under the lock (the dispatcher's loop, or a worker on the direct path). */
+  pthread_t owner;              /* holder of the lock, for assertions */
+  bool reaper;                  /* a worker waits on the ring, quiet */
   struct sched *sched;          /* the policy instance */
   struct sched_group *grp;      /* the default group, weight 500 */
   unsigned inflight;            /* requests: dispatched, not completed */
@@ -119,7 +152,43 @@ struct engine {
 
 static struct engine *eng;      /* one per nbdkit process */
 
-#define ASSERT_DISPATCHER(e) assert (pthread_equal (pthread_self (), (e)->self))
+#define ASSERT_LOCKED(e) assert (pthread_equal (pthread_self (), (e)->owner))
+
+static void
+eng_lock (struct engine *e)
+{
+  pthread_mutex_lock (&e->lock);
+  e->owner = pthread_self ();
+}
+
+static bool
+eng_trylock (struct engine *e)
+{
+  if (pthread_mutex_trylock (&e->lock))
+    return false;
+  e->owner = pthread_self ();
+  return true;
+}
+
+static void
+eng_unlock (struct engine *e)
+{
+  memset (&e->owner, 0, sizeof e->owner);
+  pthread_mutex_unlock (&e->lock);
+}
+
+/* libev: the loop gives up the lock only to sleep. */
+static void
+loop_release (struct ev_loop *loop)
+{
+  eng_unlock (ev_userdata (loop));
+}
+
+static void
+loop_acquire (struct ev_loop *loop)
+{
+  eng_lock (ev_userdata (loop));
+}
 
 static uint64_t
 now_ns (void)
@@ -171,9 +240,9 @@ creq_wait (struct creq *r)
   }
 }
 
-/* Worker: push rs[0..n) (in that order) and wake the loop. */
+/* Worker: push rs[0..n) (in that order). */
 static int
-post (struct engine *e, struct creq **rs, unsigned n)
+push (struct engine *e, struct creq **rs, unsigned n)
 {
   struct creq *old;
 
@@ -186,8 +255,18 @@ post (struct engine *e, struct creq **rs, unsigned n)
     rs[0]->next = old;
   while (!__atomic_compare_exchange_n (&e->subs, &old, rs[n - 1], true,
                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-  ev_async_send (e->loop, &e->wake);
   return 0;
+}
+
+/* Worker: push rs[0..n) and wake the loop. */
+static int
+post (struct engine *e, struct creq **rs, unsigned n)
+{
+  int err = push (e, rs, n);
+
+  if (!err)
+    ev_async_send (e->loop, &e->wake);
+  return err;
 }
 
 static const struct engine_hooks no_hooks;
@@ -196,7 +275,7 @@ static const struct engine_hooks no_hooks;
 static void
 finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
 {
-  ASSERT_DISPATCHER (e);
+  ASSERT_LOCKED (e);
   sched_completed (e->sched, &r->rq, now);
   assert (e->inflight > 0);
   e->inflight--;
@@ -253,7 +332,7 @@ held_pop (struct engine *e)
 static void
 finish (struct engine *e, struct creq *r, int res, uint64_t now)
 {
-  ASSERT_DISPATCHER (e);
+  ASSERT_LOCKED (e);
   if (e->dm && r->t_hold > now) {
     r->res = res;
     held_push (e, r);
@@ -330,16 +409,37 @@ drain (struct engine *e, uint64_t now)
   }
 }
 
+/* Arm t to fire at `at' (ns; SCHED_NEVER: stop it). */
 static void
-pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
+timer_arm (struct engine *e, ev_timer *t, uint64_t at, uint64_t now)
 {
-  struct engine *e = w->data;
-  uint64_t now = now_ns ();
+  ev_timer_stop (e->loop, t);
+  if (at != SCHED_NEVER) {
+    ev_tstamp after = at > now ? (double) (at - now) / 1e9 : 0.;
+
+    ev_now_update (e->loop);    /* the timer counts from the loop's clock */
+    ev_timer_set (t, after, 0.);
+    ev_timer_start (e->loop, t);
+  }
+}
+
+/* Under the lock: take what was posted, dispatch while the device has
+ * room, submit, set the timers.  Returns true if the loop must look
+ * again before it sleeps on: a deadline moved earlier, a retry was
+ * armed, or the stop message was taken (a worker's pass sends the
+ * ev_async; the loop's own pass runs before it computes its timeout).
+ */
+static bool
+pass (struct engine *e, uint64_t now)
+{
   uint64_t next = SCHED_NEVER;
+  uint64_t timer0 = e->timer_at, hold0 = e->hold_at;
   struct rq *rq = NULL;
   uint64_t dispatched0 = e->st.dispatched;
+  unsigned inflight0;
+  bool look = false;
 
-  ASSERT_DISPATCHER (e);
+  ASSERT_LOCKED (e);
   e->st.passes++;
   held_release (e, now);
   drain (e, now);
@@ -362,6 +462,7 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
         creq_wake (r, CREQ_ST_RUN);
         continue;
       }
+      r->at_ring = true;
       err = e->bops->queue (e->be, r);
       if (err)
         finish (e, r, err, now);
@@ -370,11 +471,18 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
       e->st.submits++;
       dispatched0 = e->st.dispatched;
     }
-    e->bops->submit (e->be);
-    /* A backend that completes inside submit (null) frees slots at once:
-     * go round again while the policy still has something to give.
+    inflight0 = e->inflight;
+    look |= e->bops->submit (e->be);
+    /* A request completed inside submit (the null backend; a submission
+     * that failed for good) freed a slot and may change the policy's
+     * mind (CFQ holds requests back while others are at the device): go
+     * round again, or its next deadline is stale and nothing would wake
+     * us.  Otherwise stop when the device is full or the policy had
+     * nothing more to give.
      */
-    if (rq == NULL || e->inflight >= e->depth)
+    if (e->inflight >= e->depth)
+      break;
+    if (rq == NULL && e->inflight >= inflight0)
       break;
   }
 
@@ -384,31 +492,26 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
   if (e->inflight >= e->depth)
     next = SCHED_NEVER;
   if (next != e->timer_at) {
-    ev_timer_stop (loop, &e->timer);
     e->timer_at = next;
-    if (next != SCHED_NEVER) {
-      ev_tstamp after = next > now ? (double) (next - now) / 1e9 : 0.;
-
-      ev_now_update (loop);     /* the timer counts from the loop's clock */
-      ev_timer_set (&e->timer, after, 0.);
-      ev_timer_start (loop, &e->timer);
-    }
+    timer_arm (e, &e->timer, next, now);
   }
 
   /* The next held completion to release. */
   next = e->nheld ? e->held[0]->t_hold : SCHED_NEVER;
   if (next != e->hold_at) {
-    ev_timer_stop (loop, &e->hold_timer);
     e->hold_at = next;
-    if (next != SCHED_NEVER) {
-      ev_tstamp after = next > now ? (double) (next - now) / 1e9 : 0.;
-
-      ev_now_update (loop);
-      ev_timer_set (&e->hold_timer, after, 0.);
-      ev_timer_start (loop, &e->hold_timer);
-    }
+    timer_arm (e, &e->hold_timer, next, now);
   }
 
+  return look || e->timer_at < timer0 || e->hold_at < hold0 || e->stopping;
+}
+
+static void
+pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
+{
+  struct engine *e = w->data;
+
+  pass (e, now_ns ());
   if (e->stopping && e->inflight == 0 && !sched_has_work (e->sched) &&
       __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) == NULL)
     ev_break (loop, EVBREAK_ALL);
@@ -419,7 +522,7 @@ timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
   struct engine *e = w->data;
 
-  ASSERT_DISPATCHER (e);
+  ASSERT_LOCKED (e);
   e->timer_at = SCHED_NEVER;    /* the pump runs before the loop blocks */
 }
 
@@ -428,7 +531,7 @@ hold_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
   struct engine *e = w->data;
 
-  ASSERT_DISPATCHER (e);
+  ASSERT_LOCKED (e);
   e->hold_at = SCHED_NEVER;     /* the pump releases what is due */
 }
 
@@ -443,8 +546,9 @@ dispatcher_main (void *arg)
 {
   struct engine *e = arg;
 
-  e->self = pthread_self ();
+  eng_lock (e);                 /* given up only inside ev_run's sleeps */
   ev_run (e->loop, 0);
+  eng_unlock (e);
   return NULL;
 }
 
@@ -477,6 +581,7 @@ engine_free (struct engine *e)
     ev_timer_stop (e->loop, &e->hold_timer);
     ev_loop_destroy (e->loop);
   }
+  pthread_mutex_destroy (&e->lock);
   if (e->sched)
     sched_destroy (e->sched);   /* frees its groups and queues */
   free (e->held);
@@ -501,6 +606,7 @@ engine_start (const struct engine_cfg *cfg)
   e->dm = cfg->dm;
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
   e->opaque = cfg->opaque;
+  pthread_mutex_init (&e->lock, NULL);
   e->held = calloc (ENGINE_DEPTH_MAX, sizeof *e->held);
   if (!e->held) {
     err = -ENOMEM;
@@ -526,6 +632,8 @@ engine_start (const struct engine_cfg *cfg)
     err = -ENOMEM;
     goto err;
   }
+  ev_set_userdata (e->loop, e);
+  ev_set_loop_release_cb (e->loop, loop_release, loop_acquire);
   ev_async_init (&e->wake, wake_cb);
   e->wake.data = e;
   ev_async_start (e->loop, &e->wake);
@@ -540,8 +648,11 @@ engine_start (const struct engine_cfg *cfg)
   err = e->bops->create (e->loop, cfg, &e->be);
   if (err)
     goto err;
+  e->direct = !cfg->no_direct && !e->dm;
   if (e->hooks->setup) {
+    eng_lock (e);
     err = e->hooks->setup (e->opaque, e->sched, e->loop);
+    eng_unlock (e);
     if (err)
       goto err;
   }
@@ -581,8 +692,11 @@ engine_stop (struct engine_stats *stats)
     post (e, &r, 1);
     __atomic_store_n (&e->running, 0, __ATOMIC_RELEASE);
     pthread_join (e->thread, NULL);
-    if (e->hooks->teardown)
+    if (e->hooks->teardown) {
+      eng_lock (e);
       e->hooks->teardown (e->opaque);
+      eng_unlock (e);
+    }
   }
   ran = e->thread_started;
   if (stats)
@@ -590,6 +704,62 @@ engine_stop (struct engine_stats *stats)
   eng = NULL;
   engine_free (e);
   return ran;
+}
+
+/* Worker, holding the lock, its request r pushed: the direct path (see
+ * the essay at the top).  Returns with the lock released.
+ */
+static void
+direct (struct engine *e, struct creq *r)
+{
+  bool quiet, look;
+
+  e->st.direct++;
+  /* Quiet before the pass, so that a request completing inside the
+   * submit call itself does not wake the loop for nothing.
+   */
+  quiet = e->bops->wait && !e->reaper &&
+    e->bops->quiet (e->be, true, false) >= 0;
+  look = pass (e, now_ns ());
+  if (quiet && r->at_ring &&
+      __atomic_load_n (&r->state, __ATOMIC_ACQUIRE) == CREQ_ST_PENDING) {
+    int err;
+
+    e->reaper = true;
+    do {
+      eng_unlock (e);
+      if (look)
+        ev_async_send (e->loop, &e->wake);
+      err = e->bops->wait (e->be);
+      eng_lock (e);
+      e->st.reaps++;
+      e->bops->reap (e->be);
+      /* Send again what reaping requeued (short transfers).  New
+       * dispatches are the loop's: io_uring makes a request's completion
+       * task work for the thread that submitted it, and that should be
+       * the loop, not a worker that may go back to its socket (or away).
+       */
+      look = false;
+      if (e->bops->pending && e->bops->pending (e->be))
+        look |= e->bops->submit (e->be);
+      look |= sched_has_work (e->sched) ||
+        __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) != NULL;
+    } while (!err &&
+             __atomic_load_n (&r->state, __ATOMIC_ACQUIRE) == CREQ_ST_PENDING);
+    /* On an error from the wait r is still at the ring: with the ring
+     * loud again the loop reaps it and wakes us as on the normal path.
+     */
+    e->reaper = false;
+  }
+  /* Loud again.  Any request still at the device (others', or ours after
+   * an error) is the loop's to reap: kick it once so that nothing that
+   * completed while we were quiet waits for a wake-up that never comes.
+   */
+  if (quiet)
+    e->bops->quiet (e->be, false, e->inflight > 0);
+  eng_unlock (e);
+  if (look)
+    ev_async_send (e->loop, &e->wake);
 }
 
 int
@@ -600,9 +770,21 @@ engine_run_many (struct creq **rs, unsigned n)
 
   if (!e)
     return -ESHUTDOWN;
-  err = post (e, rs, n);
+  err = push (e, rs, n);
   if (err)
     return err;
+  /* The direct path, for one request on an idle engine. */
+  if (n == 1 && e->direct && eng_trylock (e)) {
+    if (e->inflight == 0 && !e->reaper)
+      direct (e, rs[0]);
+    else {
+      eng_unlock (e);
+      ev_async_send (e->loop, &e->wake);
+    }
+  }
+  else
+    ev_async_send (e->loop, &e->wake);
+
   for (unsigned i = 0; i < n; i++) {
     struct creq *r = rs[i];
 

@@ -46,6 +46,8 @@ enum {
   FILE_BUFFERED = 1,            /* opened without O_DIRECT */
   FILE_NR
 };
+#define ENGINE_DEPTH_MAX 4096   /* requests: the largest queue_depth */
+
 /* Slots: the device at 0 and 1, each export's own file at 2k, 2k+1. */
 #define ENGINE_FILE_SLOTS 64
 
@@ -69,6 +71,7 @@ struct creq {
   uint64_t t_hold;              /* [disp] ns: emulated completion time (the
                                    device model's); 0 without emulation */
   uint32_t done_bytes;          /* [disp] bytes transferred so far (short I/O) */
+  bool at_ring;                 /* [disp] handed to the backend (not EOP_WORKER) */
   int res;                      /* [disp] 0 or -errno, valid once woken */
   uint32_t state;               /* futex word: CREQ_ST_* */
 };
@@ -76,9 +79,10 @@ struct creq {
 struct ev_loop;
 struct devmodel;
 
-/* The plugin's hooks into the dispatcher thread.  Every hook runs on the
- * dispatcher (setup and teardown: before it starts and after it is
- * joined), so what they touch needs no lock.  Any hook may be NULL.
+/* The plugin's hooks into the engine.  Every hook runs under the engine
+ * lock: on the dispatcher, or on a worker taking the direct path (setup
+ * and teardown: before the dispatcher starts and after it is joined), so
+ * what they touch needs no lock of its own.  Any hook may be NULL.
  */
 struct engine_hooks {
   /* After the scheduler and the loop exist, before the thread starts:
@@ -106,6 +110,7 @@ struct engine_cfg {
                                    only calls devmodel_submit on it */
   const struct engine_hooks *hooks;     /* or NULL */
   void *opaque;                 /* for the hooks */
+  bool no_direct;               /* never take the direct path (engine.c) */
 };
 
 /* Where a new connection's queue goes (engine_queue_new_in). */
@@ -117,7 +122,9 @@ struct engine_qspec {
 
 /* What the dispatcher did, for the debug log at exit. */
 struct engine_stats {
-  uint64_t passes;              /* loop iterations (pump runs) */
+  uint64_t passes;              /* passes: loop iterations and worker passes */
+  uint64_t direct;              /* passes run by a worker on an idle engine */
+  uint64_t reaps;               /* completion batches reaped by a worker */
   uint64_t submits;             /* backend submit calls that had work */
   uint64_t dispatched;          /* requests the scheduler handed out */
   uint64_t worker_ops;          /* of which run by their worker (EOP_WORKER) */
@@ -139,7 +146,9 @@ extern int engine_queue_new_in (struct sched_queue **qp,
                                 const struct engine_qspec *spec, void *acct);
 extern void engine_queue_free_acct (struct sched_queue *q, void *acct);
 
-/* Dispatcher thread only (hooks, control commands). */
+/* Under the engine lock only: hooks and the loop's callbacks (control
+ * commands) hold it.
+ */
 extern unsigned engine_inflight (void);         /* requests at the device */
 extern unsigned engine_held (void);             /* of which held by emulation */
 extern unsigned engine_depth (void);
@@ -168,6 +177,7 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
   r->acct = NULL;
   r->t_hold = 0;
   r->done_bytes = 0;
+  r->at_ring = false;
   r->res = 0;
   r->state = 0;
 }
@@ -186,7 +196,7 @@ engine_run (struct creq *r)
 /* For --dump-plugin. */
 extern const char *engine_backends (void);
 
-/* ---- backends: the device side, dispatcher thread only ------------------ */
+/* ---- backends: the device side, under the engine lock -------------------- */
 
 struct ev_loop;
 struct backend;
@@ -201,8 +211,29 @@ struct backend_ops {
   void (*destroy) (struct backend *b);
   /* Queue one request (not yet submitted).  0 or -errno. */
   int (*queue) (struct backend *b, struct creq *r);
-  /* Submit everything queued: once per loop iteration. */
-  void (*submit) (struct backend *b);
+  /* Submit everything queued: once per pass.  Returns true if it armed
+   * a watcher on the loop (a retry timer) that the loop must see.
+   */
+  bool (*submit) (struct backend *b);
+
+  /* Optional (NULL in the null backend): a worker waits for its own
+   * completion instead of the loop (engine.c, "the direct path").
+   * quiet (true) stops completions from waking the loop, or (false) lets
+   * them again, and then with kick wakes the loop once in any case (for
+   * requests still at the device); it returns 1 if completions are
+   * already waiting, 0 if not, -errno if the ring cannot be quiet (then
+   * nothing changed).
+   * wait blocks, WITHOUT the engine lock, until at least one completion
+   * is ready to reap: 0 or -errno.  reap takes every ready completion
+   * and reports each through engine_complete.
+   */
+  int (*quiet) (struct backend *b, bool on, bool kick);
+  int (*wait) (struct backend *b);
+  void (*reap) (struct backend *b);
+  /* Optional: true if the backend has queued work (resubmissions made
+   * while reaping) that the next submit would send.
+   */
+  bool (*pending) (struct backend *b);
 };
 
 /* Backends report each finished request here (res: 0 or -errno). */

@@ -14,6 +14,18 @@
  * file is read past EOF when the span is rounded up).  Anything else is
  * the request's result.
  *
+ * io_uring_submit itself can fail.  -EAGAIN, -EBUSY, -EINTR and -ENOMEM
+ * are the kernel being short of something for a moment: the SQEs stay in
+ * the ring and a 1 ms timer tries again, up to URING_RETRIES times in a
+ * row.  Anything else (or the retries used up) will not get better by
+ * waiting, so the SQEs the kernel has not taken are withdrawn from the
+ * ring and their requests fail with EIO, with the reason in the log:
+ * the client learns at once, and no request is left hanging.
+ *
+ * -D cfq.fail_submit=N and -D cfq.busy_submit=N make the next N submits
+ * fail as if the kernel had said EBADF (permanent) or EAGAIN (transient),
+ * to test exactly that (tests/test-submit-errors.sh).
+ *
  * The null backend completes everything at submit time (reads return
  * zeroes): it measures the engine and scheduler without a disk.
  */
@@ -22,9 +34,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 
 #include <ev.h>
 #include <liburing.h>
+
+#include <nbdkit-plugin.h>
 
 #include "engine.h"
 
@@ -35,15 +50,28 @@
 #define VALGRIND_MAKE_MEM_DEFINED(p, n) ((void) (p), (void) (n))
 #endif
 
+/* Transient io_uring_submit failures in a row before the requests fail:
+ * 1 ms apart, so about a second.
+ */
+#define URING_RETRIES 1000
+
+/* Fault injection for tests (nbdkit -D cfq.fail_submit=N etc.): the
+ * next N submits with work fail with EBADF, or with EAGAIN.
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_fail_submit;
+NBDKIT_DLL_PUBLIC int cfq_debug_busy_submit;
+
 struct backend {
-  struct io_uring ring;         /* dispatcher thread only */
+  struct io_uring ring;         /* under the engine lock */
   struct ev_loop *loop;
   ev_io cqw;                    /* efd readable: CQEs to reap */
   ev_timer retry;               /* io_uring_submit failed transiently */
   int efd;                      /* eventfd registered with the ring, -1 if none */
   bool ring_ok;                 /* ring initialised */
   bool fixed;                   /* files registered: fd = slot index */
+  bool quiet;                   /* eventfd off: a worker waits on the ring */
   unsigned queued;              /* SQEs prepared, not yet submitted */
+  unsigned retries;             /* transient submit failures in a row */
   int fds[ENGINE_FILE_SLOTS];   /* the files by slot */
   unsigned nr_fds;              /* slots in use */
 };
@@ -100,25 +128,96 @@ uring_queue (struct backend *b, struct creq *r)
   return uring_prep (b, r);
 }
 
-static void
+static struct creq *
+sqe_creq (const struct io_uring_sqe *sqe)
+{
+  return (struct creq *) (uintptr_t) sqe->user_data;
+}
+
+/* Take back every SQE the kernel has not consumed and fail its request
+ * with EIO.  Without SQPOLL the kernel reads the SQ ring only inside
+ * io_uring_enter, so between two calls the entries from its head to our
+ * tail are ours: those published to the kernel ([khead, ktail), found
+ * through the index array) and those liburing has handed out but not
+ * published yet ([sqe_head, sqe_tail), by slot).  Rewinding both tails
+ * to the kernel's head leaves the ring as if they had never been queued.
+ */
+static unsigned
+uring_withdraw (struct backend *b)
+{
+  struct io_uring_sq *sq = &b->ring.sq;
+  unsigned head = io_uring_smp_load_acquire (sq->khead);
+  unsigned ktail = *sq->ktail, mask = sq->ring_mask, n = 0;
+  unsigned i;
+
+  /* engine_complete only wakes the request's worker: the ring is ours
+   * until we return.
+   */
+  for (i = head; i != ktail; i++, n++)
+    engine_complete (sqe_creq (&sq->sqes[sq->array ? sq->array[i & mask]
+                                                   : i & mask]), -EIO);
+  for (i = sq->sqe_head; i != sq->sqe_tail; i++, n++)
+    engine_complete (sqe_creq (&sq->sqes[i & mask]), -EIO);
+  io_uring_smp_store_release (sq->ktail, head);
+  sq->sqe_head = sq->sqe_tail = head;
+  b->queued = 0;
+  return n;
+}
+
+static int
+uring_enter_submit (struct backend *b)
+{
+  if (cfq_debug_fail_submit > 0) {
+    nbdkit_debug ("cfq: injected io_uring_submit failure: EBADF (%d more)",
+                  --cfq_debug_fail_submit);
+    return -EBADF;
+  }
+  if (cfq_debug_busy_submit > 0) {
+    nbdkit_debug ("cfq: injected io_uring_submit failure: EAGAIN (%d more)",
+                  --cfq_debug_busy_submit);
+    return -EAGAIN;
+  }
+  return io_uring_submit (&b->ring);
+}
+
+static bool
 uring_submit (struct backend *b)
 {
   int n;
 
   if (b->queued == 0)
-    return;
-  n = io_uring_submit (&b->ring);
+    return false;
+  n = uring_enter_submit (b);
   if (n >= 0) {
     b->queued -= (unsigned) n < b->queued ? (unsigned) n : b->queued;
-    return;
+    b->retries = 0;
+    return false;
   }
-  /* -EAGAIN, -EBUSY (completion queue full), -EINTR: the SQEs stay in the
-   * ring; try again shortly (a completion may get there first).
-   */
-  if (!ev_is_active (&b->retry)) {
+  if ((n == -EAGAIN || n == -EBUSY || n == -EINTR || n == -ENOMEM) &&
+      ++b->retries <= URING_RETRIES) {
+    /* The SQEs stay in the ring; try again shortly (a completion may
+     * get there first and submit them with its pass).
+     */
+    if (ev_is_active (&b->retry))
+      return false;
+    ev_now_update (b->loop);    /* a worker's pass: the loop's clock is old */
     ev_timer_set (&b->retry, 0.001, 0.);
     ev_timer_start (b->loop, &b->retry);
+    return true;
   }
+  {
+    unsigned tries = b->retries;
+    unsigned failed;
+
+    b->retries = 0;
+    if (ev_is_active (&b->retry))
+      ev_timer_stop (b->loop, &b->retry);
+    failed = uring_withdraw (b);
+    nbdkit_error ("cfq: io_uring_submit: %s (%u tries): "
+                  "%u request(s) failed with EIO",
+                  strerror (-n), tries ? tries : 1, failed);
+  }
+  return false;
 }
 
 static void
@@ -167,16 +266,13 @@ uring_cqe (struct backend *b, struct creq *r, int res)
     engine_complete (r, res);
 }
 
+/* Take every completion there is (under the engine lock). */
 static void
-cq_cb (struct ev_loop *loop, ev_io *w, int revents)
+uring_reap (struct backend *b)
 {
-  struct backend *b = w->data;
   struct io_uring_cqe *cqe;
-  uint64_t v;
   unsigned head, n;
 
-  if (read (b->efd, &v, sizeof v) < 0 && errno != EAGAIN)
-    return;
   do {
     n = 0;
     io_uring_for_each_cqe (&b->ring, head, cqe) {
@@ -186,6 +282,83 @@ cq_cb (struct ev_loop *loop, ev_io *w, int revents)
     io_uring_cq_advance (&b->ring, n);
   } while (n);
   /* Resubmissions made here go out with the pass's batch. */
+}
+
+static void
+cq_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+  struct backend *b = w->data;
+  uint64_t v;
+
+  if (read (b->efd, &v, sizeof v) < 0 && errno != EAGAIN)
+    return;
+  /* A worker is waiting on the ring (a wake-up from before it went
+   * quiet): the completions are its to take, or it would sleep on.
+   */
+  if (!b->quiet)
+    uring_reap (b);
+}
+
+/* The direct path.  While quiet, completions do not write the eventfd
+ * (IORING_CQ_EVENTFD_DISABLED is a flag in the shared ring that the
+ * kernel checks when it posts a CQE), so the loop sleeps on and the
+ * worker in uring_wait is the only one woken.  Going loud again cannot
+ * lose a wake-up: a CQE posted while quiet is still in the ring, and
+ * the caller reaps it (we return 1) under the same lock; see also kick.
+ */
+static int
+uring_quiet (struct backend *b, bool on, bool kick)
+{
+  int err = io_uring_cq_eventfd_toggle (&b->ring, !on);
+
+  if (err)
+    return err;                 /* -EOPNOTSUPP before Linux 5.8 */
+  b->quiet = on;
+  /* The flag store must be seen before we read the tail; and since the
+   * kernel orders its tail store and flag load only by release, a CQE
+   * may still slip by unsignalled while we go loud: with requests still
+   * at the device, kick the loop once ourselves.
+   */
+  io_uring_smp_mb ();
+  if (!on && kick) {
+    uint64_t one = 1;
+
+    if (write (b->efd, &one, sizeof one) < 0 && errno != EAGAIN)
+      return -errno;
+  }
+  return io_uring_cq_ready (&b->ring) > 0;
+}
+
+static bool
+uring_pending (struct backend *b)
+{
+  return b->queued > 0;
+}
+
+/* Without the engine lock: sleep in the kernel until a CQE is there.
+ * Only looks at the ring's tail; the lock holder alone moves its head.
+ * A completion for a request this thread submitted is task work for
+ * this thread, which the kernel runs inside this very wait.
+ */
+static int
+uring_wait (struct backend *b)
+{
+  struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
+  struct io_uring_getevents_arg arg = {
+    .ts = (uint64_t) (uintptr_t) &ts,
+  };
+
+  if (io_uring_cq_ready (&b->ring) > 0)
+    return 0;
+  /* At most 100 ms: the caller looks at its request again even if what
+   * finished it was no CQE (a withdrawn submission).
+   */
+  if (syscall (__NR_io_uring_enter, b->ring.ring_fd, 0, 1,
+               IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+               &arg, sizeof arg) < 0 &&
+      errno != EINTR && errno != ETIME)
+    return -errno;
+  return 0;
 }
 
 static void
@@ -223,11 +396,18 @@ uring_create (struct ev_loop *loop, const struct engine_cfg *cfg,
   /* COOP_TASKRUN: no IPI to interrupt us for completion work; it runs
    * when we next enter the kernel (we always do: epoll_wait or submit).
    */
+  /* The completion queue is sized for the deepest queue_depth a control
+   * command may set later (the SQ only for the one we start with: a pass
+   * that runs out of SQEs submits and goes on), so it never overflows.
+   */
   memset (&p, 0, sizeof p);
-  p.flags = IORING_SETUP_COOP_TASKRUN;
+  p.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_CQSIZE;
+  p.cq_entries = 2 * ENGINE_DEPTH_MAX;
   err = io_uring_queue_init_params (entries, &b->ring, &p);
   if (err == -EINVAL) {
     memset (&p, 0, sizeof p);
+    p.flags = IORING_SETUP_CQSIZE;
+    p.cq_entries = 2 * ENGINE_DEPTH_MAX;
     err = io_uring_queue_init_params (entries, &b->ring, &p);
   }
   if (err)
@@ -263,6 +443,10 @@ const struct backend_ops uring_backend_ops = {
   .destroy = uring_destroy,
   .queue = uring_queue,
   .submit = uring_submit,
+  .quiet = uring_quiet,
+  .wait = uring_wait,
+  .reap = uring_reap,
+  .pending = uring_pending,
 };
 
 /* ---- null ------------------------------------------------------------------ */
@@ -301,7 +485,7 @@ null_queue (struct backend *b, struct creq *r)
   return 0;
 }
 
-static void
+static bool
 null_submit (struct backend *b)
 {
   struct null_backend *nb = (struct null_backend *) b;
@@ -315,6 +499,7 @@ null_submit (struct backend *b)
       memset (r->buf, 0, r->rq.len);
     engine_complete (r, 0);
   }
+  return false;
 }
 
 const struct backend_ops null_backend_ops = {
