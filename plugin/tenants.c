@@ -654,6 +654,21 @@ shares (const struct iostat *const *ios, size_t n, double *out)
   }
 }
 
+/* A connection's share of everything the device did: last second's bytes,
+ * else since start (as shares(); connections that closed still count in
+ * the device's total, as they did in its time).
+ */
+static double
+conn_share (const struct iostat *io)
+{
+  if (tn.total.bps > 0)
+    return 100. * io->bps / tn.total.bps;
+  if (iostat_total_bytes (&tn.total) > 0)
+    return 100. * (double) iostat_total_bytes (io) /
+      (double) iostat_total_bytes (&tn.total);
+  return 0;
+}
+
 struct snapshot {
   double *gshare, *eshare;
   const struct iostat **tmp;
@@ -804,7 +819,7 @@ stats_json (struct strbuf *o)
     strbuf_printf (o, ",\"group\":");
     json_str (o, tn.m->groups[tn.m->exports[c->exp].group].name);
     strbuf_printf (o, ",");
-    json_iostat (o, &c->io, now, 0);
+    json_iostat (o, &c->io, now, conn_share (&c->io));
     strbuf_printf (o, "}");
     sep = ",";
   }
@@ -872,7 +887,7 @@ stats_flat (struct strbuf *o)
     flat_name (o, tn.m->exports[c->exp].name);
     strbuf_printf (o, " group=");
     flat_name (o, tn.m->groups[tn.m->exports[c->exp].group].name);
-    flat_iostat (o, &c->io, now, 0);
+    flat_iostat (o, &c->io, now, conn_share (&c->io));
     strbuf_printf (o, "\n");
   }
   strbuf_printf (o, "device - scheduler=%s mode=%s", tn.sched_name,
@@ -995,8 +1010,13 @@ cmd_set (struct strbuf *o, const char *key, const char *val)
     err = *val < '0' || *val > '9' || *end || errno ? -EINVAL : 0;
   }
   if (err) {
-    strbuf_printf (o, "error: %s=%s: not a valid %s value\n", key, val,
-                   t->unit);
+    /* The same words as a bad value in the config file. */
+    if (strcmp (t->unit, "ns") == 0)
+      strbuf_printf (o, "error: %s=%s: not a time (want a number with ns, "
+                     "us, ms or s; a bare number is ms)\n", key, val);
+    else
+      strbuf_printf (o, "error: %s=%s: not a valid %s value\n", key, val,
+                     t->unit);
     return;
   }
   err = sched_set (tn.s, key, v);
@@ -1021,9 +1041,14 @@ cmd_weight (struct strbuf *o, const char *name, const char *val)
 
     if (strcmp (g->cg->name, name) != 0)
       continue;
+    errno = 0;
     w = strtoul (val, &end, 10);
-    if (*val < '0' || *val > '9' || *end || w < SCHED_WEIGHT_MIN ||
-        w > SCHED_WEIGHT_MAX) {
+    if (*val < '0' || *val > '9' || *end) {
+      strbuf_printf (o, "error: weight %s: not a number (want %d..%d)\n",
+                     val, SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
+      return;
+    }
+    if (errno || w < SCHED_WEIGHT_MIN || w > SCHED_WEIGHT_MAX) {
       strbuf_printf (o, "error: weight %s: out of range (%d..%d)\n", val,
                      SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
       return;

@@ -83,11 +83,11 @@ bad set nonesuch 1 -- nonesuch
 bad get nonesuch -- nonesuch
 bad set quantum abc -- quantum abc
 bad set quantum 0 -- quantum
-bad set slice_idle 8x -- slice_idle 8x
+bad set slice_idle 8x -- slice_idle 8x "not a time"
 bad weight nogroup 300 -- nogroup
-bad weight g1 5000 -- 5000
-bad weight g1 99 -- 99
-bad weight g1 many -- many
+bad weight g1 5000 -- 5000 "out of range"
+bad weight g1 99 -- 99 "out of range"
+bad weight g1 many -- many "not a number"
 v=$(get_val quantum); [ "$v" = 8 ] || fail "a refused set changed quantum to '$v'"
 
 # The raw protocol: every answer ends with an empty line, errors start

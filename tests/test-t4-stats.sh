@@ -146,7 +146,7 @@ EOF
 
 # ---- connections: a connected client is listed, with its export ------------------
 "$PYTHON" - "$srv_sock" "$CFQCTL" "$srv_ctl" <<'EOF' || fail "connections"
-import json, subprocess, sys
+import json, subprocess, sys, time
 import nbd
 sock, cfqctl, ctl = sys.argv[1:4]
 h = nbd.NBD()
@@ -159,6 +159,32 @@ conns = list(conns.values()) if isinstance(conns, dict) else conns
 print("connections while one client is connected:", json.dumps(conns)[:300])
 assert len(conns) >= 1, "no connection listed while a client is connected"
 assert any("work" in json.dumps(c) for c in conns), "no connection names export work"
+
+# Shares: a second connection that moves 16x the bytes of the first.  Once
+# a whole second has passed without I/O the share is by bytes since start
+# (data moved: reads and writes, not trim or zero lengths) of everything
+# the device did, earlier clients included: check it is exactly that, and
+# that the busier connection has the bigger share.
+h2 = nbd.NBD()
+h2.set_export_name("work")
+h2.connect_unix(sock)
+for i in range(16):
+    h2.pread(4096, 4096 * i)
+time.sleep(2.5)
+doc = json.loads(subprocess.check_output([cfqctl, "-s", ctl, "stats", "--json"]))
+conns = doc["connections"]
+conns = list(conns.values()) if isinstance(conns, dict) else conns
+def moved(x):
+    return x["bytes"]["read"] + x["bytes"]["write"]
+dev = moved(doc["device"])
+assert dev > 0, doc["device"]
+mine = sorted(conns, key=moved)[-2:]
+for c in mine:
+    want = 100. * moved(c) / dev
+    print("connection %s: share %.1f, bytes/device bytes %.2f" % (c["id"], c["share"], want))
+    assert abs(c["share"] - want) < 0.06, "share %s, want %.2f" % (c["share"], want)
+assert mine[1]["share"] > mine[0]["share"] > 0, "shares %s" % [c["share"] for c in mine]
+h2.shutdown()
 h.shutdown()
 EOF
 
