@@ -41,6 +41,7 @@ CFQ_VS_FIFO = 0.95
 EXTRA = [
     ("onull", "null", "our request path vs nbdkit's, neither touching a disk"),
     ("fifo", "floop", "what the direct path buys: fifo vs fifo -D cfq.direct=0"),
+    ("cfq", "cloop", "the direct path under cfq: cfq vs cfq -D cfq.direct=0"),
     ("null", "qnull", "nbdkit's NBD path vs QEMU's, neither touching a disk"),
 ]
 

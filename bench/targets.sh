@@ -178,6 +178,11 @@ t_floop_label() { echo "ours: nbdkit-cfq-plugin scheduler=fifo -D cfq.direct=0 (
 t_floop_check() { ours_check fifo; }
 t_floop_start() { ours_start fifo "$@" -D cfq.direct=0; }
 t_floop_fio() { nbd_fio "$1"; }
+# The same for scheduler=cfq (opt-in: BENCH_TARGETS="... cfq cloop").
+t_cloop_label() { echo "ours: nbdkit-cfq-plugin scheduler=cfq -D cfq.direct=0 (loop only)"; }
+t_cloop_check() { ours_check cfq; }
+t_cloop_start() { ours_start cfq "$@" -D cfq.direct=0; }
+t_cloop_fio() { nbd_fio "$1"; }
 
 # ---- onull: our plugin with backend=null (opt-in) -----------------------------
 # Our request path (nbdkit glue, scheduler, dispatcher thread) with no storage
