@@ -134,6 +134,41 @@ requires_fuse ()
   grep -qw fuse /proc/filesystems || skip "kernel has no fuse filesystem"
 }
 
+# fuse_start MOUNT/FILE SIZE NBDFUSE-ARGS...: nbdfuse shows an NBD export
+# as the file MOUNT/FILE (MOUNT is made if missing), SIZE bytes; waits for
+# it, sets FUSEPID, and at exit stops it and undoes the mount.  Its stderr
+# goes to MOUNT.log.  (Needs requires_fuse and requires_cmd nbdfuse.)
+fuse_start ()
+{
+  local file=$1 size=$2 mnt i; shift 2
+  mnt=$(dirname "$file")
+  mkdir -p "$mnt"
+  rm -f "$mnt.pid"
+  nbdfuse -P "$mnt.pid" "$file" "$@" 2>"$mnt.log" &
+  FUSEPID=$!
+  cleanup_fn kill_nbdfuse "$FUSEPID" "$file"
+  cleanup_fn umount -l "$mnt"
+  for (( i = 0; i < 300; i++ )); do
+    [ -s "$mnt.pid" ] && [ -f "$file" ] && break
+    kill -0 "$FUSEPID" 2>/dev/null || { cat "$mnt.log" >&2; fail "nbdfuse exited"; }
+    sleep 0.1
+  done
+  [ -f "$file" ] || { cat "$mnt.log" >&2; fail "nbdfuse did not show $file"; }
+  [ "$(stat -c %s "$file")" = "$size" ] ||
+    fail "the fuse file $file has $(stat -c %s "$file") bytes, want $size"
+}
+
+# kill_nbdfuse PID FILE: SIGTERM PID if it is still our nbdfuse for FILE
+# (at exit the number may belong to another process by now).
+kill_nbdfuse ()
+{
+  local cmd
+  cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) || return 0
+  case "$cmd" in
+    nbdfuse*"$2"*) kill -TERM "$1" ;;
+  esac
+}
+
 requires_python_nbd ()
 {
   [ -x "$PYTHON" ] || skip "no $PYTHON"

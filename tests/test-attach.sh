@@ -25,23 +25,10 @@ mkdir -p "$TESTDIR/fuse" "$TESTDIR/mnt"
 # attach NAME: server NAME + nbdfuse + loop device (sets LOOPDEV).
 attach ()
 {
-  local name=$1 i fpid sockv urlv
+  local name=$1 urlv
   start_nbdkit "$name" -- file="$TESTDIR/disk.img"
   urlv=${name}_uri
-  rm -f "$TESTDIR/fuse.pid"
-  nbdfuse -P "$TESTDIR/fuse.pid" "$TESTDIR/fuse" "${!urlv}" &
-  fpid=$!
-  cleanup_fn bg_kill "$fpid"
-  cleanup_fn umount -l "$TESTDIR/fuse"
-  for (( i = 0; i < 300; i++ )); do
-    [ -s "$TESTDIR/fuse.pid" ] && [ -f "$TESTDIR/fuse/nbd" ] && break
-    kill -0 "$fpid" 2>/dev/null || fail "nbdfuse exited"
-    sleep 0.1
-  done
-  [ -f "$TESTDIR/fuse/nbd" ] || fail "nbdfuse did not show $TESTDIR/fuse/nbd"
-  [ "$(stat -c %s "$TESTDIR/fuse/nbd")" = $size ] ||
-    fail "the fuse file has the wrong size"
-  FUSEPID=$fpid
+  fuse_start "$TESTDIR/fuse/nbd" "$size" "${!urlv}"
   loop_attach "$TESTDIR/fuse/nbd" --direct-io=on
   losetup -l "$LOOPDEV"
 }
@@ -61,11 +48,6 @@ detach ()
   stop_nbdkit "$name"
   stv=${name}_status
   [ "${!stv}" = 0 ] || fail "nbdkit $name exited with status ${!stv}"
-}
-
-bg_kill ()
-{
-  kill -TERM "$1" 2>/dev/null || true
 }
 
 # ---- 1. write ---------------------------------------------------------------

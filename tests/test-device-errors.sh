@@ -326,17 +326,6 @@ for h in (a, b, c):
 print("OK", flush=True)
 EOF
 
-# kill_nbdfuse PID MOUNT: SIGTERM PID if it is still our nbdfuse (at exit
-# the number may belong to another process by now).
-kill_nbdfuse ()
-{
-  local cmd
-  cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) || return 0
-  case "$cmd" in
-    nbdfuse*"$2"*) kill -TERM "$1" ;;
-  esac
-}
-
 # run_one SCHED PLUGIN-PARAMS...: a fresh failing device, our server on it,
 # the client, the checks on the server and its log.
 run_one ()
@@ -352,20 +341,7 @@ run_one ()
     error-zero=EIO error-zero-rate=100% error-zero-file="$wtrig" \
     error-trim=EIO error-trim-rate=100% error-trim-file="$wtrig"
   sockv=${s}dev_sock
-  mkdir -p "$fuse"
-  nbdfuse -P "$TESTDIR/$s.fuse.pid" "$fuse/disk" --unix "${!sockv}" \
-    2>"$TESTDIR/$s-fuse.log" &
-  FUSEPID=$!
-  cleanup_fn kill_nbdfuse "$FUSEPID" "$fuse/disk"
-  cleanup_fn umount -l "$fuse"
-  for (( i = 0; i < 300; i++ )); do
-    [ -s "$TESTDIR/$s.fuse.pid" ] && [ -f "$fuse/disk" ] && break
-    kill -0 "$FUSEPID" 2>/dev/null || fail "nbdfuse exited"
-    sleep 0.1
-  done
-  [ -f "$fuse/disk" ] || fail "nbdfuse did not show $fuse/disk"
-  [ "$(stat -c %s "$fuse/disk")" = "$devsize" ] ||
-    fail "the fuse file has the wrong size"
+  fuse_start "$fuse/disk" "$devsize" --unix "${!sockv}"
 
   start_nbdkit "$s" -v -- file="$fuse/disk" "$@"
   sockv=${s}_sock
