@@ -635,38 +635,40 @@ flat_iostat (struct strbuf *o, const struct iostat *io, uint64_t now,
                  iostat_total_bytes (io), io->errors);
 }
 
-/* Shares of n iostats (stride apart): last second's bytes, else since start. */
+/* The one rule for a share, in percent: of last second's bytes, or when
+ * nothing moved in the last second, of the bytes since start.
+ */
+static double
+share_pct (const struct iostat *io, double sum_bps, double sum_bytes)
+{
+  if (sum_bps > 0)
+    return 100. * io->bps / sum_bps;
+  return sum_bytes > 0 ? 100. * (double) iostat_total_bytes (io) / sum_bytes
+                       : 0;
+}
+
+/* Shares of n iostats among themselves. */
 static void
 shares (const struct iostat *const *ios, size_t n, double *out)
 {
-  double sum = 0;
-  bool recent;
+  double sum_bps = 0, sum_bytes = 0;
 
-  for (size_t i = 0; i < n; i++)
-    sum += ios[i]->bps;
-  recent = sum > 0;
-  if (!recent)
-    for (size_t i = 0; i < n; i++)
-      sum += (double) iostat_total_bytes (ios[i]);
   for (size_t i = 0; i < n; i++) {
-    double v = recent ? ios[i]->bps : (double) iostat_total_bytes (ios[i]);
-    out[i] = sum > 0 ? 100. * v / sum : 0;
+    sum_bps += ios[i]->bps;
+    sum_bytes += (double) iostat_total_bytes (ios[i]);
   }
+  for (size_t i = 0; i < n; i++)
+    out[i] = share_pct (ios[i], sum_bps, sum_bytes);
 }
 
-/* A connection's share of everything the device did: last second's bytes,
- * else since start (as shares(); connections that closed still count in
- * the device's total, as they did in its time).
+/* A connection's share of everything the device did (connections that
+ * closed still count in the device's total, as they did in its time).
  */
 static double
 conn_share (const struct iostat *io)
 {
-  if (tn.total.bps > 0)
-    return 100. * io->bps / tn.total.bps;
-  if (iostat_total_bytes (&tn.total) > 0)
-    return 100. * (double) iostat_total_bytes (io) /
-      (double) iostat_total_bytes (&tn.total);
-  return 0;
+  return share_pct (io, tn.total.bps,
+                    (double) iostat_total_bytes (&tn.total));
 }
 
 struct snapshot {
