@@ -130,6 +130,22 @@ def total(e, what):
                if has(e, what, t))
 EOF
 
+# randread_job FILE SECONDS RAMP SRV EXPORT...: a fio job file with one
+# job per export of server SRV, each 4k random reads 32 deep over NBD,
+# time-based, SECONDS measured after RAMP unmeasured (0: none).
+randread_job ()
+{
+  local file=$1 secs=$2 ramp=$3 srv=$4 e; shift 4
+  {
+    printf '[global]\nioengine=nbd\nrw=randread\nbs=4k\niodepth=32\n'
+    printf 'time_based=1\nruntime=%s\n' "$secs"
+    [ "$ramp" = 0 ] || printf 'ramp_time=%s\n' "$ramp"
+    for e in "$@"; do
+      printf '[%s]\nuri=%s\n' "$e" "$(export_uri "$srv" "$e")"
+    done
+  } >"$file"
+}
+
 # fio_start JOBFILE: run fio on JOBFILE in the background, JSON results to
 # $TESTDIR/fio.json and its log to $TESTDIR/fio.log; killed on exit.
 # fio_wait: wait for it, failing the test with the log's tail if fio failed.

@@ -77,23 +77,7 @@ EOF
 t4_start srv "$TESTDIR/fair.conf"
 
 ramp=3
-cat >"$TESTDIR/fair.fio" <<EOF
-[global]
-ioengine=nbd
-rw=randread
-bs=4k
-iodepth=32
-time_based=1
-ramp_time=$ramp
-runtime=$secs
-[small]
-uri=$(export_uri srv small)
-[medium]
-uri=$(export_uri srv medium)
-[large]
-uri=$(export_uri srv large)
-EOF
-
+randread_job "$TESTDIR/fair.fio" "$secs" "$ramp" srv small medium large
 fio_start "$TESTDIR/fair.fio"
 
 # Server-side snapshots: after the ramp, and shortly before the end.

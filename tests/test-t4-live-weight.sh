@@ -120,19 +120,7 @@ EOF
 echo "== get/set round-trip, bad input refused"
 
 # ---- 1. weights changed mid-run -----------------------------------------------------
-cat >"$TESTDIR/live.fio" <<EOF
-[global]
-ioengine=nbd
-rw=randread
-bs=4k
-iodepth=32
-time_based=1
-runtime=36
-[e1]
-uri=$(export_uri srv e1)
-[e2]
-uri=$(export_uri srv e2)
-EOF
+randread_job "$TESTDIR/live.fio" 36 0 srv e1 e2
 fio_start "$TESTDIR/live.fio"
 
 sleep 4;  stats_json srv >"$TESTDIR/b1.json"
