@@ -40,6 +40,20 @@ check_fail_ (const char *file, int line, const char *expr, const char *vals)
   exit (1);
 }
 
+/* Strings are printed whole: an error message is often what differs. */
+static inline void __attribute__ ((noreturn))
+check_fail_str_ (const char *file, int line, const char *expr,
+                 const char *a, const char *b)
+{
+  const char *qa = a ? "\"" : "", *qb = b ? "\"" : "";
+
+  fprintf (stderr, "%s:%d: check failed: %s (%s%s%s vs %s%s%s)\n",
+           file, line, expr, qa, a ? a : "(null)", qa,
+           qb, b ? b : "(null)", qb);
+  fflush (stderr);
+  exit (1);
+}
+
 static inline void
 check_fmt_i_ (char *buf, size_t len, long long v)
 {
@@ -125,13 +139,9 @@ check_fmt_p_ (char *buf, size_t len, const void *v)
   do {                                                                  \
     const char *check_a_ = (a), *check_b_ = (b);                        \
     check_count++;                                                      \
-    if (!check_a_ || !check_b_ || strcmp (check_a_, check_b_) != 0) {  \
-      char check_v_[512];                                               \
-      snprintf (check_v_, sizeof check_v_, "\"%s\" vs \"%s\"",          \
-                check_a_ ? check_a_ : "(null)",                         \
-                check_b_ ? check_b_ : "(null)");                        \
-      check_fail_ (__FILE__, __LINE__, #a " == " #b, check_v_);         \
-    }                                                                   \
+    if (!check_a_ || !check_b_ || strcmp (check_a_, check_b_) != 0)    \
+      check_fail_str_ (__FILE__, __LINE__, #a " == " #b,                \
+                       check_a_, check_b_);                             \
   } while (0)
 
 #define CHECK_NEAR(a, b, tol)                                           \

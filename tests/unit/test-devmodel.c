@@ -10,11 +10,11 @@
  *    different ones (hdd); parameters parse with units and reject nonsense.
  *  - stats: histogram percentiles are within 1%, Jain's index is right.
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "devmodel.h"
 #include "hist.h"
 #include "stats.h"
@@ -51,7 +51,7 @@ hdd_alternating (uint64_t d, int n)
   struct devmodel *dm = devmodel_new ("hdd", NULL);
   uint64_t now = 0;
 
-  assert (dm);
+  CHECK (dm);
   for (int i = 0; i < n; i++) {
     struct rq rq = mkrq (i % 2 ? d + (uint64_t) (1 << 30) : (1 << 30), 4096,
                          RQ_READ);
@@ -75,13 +75,15 @@ test_hdd (void)
   double t3 = hdd_alternating (500ULL << 30, 2000);
   printf ("hdd alternating: 16M %.3f ms, 10G %.3f ms, 500G %.3f ms\n",
           t1 / 1e6, t2 / 1e6, t3 / 1e6);
-  assert (t1 < t2 && t2 < t3);
-  assert (t3 - t1 > 5e6);       /* full-ish stroke costs ms more */
+  CHECK_LT (t1, t2);
+  CHECK_LT (t2, t3);
+  CHECK_GT (t3 - t1, 5e6);       /* full-ish stroke costs ms more */
 
   /* Sequential vs random: 64 MiB of 64 KiB reads vs random 4 KiB reads. */
   dm = devmodel_new ("hdd", &err);
-  assert (dm && devmodel_rotational (dm));
-  assert (strcmp (devmodel_kind (dm), "hdd") == 0);
+  CHECK (dm);
+  CHECK (devmodel_rotational (dm));
+  CHECK_STREQ (devmodel_kind (dm), "hdd");
   cap = devmodel_capacity (dm);
   now = 0;
   for (uint64_t off = 0; off < (64 << 20); off += 65536) {
@@ -102,10 +104,12 @@ test_hdd (void)
     double rand_ms = t_rand / 2000.0 / 1e6;
     printf ("hdd: seq %.1f MB/s, random 4k %.3f MB/s (%.2f ms/req, %.0f IOPS)\n",
             seq_mbs, rand_mbs, rand_ms, 1000 / rand_ms);
-    assert (seq_mbs > 140 && seq_mbs < 160);
-    assert (seq_mbs > 100 * rand_mbs);
+    CHECK_GT (seq_mbs, 140);
+    CHECK_LT (seq_mbs, 160);
+    CHECK_GT (seq_mbs, 100 * rand_mbs);
     /* 8.5 ms mean seek + 4.17 ms mean rotation + transfer, +-10% */
-    assert (rand_ms > 11.4 && rand_ms < 14.0);
+    CHECK_GT (rand_ms, 11.4);
+    CHECK_LT (rand_ms, 14.0);
   }
 
   /* One at a time, in submission order: two requests at the same instant
@@ -119,9 +123,10 @@ test_hdd (void)
     uint64_t ta = devmodel_submit (dm, &a, 1000);
     uint64_t tb = devmodel_submit (dm, &b, 1000);
     uint64_t tf = devmodel_submit (dm, &f, 1000);
-    assert (tb > ta && tb - ta >= 6900000);      /* 1 MiB at 150 MB/s */
-    assert (tf == tb + 1000000);                 /* flush after the write */
-    assert (devmodel_set (dm, "rpm", "5400") == -EBUSY);
+    CHECK_GT (tb, ta);
+    CHECK_GE (tb - ta, 6900000);      /* 1 MiB at 150 MB/s */
+    CHECK_EQ (tf, tb + 1000000);                 /* flush after the write */
+    CHECK_EQ (devmodel_set (dm, "rpm", "5400"), -EBUSY);
   }
 
   /* Forward skips within "near" cost the passing gap, not a seek. */
@@ -132,37 +137,42 @@ test_hdd (void)
     uint64_t ta = devmodel_submit (dm, &a, 0);
     uint64_t tb = devmodel_submit (dm, &b, ta);
     /* 3 x 64 KiB gap + 64 KiB transfer at 150 MB/s = 1.75 ms */
-    assert (tb - ta > 1700000 && tb - ta < 1800000);
+    CHECK_GT (tb - ta, 1700000);
+    CHECK_LT (tb - ta, 1800000);
   }
 
   /* Parameters. */
   devmodel_free (dm);
   dm = devmodel_new ("hdd", NULL);
-  assert (devmodel_set (dm, "rpm", "5400") == 0);
-  assert (devmodel_set (dm, "seek_max", "20ms") == 0);
-  assert (devmodel_set (dm, "rate", "100M") == 0);
-  assert (devmodel_set (dm, "capacity", "2t") == 0);
-  assert (devmodel_capacity (dm) == 2ULL << 40);
-  assert (devmodel_set (dm, "channels", "4") == -ENOENT);
-  assert (devmodel_set (dm, "nonesuch", "4") == -ENOENT);
-  assert (devmodel_set (dm, "rpm", "fast") == -EINVAL);
-  assert (devmodel_set (dm, "rpm", "10") == -ERANGE);
-  assert (devmodel_set (dm, "seek_max", "-1ms") == -EINVAL);
-  assert (devmodel_set (dm, "seek_max", "3 parsecs") == -EINVAL);
+  CHECK_EQ (devmodel_set (dm, "rpm", "5400"), 0);
+  CHECK_EQ (devmodel_set (dm, "seek_max", "20ms"), 0);
+  CHECK_EQ (devmodel_set (dm, "rate", "100M"), 0);
+  CHECK_EQ (devmodel_set (dm, "capacity", "2t"), 0);
+  CHECK_EQ (devmodel_capacity (dm), 2ULL << 40);
+  CHECK_EQ (devmodel_set (dm, "channels", "4"), -ENOENT);
+  CHECK_EQ (devmodel_set (dm, "nonesuch", "4"), -ENOENT);
+  CHECK_EQ (devmodel_set (dm, "rpm", "fast"), -EINVAL);
+  CHECK_EQ (devmodel_set (dm, "rpm", "10"), -ERANGE);
+  CHECK_EQ (devmodel_set (dm, "seek_max", "-1ms"), -EINVAL);
+  CHECK_EQ (devmodel_set (dm, "seek_max", "3 parsecs"), -EINVAL);
   {
     const char *bad = NULL;
-    assert (devmodel_parse (dm, "rpm=15000, seek_min=0.5ms,near=2M", &bad)
-            == 0);
-    assert (devmodel_parse (dm, "rpm=15000,bogus=1", &bad) == -ENOENT);
-    assert (bad && strncmp (bad, "bogus", 5) == 0);
-    assert (devmodel_parse (dm, "rpm", &bad) == -EINVAL);
+    CHECK_EQ (devmodel_parse (dm, "rpm=15000, seek_min=0.5ms,near=2M", &bad),
+              0);
+    CHECK_EQ (devmodel_parse (dm, "rpm=15000,bogus=1", &bad), -ENOENT);
+    CHECK (bad);
+    CHECK_EQ (strncmp (bad, "bogus", 5), 0);
+    CHECK_EQ (devmodel_parse (dm, "rpm", &bad), -EINVAL);
   }
   devmodel_describe (dm, buf, sizeof buf);
   printf ("%s\n", buf);
-  assert (strstr (buf, "rpm=15000") && strstr (buf, "seek_max=20ms") &&
-          strstr (buf, "rate=100M") && strstr (buf, "seek_min=500us"));
+  CHECK (strstr (buf, "rpm=15000"));
+  CHECK (strstr (buf, "seek_max=20ms"));
+  CHECK (strstr (buf, "rate=100M"));
+  CHECK (strstr (buf, "seek_min=500us"));
   devmodel_free (dm);
-  assert (devmodel_new ("tape", &err) == NULL && err == -EINVAL);
+  CHECK_NULL (devmodel_new ("tape", &err));
+  CHECK_EQ (err, -EINVAL);
 }
 
 /* IOPS of 4 KiB random reads on the SSD with `depth` always outstanding. */
@@ -175,7 +185,7 @@ ssd_iops (unsigned depth, unsigned channels)
   const int n = 20000;
 
   snprintf (ch, sizeof ch, "%u", channels);
-  assert (devmodel_set (dm, "channels", ch) == 0);
+  CHECK_EQ (devmodel_set (dm, "channels", ch), 0);
   for (unsigned i = 0; i < depth; i++) {
     struct rq rq = mkrq (rnd () % (1 << 20) * 4096, 4096, RQ_READ);
     done[i] = devmodel_submit (dm, &rq, 0);
@@ -199,7 +209,8 @@ test_ssd (void)
   struct devmodel *dm = devmodel_new ("ssd", NULL);
   double i1, i8, i16, i64;
 
-  assert (dm && !devmodel_rotational (dm));
+  CHECK (dm);
+  CHECK (!devmodel_rotational (dm));
   {
     struct rq r = mkrq (0, 4096, RQ_READ), w = mkrq (8192, 4096, RQ_WRITE);
     struct rq f = mkrq (0, 0, RQ_FLUSH), t = mkrq (0, 1 << 20, RQ_TRIM);
@@ -212,13 +223,15 @@ test_ssd (void)
     /* 4 KiB at 2000/16 MB/s per channel = 32.8 us */
     printf ("ssd: read %.1f us, write %.1f us, flush %.1f us, trim %.1f us\n",
             tr / 1e3, tw / 1e3, tf / 1e3, tt / 1e3);
-    assert (tr > 110000 && tr < 115000);
-    assert (tw > 50000 && tw < 55000);
-    assert (tf == tw + 50000);
-    assert (tt == 20000);
+    CHECK_GT (tr, 110000);
+    CHECK_LT (tr, 115000);
+    CHECK_GT (tw, 50000);
+    CHECK_LT (tw, 55000);
+    CHECK_EQ (tf, tw + 50000);
+    CHECK_EQ (tt, 20000);
     z.flags = RQ_MAYTRIM;
     tz = devmodel_submit (dm, &z, 0);
-    assert (tz == 20000);       /* a free channel, trim cost */
+    CHECK_EQ (tz, 20000);       /* a free channel, trim cost */
   }
   devmodel_free (dm);
 
@@ -228,11 +241,13 @@ test_ssd (void)
   i64 = ssd_iops (64, 16);
   printf ("ssd 16 channels: QD1 %.0f, QD8 %.0f, QD16 %.0f, QD64 %.0f IOPS\n",
           i1, i8, i16, i64);
-  assert (i8 > 7.5 * i1 && i8 < 8.5 * i1);
-  assert (i16 > 15 * i1 && i16 < 17 * i1);
-  assert (i64 < 1.05 * i16);    /* no more channels to use */
-  assert (ssd_iops (32, 32) > 31 * ssd_iops (1, 32));
-  assert (ssd_iops (8, 4) < 4.2 * ssd_iops (1, 4));
+  CHECK_GT (i8, 7.5 * i1);
+  CHECK_LT (i8, 8.5 * i1);
+  CHECK_GT (i16, 15 * i1);
+  CHECK_LT (i16, 17 * i1);
+  CHECK_LT (i64, 1.05 * i16);    /* no more channels to use */
+  CHECK_GT (ssd_iops (32, 32), 31 * ssd_iops (1, 32));
+  CHECK_LT (ssd_iops (8, 4), 4.2 * ssd_iops (1, 4));
 }
 
 static void
@@ -245,7 +260,7 @@ test_determinism (void)
     uint64_t *out = run == 0 ? a : run == 1 ? b : c;
     uint64_t now = 0, x = 12345;
 
-    assert (devmodel_set (dm, "seed", run == 2 ? "8" : "7") == 0);
+    CHECK_EQ (devmodel_set (dm, "seed", run == 2 ? "8" : "7"), 0);
     for (int i = 0; i < 500; i++) {
       x = x * 6364136223846793005ULL + 1442695040888963407ULL;
       struct rq rq = mkrq ((x >> 20) % (1ULL << 38) / 4096 * 4096, 4096,
@@ -254,8 +269,8 @@ test_determinism (void)
     }
     devmodel_free (dm);
   }
-  assert (memcmp (a, b, sizeof a) == 0);
-  assert (memcmp (a, c, sizeof a) != 0);
+  CHECK_EQ (memcmp (a, b, sizeof a), 0);
+  CHECK_NE (memcmp (a, c, sizeof a), 0);
 }
 
 static void
@@ -266,20 +281,28 @@ test_parsers_and_stats (void)
   uint64_t vals[10000];
   double eq[4] = { 2, 2, 2, 2 }, one[4] = { 1, 0, 0, 0 };
 
-  assert (devmodel_parse_time ("8ms", 1, &v) == 0 && v == 8000000);
-  assert (devmodel_parse_time ("8", NSEC_PER_MSEC, &v) == 0 && v == 8000000);
-  assert (devmodel_parse_time ("1.5s", 1, &v) == 0 && v == 1500000000);
-  assert (devmodel_parse_time ("80us", 1, &v) == 0 && v == 80000);
-  assert (devmodel_parse_time ("8 ms", 1, &v) == -EINVAL);
-  assert (devmodel_parse_time ("", 1, &v) == -EINVAL);
-  assert (devmodel_parse_size ("64k", &v) == 0 && v == 65536);
-  assert (devmodel_parse_size ("1GiB", &v) == 0 && v == 1ULL << 30);
-  assert (devmodel_parse_size ("4x", &v) == -EINVAL);
-  assert (devmodel_parse_rate ("150M", &v) == 0 && v == 150000000);
-  assert (devmodel_parse_rate ("1.5GB/s", &v) == 0 && v == 1500000000);
+  CHECK_EQ (devmodel_parse_time ("8ms", 1, &v), 0);
+  CHECK_EQ (v, 8000000);
+  CHECK_EQ (devmodel_parse_time ("8", NSEC_PER_MSEC, &v), 0);
+  CHECK_EQ (v, 8000000);
+  CHECK_EQ (devmodel_parse_time ("1.5s", 1, &v), 0);
+  CHECK_EQ (v, 1500000000);
+  CHECK_EQ (devmodel_parse_time ("80us", 1, &v), 0);
+  CHECK_EQ (v, 80000);
+  CHECK_EQ (devmodel_parse_time ("8 ms", 1, &v), -EINVAL);
+  CHECK_EQ (devmodel_parse_time ("", 1, &v), -EINVAL);
+  CHECK_EQ (devmodel_parse_size ("64k", &v), 0);
+  CHECK_EQ (v, 65536);
+  CHECK_EQ (devmodel_parse_size ("1GiB", &v), 0);
+  CHECK_EQ (v, 1ULL << 30);
+  CHECK_EQ (devmodel_parse_size ("4x", &v), -EINVAL);
+  CHECK_EQ (devmodel_parse_rate ("150M", &v), 0);
+  CHECK_EQ (v, 150000000);
+  CHECK_EQ (devmodel_parse_rate ("1.5GB/s", &v), 0);
+  CHECK_EQ (v, 1500000000);
 
   hist_init (&h);
-  assert (hist_quantile (&h, 0.50) == 0);
+  CHECK_EQ (hist_quantile (&h, 0.50), 0);
   for (int i = 0; i < 10000; i++) {
     vals[i] = (uint64_t) (rnd () % 100000000) + 1;
     hist_add (&h, vals[i]);
@@ -287,12 +310,14 @@ test_parsers_and_stats (void)
   for (double p = 1; p <= 100; p += 7.5) {
     uint64_t e = stats_percentile (vals, 10000, p);
     uint64_t a = hist_quantile (&h, p / 100);
-    assert ((double) a > 0.99 * e && (double) a < 1.01 * e);
+    CHECK_GT ((double) a, 0.99 * e);
+    CHECK_LT ((double) a, 1.01 * e);
   }
-  assert (hist_quantile (&h, 1.0) == h.max);
-  assert (h.max == stats_percentile (vals, 10000, 100));
-  assert (stats_jain (eq, 4) > 0.999999);
-  assert (stats_jain (one, 4) > 0.249999 && stats_jain (one, 4) < 0.250001);
+  CHECK_EQ (hist_quantile (&h, 1.0), h.max);
+  CHECK_EQ (h.max, stats_percentile (vals, 10000, 100));
+  CHECK_GT (stats_jain (eq, 4), 0.999999);
+  CHECK_GT (stats_jain (one, 4), 0.249999);
+  CHECK_LT (stats_jain (one, 4), 0.250001);
 }
 
 int
@@ -304,5 +329,6 @@ main (void)
   test_determinism ();
   test_parsers_and_stats ();
   printf ("ok\n");
+  check_done ("test-devmodel");
   return 0;
 }
