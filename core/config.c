@@ -258,7 +258,7 @@ struct cfg {
 
 /* ---- errors -------------------------------------------------------------- */
 
-static void
+static void __attribute__ ((format (printf, 4, 0)))
 add_error (struct cfg *cfg, const char *file, unsigned line,
            const char *fmt, va_list ap)
 {
