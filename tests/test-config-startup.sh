@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# test-t4-config-errors.sh: nbdkit with our plugin refuses to start on each
+# test-config-startup.sh: nbdkit with our plugin refuses to start on each
 # malformed config, before serving anyone, with exit status 1 and the
 # config model's own "FILE:LINE: what is wrong" message; and every example
 # in configs/ starts (on a test image, via a file= override) and lists
 # exactly its [export] sections to `nbdinfo --list`.
 # timeout: 300
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_cmd nbdinfo
 
 make_sparse "$TESTDIR/disk.img" 1G

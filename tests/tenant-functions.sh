@@ -1,13 +1,15 @@
-# tests/t4-functions.sh: helpers for the multi-tenant tests (test-t4-*.sh),
-# on top of tests/functions.sh (which it sources).
+# tests/tenant-functions.sh: helpers for the tests that serve a config with
+# tenants and a control socket, on top of tests/functions.sh (which it
+# sources).
 #
-#   . "$(dirname "$0")/t4-functions.sh"
-#   t4_start srv CONF [KEY=VALUE...]    nbdkit on config=CONF with a control
-#                                       socket: srv_sock, srv_ctl, srv_pid
-#   export_uri srv NAME                 nbd+unix:///NAME?socket=...
-#   ctl srv COMMAND...                  tools/cfqctl -s srv_ctl COMMAND...
-#   stats_json srv > FILE               one "stats" answer (JSON)
-#   fio_job_args ...                    see below
+#   . "$(dirname "$0")/tenant-functions.sh"
+#   tenant_start srv CONF [KEY=VALUE...]  nbdkit on config=CONF with a
+#                                         control socket: srv_sock,
+#                                         srv_ctl, srv_pid
+#   export_uri srv NAME                   nbd+unix:///NAME?socket=...
+#   ctl srv COMMAND...                    tools/cfqctl -s srv_ctl COMMAND...
+#   stats_json srv > FILE                 one "stats" answer (JSON)
+#   fio_job_args ...                      see below
 #
 # Only our plugin has configs, tenants and a control socket: these tests
 # skip when CFQ_PLUGIN names one of nbdkit's own plugins.
@@ -16,16 +18,16 @@
 
 CFQCTL=$top/tools/cfqctl
 
-t4_requires ()
+tenant_requires ()
 {
   plugin_is_ours || skip "multi-tenant tests need our plugin (CFQ_PLUGIN=$CFQ_PLUGIN)"
   requires_plugin
   [ -x "$CFQCTL" ] || fail "$CFQCTL is not built (run make)"
 }
 
-# t4_start NAME CONF [KEY=VALUE...]: serve CONF on NAME.sock with a control
+# tenant_start NAME CONF [KEY=VALUE...]: serve CONF on NAME.sock with a control
 # socket NAME.ctl; extra arguments are overrides / plugin parameters.
-t4_start ()
+tenant_start ()
 {
   local name=$1 conf=$2; shift 2
   local ctlv=${name}_ctl
@@ -63,11 +65,11 @@ make_sparse ()
   truncate -s "$2" "$1" || fail "cannot make $1"
 }
 
-# The python helpers every stats check uses, in $TESTDIR/t4stats.py:
+# The python helpers every stats check uses, in $TESTDIR/srvstats.py:
 #   load(path) -> dict; entries(doc, "groups"|"exports") -> {name: dict}
 #   num(entry, "bytes", "read") etc.: tolerant of the two shapes the spec
 #   allows ({"bytes": {"read": N}} or {"read_bytes": N} / {"bytes_read": N}).
-cat >"$TESTDIR/t4stats.py" <<'EOF'
+cat >"$TESTDIR/srvstats.py" <<'EOF'
 import json, sys
 
 def load(path):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-t4-isolation.sh: tenants on one device cannot touch each other.
+# test-tenant-isolation.sh: tenants on one device cannot touch each other.
 #
 #  1. exports a and b on adjacent 1M regions of one image: b is filled with
 #     a pattern through b; a's whole range (its last byte included) is
@@ -14,8 +14,8 @@
 #     does not list "unix";
 #  4. an unknown export name is refused, and the server says which name.
 # timeout: 300
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_python_nbd
 
 M=$((1 << 20))
@@ -61,7 +61,7 @@ size = 1M
 allow = unix
 EOF
 
-t4_start srv "$TESTDIR/iso.conf"
+tenant_start srv "$TESTDIR/iso.conf"
 
 # ---- 1. a cannot reach b ------------------------------------------------------
 "$PYTHON" - "$srv_sock" "$TESTDIR/orig.img" <<'EOF' || fail "isolation of a and b"
