@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/functions.sh: what every shell test sources.
 #
 # A test is a bash script that does
@@ -6,7 +7,7 @@
 #     requires_plugin                # our plugin must be built (else FAIL)
 #     requires_cmd nbdsh             # or skip (exit 77) with a reason
 #     start_nbdkit srv file=$TESTDIR/disk.img
-#     "$SHADOW" -s 1 "$srv_sock"
+#     "$SHADOW" -s 1 "${NBDKIT_SOCK[srv]}"
 #
 # and gets, for free:
 #  - TESTDIR: a private directory from mktemp (sockets, images, logs, mounts),
@@ -238,23 +239,30 @@ make_image ()
 
 # ---- servers ---------------------------------------------------------------
 
+# What start_nbdkit and stop_nbdkit know about each server, by its NAME:
+#   NBDKIT_SOCK[NAME]    its Unix socket, $TESTDIR/NAME.sock
+#   NBDKIT_URI[NAME]     nbd+unix:///?socket=... for that socket
+#   NBDKIT_PID[NAME]     the process (the wrapper's, under NBDKIT_WRAPPER)
+#   NBDKIT_STATUS[NAME]  its exit status, once stop_nbdkit has stopped it
+declare -A NBDKIT_SOCK=() NBDKIT_URI=() NBDKIT_PID=() NBDKIT_STATUS=()
+
 # start_nbdkit NAME [NBDKIT-OPTIONS...] -- KEY=VALUE...
 #   Start nbdkit in the foreground of a background job, on a Unix socket in
 #   TESTDIR, serving the plugin under test with the given parameters.  Waits
-#   (bounded) until it listens.  Sets NAME_sock, NAME_uri, NAME_pid and
-#   registers the kill at exit.  Without "--", every argument is a plugin
-#   parameter.  NBDKIT_WRAPPER (e.g. "valgrind --...") is put in front.
-#   nbdkit's stderr goes to $TESTDIR/NAME.log and is copied to ours at stop.
+#   (bounded) until it listens.  Sets NBDKIT_SOCK[NAME], NBDKIT_URI[NAME],
+#   NBDKIT_PID[NAME] and registers the kill at exit.  Without "--", every
+#   argument is a plugin parameter.  NBDKIT_WRAPPER (e.g. "valgrind --...")
+#   is put in front.  nbdkit's stderr goes to $TESTDIR/NAME.log and is
+#   copied to ours at stop.
 start_nbdkit ()
 {
   local name=$1; shift
-  local opts=() params=() a sock pidf log i pid
+  local opts=() params=() sock=$TESTDIR/$name.sock pidf log i pid
   if printf '%s\n' "$@" | grep -qx -- '--'; then
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
     shift
   fi
   mapfile -t params < <(plugin_args "$@")
-  sock=$TESTDIR/$name.sock
   pidf=$TESTDIR/$name.pid
   log=$TESTDIR/$name.log
   rm -f "$sock" "$pidf"
@@ -274,17 +282,18 @@ start_nbdkit ()
     sleep 0.1
   done
   [ -S "$sock" ] || { cat "$log" >&2; fail "nbdkit $name did not start in 60 s"; }
-  printf -v "${name}_sock" %s "$sock"
-  printf -v "${name}_uri" %s "nbd+unix:///?socket=$sock"
-  printf -v "${name}_pid" %s "$pid"
+  NBDKIT_SOCK[$name]=$sock
+  NBDKIT_URI[$name]="nbd+unix:///?socket=$sock"
+  NBDKIT_PID[$name]=$pid
+  echo "nbdkit $name: pid ${NBDKIT_PID[$name]} on ${NBDKIT_SOCK[$name]}," \
+    "${NBDKIT_URI[$name]}"
 }
 
 # stop_nbdkit NAME: SIGTERM, wait (bounded), copy its log to our stderr and
-# set NAME_status to nbdkit's exit status.
+# set NBDKIT_STATUS[NAME] to nbdkit's exit status.
 stop_nbdkit ()
 {
-  local name=$1 pidv=${1}_pid pid st=0 i
-  pid=${!pidv}
+  local name=$1 pid=${NBDKIT_PID[$1]} st=0 i
   kill -TERM "$pid" 2>/dev/null || true
   for (( i = 0; i < 1200; i++ )); do
     kill -0 "$pid" 2>/dev/null || break
@@ -296,7 +305,8 @@ stop_nbdkit ()
   fi
   wait "$pid" || st=$?
   sed "s/^/[$name] /" "$TESTDIR/$name.log" >&2 || true
-  printf -v "${name}_status" %s "$st"
+  NBDKIT_STATUS[$name]=$st
+  echo "nbdkit $name: exit status ${NBDKIT_STATUS[$name]}"
 }
 
 _kill_nbdkit ()

@@ -10,7 +10,7 @@
 # The last line is "N passed, N failed, N skipped".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 mkdir -p tests/logs
 
 if [ $# -gt 0 ]; then

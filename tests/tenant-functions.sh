@@ -1,15 +1,16 @@
+# shellcheck shell=bash
 # tests/tenant-functions.sh: helpers for the tests that serve a config with
 # tenants and a control socket, on top of tests/functions.sh (which it
 # sources).
 #
 #   . "$(dirname "$0")/tenant-functions.sh"
-#   tenant_start srv CONF [KEY=VALUE...]  nbdkit on config=CONF with a
-#                                         control socket: srv_sock,
-#                                         srv_ctl, srv_pid
+#   tenant_start srv CONF [KEY=VALUE...]  start_nbdkit on config=CONF with
+#                                         a control socket NBDKIT_CTL[srv]
 #   export_uri srv NAME                   nbd+unix:///NAME?socket=...
-#   ctl srv COMMAND...                    tools/cfqctl -s srv_ctl COMMAND...
+#   ctl srv COMMAND...                    tools/cfqctl on srv's control
+#                                         socket
 #   stats_json srv > FILE                 one "stats" answer (JSON)
-#   fio_job_args ...                      see below
+#   randread_job, fio_start, fio_wait     see below
 #
 # Only our plugin has configs, tenants and a control socket: these tests
 # skip when CFQ_PLUGIN names one of nbdkit's own plugins.
@@ -17,6 +18,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/functions.sh"
 
 CFQCTL=$top/tools/cfqctl
+declare -A NBDKIT_CTL=()                # NAME -> its control socket
 
 tenant_requires ()
 {
@@ -30,24 +32,22 @@ tenant_requires ()
 tenant_start ()
 {
   local name=$1 conf=$2; shift 2
-  local ctlv=${name}_ctl
   start_nbdkit "$name" config="$conf" control="$TESTDIR/$name.ctl" "$@"
-  printf -v "$ctlv" %s "$TESTDIR/$name.ctl"
+  NBDKIT_CTL[$name]=$TESTDIR/$name.ctl
   wait_for "control socket $TESTDIR/$name.ctl" 30 test -S "$TESTDIR/$name.ctl"
 }
 
 # export_uri NAME EXPORT: the URI of EXPORT on server NAME's Unix socket.
 export_uri ()
 {
-  local sockv=${1}_sock
-  echo "nbd+unix:///$2?socket=${!sockv}"
+  echo "nbd+unix:///$2?socket=${NBDKIT_SOCK[$1]}"
 }
 
 # ctl NAME ARGS...: cfqctl on server NAME's control socket.
 ctl ()
 {
-  local ctlv=${1}_ctl; shift
-  "$CFQCTL" -s "${!ctlv}" "$@"
+  local name=$1; shift
+  "$CFQCTL" -s "${NBDKIT_CTL[$name]}" "$@"
 }
 
 # stats_json NAME: the "stats" JSON answer on stdout (fails the test if the

@@ -4,7 +4,7 @@
 # timeout: 240
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }
 [ -x tools/cfqconf ] && [ -x tests/unit/test-config ] \
   || { echo "cfqconf or test-config not built"; exit 77; }

@@ -92,7 +92,7 @@ v=$(get_val quantum); [ "$v" = 8 ] || fail "a refused set changed quantum to '$v
 
 # The raw protocol: every answer ends with an empty line, errors start
 # with "error: ", the connection survives an error.
-"$PYTHON" - "$srv_ctl" <<'EOF' || fail "control protocol"
+"$PYTHON" - "${NBDKIT_CTL[srv]}" <<'EOF' || fail "control protocol"
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
@@ -154,5 +154,5 @@ assert 0.45 <= before <= 0.55, "equal weights: e1 share %.1f%%, want 50%% +-10%%
 assert 0.72 <= after <= 0.88, "800:200: e1 share %.1f%%, want 80%% +-10%% rel" % (100 * after)
 EOF
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 echo "== cfqctl weight shifts the shares of a running server"

@@ -64,8 +64,8 @@ EOF
     >"$TESTDIR/$sched.fio.log" 2>&1 || fail "fio ($sched) failed: $(tail "$TESTDIR/$sched.fio.log")"
   stats_json "$sched" >"$TESTDIR/$sched.stats.json"
   stop_nbdkit "$sched"
-  local st=${sched}_status
-  [ "${!st}" = 0 ] || fail "nbdkit ($sched) exited with ${!st}"
+  [ "${NBDKIT_STATUS[$sched]}" = 0 ] ||
+    fail "nbdkit ($sched) exited with ${NBDKIT_STATUS[$sched]}"
 }
 
 run cfq

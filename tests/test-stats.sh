@@ -40,7 +40,7 @@ tenant_start srv "$TESTDIR/st.conf" stats="$TESTDIR/final.json"
 # 8 KiB, writes of 4 KiB, trims and zeroes of 64 KiB.
 send ()
 {
-  "$PYTHON" - "$srv_sock" "$@" <<'EOF'
+  "$PYTHON" - "${NBDKIT_SOCK[srv]}" "$@" <<'EOF'
 import sys
 import nbd
 sock = sys.argv[1]
@@ -145,7 +145,7 @@ print("per-group CFQ counters present and summing to the device's")
 EOF
 
 # ---- connections: a connected client is listed, with its export ------------------
-"$PYTHON" - "$srv_sock" "$CFQCTL" "$srv_ctl" <<'EOF' || fail "connections"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$CFQCTL" "${NBDKIT_CTL[srv]}" <<'EOF' || fail "connections"
 import json, subprocess, sys, time
 import nbd
 sock, cfqctl, ctl = sys.argv[1:4]
@@ -234,7 +234,7 @@ echo "== reset zeroes the counters"
 # ---- stats=FILE at exit ------------------------------------------------------------------
 [ ! -e "$TESTDIR/final.json" ] || echo "note: final.json exists before exit"
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 [ -s "$TESTDIR/final.json" ] || fail "stats=FILE: $TESTDIR/final.json not written at exit"
 check "$TESTDIR/final.json" 5 4 0 1 2 || fail "stats=FILE contents"
 echo "== stats=FILE written at exit"

@@ -64,7 +64,7 @@ EOF
 tenant_start srv "$TESTDIR/iso.conf"
 
 # ---- 1. a cannot reach b ------------------------------------------------------
-"$PYTHON" - "$srv_sock" "$TESTDIR/orig.img" <<'EOF' || fail "isolation of a and b"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$TESTDIR/orig.img" <<'EOF' || fail "isolation of a and b"
 import errno, os, sys
 import nbd
 
@@ -165,7 +165,7 @@ EOF
 echo "== a and b are isolated"
 
 # ---- 2. readonly export --------------------------------------------------------
-"$PYTHON" - "$srv_sock" "$TESTDIR/orig.img" <<'EOF' || fail "readonly export"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$TESTDIR/orig.img" <<'EOF' || fail "readonly export"
 import errno, sys
 import nbd
 sock, orig = sys.argv[1], sys.argv[2]
@@ -199,7 +199,7 @@ cmp -s <(tail -c +$((2 * M + 1)) "$TESTDIR/disk.img" | head -c $M) \
 echo "== readonly export refuses writes, trims and zeroes"
 
 # ---- 4. unknown export (on the Unix socket) ------------------------------------
-"$PYTHON" - "$srv_sock" <<'EOF' || fail "unknown export accepted"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" <<'EOF' || fail "unknown export accepted"
 import sys
 import nbd
 h = nbd.NBD()
@@ -217,7 +217,7 @@ echo "== unknown export refused, named in the server's error"
 
 # ---- 3. allow= ------------------------------------------------------------------
 # Unix-socket clients: allowed by "unix", refused by a list without it.
-"$PYTHON" - "$srv_sock" <<'EOF' || fail "allow= over the Unix socket"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" <<'EOF' || fail "allow= over the Unix socket"
 import sys
 import nbd
 def try_export(name):

@@ -21,7 +21,6 @@ fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
 
 secs=${FAIR_SECONDS:-30}
 emulate=${FAIR_EMULATE:-ssd}
-M=$((1 << 20))
 make_sparse "$TESTDIR/disk.img" 1G
 
 case $emulate in
@@ -127,5 +126,5 @@ if bad:
     sys.exit("FAIL: " + "; ".join(bad))
 EOF
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 echo "== shares follow weights 100/200/400 on emulate=$emulate"
