@@ -1748,6 +1748,7 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   resolve_groups (cfg, xs, nr);
   check_regions (cfg, xs, nr, device_size, ok);
   free (ok);
+  ok = NULL;                    /* the oom path below frees it too */
   cfg->m.groups = cfg->m_groups;
   cfg->m.exports = cfg->m_exports;
   cfg->m.nr_exports = nr;
