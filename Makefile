@@ -3,6 +3,10 @@
 #   make            build the plugin, the tools and the tests
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
+#   make lint       shellcheck every shell script
+#   make SANITIZE=address,undefined check
+#                   everything built with those sanitizers, the whole suite
+#                   under them; any sanitizer report fails its test
 #   make demo       serve a demo image and show how to connect
 #   make bench      run the benchmarks (not tests: numbers, not verdicts)
 #   make install    install the plugin into nbdkit's plugin directory
@@ -18,9 +22,38 @@ WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter
 # building with CFLAGS_STRICT) once that split lands.
 WARN_STRICT := -Wmissing-prototypes -Wstrict-prototypes -Wformat=2
 CPPFLAGS_ALL := -iquote include -D_GNU_SOURCE
-CFLAGS_ALL   := -std=gnu11 -fPIC $(WARN) $(WERROR) $(CFLAGS)
-CFLAGS_STRICT := -std=gnu11 -fPIC $(WARN) $(WARN_STRICT) $(WERROR) $(CFLAGS)
+
+# ---- sanitizers -------------------------------------------------------------
+# SANITIZE=address,undefined (any -fsanitize= list) builds everything with
+# it, gcc or clang.  A report aborts (no recovery), and tests/run.sh fails a
+# test that leaves one.  nbdkit itself is not instrumented and ASan must be
+# the first library in a process, so the tests run nbdkit with the runtime
+# in LD_PRELOAD whenever it loads our plugin (tests/sanitizer/nbdkit).
+# clang links its runtime statically into programs and not at all into
+# shared objects: there we use the shared runtime everywhere, found by rpath.
+SANITIZE ?=
+SAN_CFLAGS  :=
+SAN_LDFLAGS :=
+ifneq ($(SANITIZE),)
+SAN_CFLAGS  := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+SAN_LDFLAGS := $(SAN_CFLAGS)
+ifneq ($(shell $(CC) --version 2>/dev/null | grep -c clang),0)
+SAN_LDFLAGS += -shared-libsan -Wl,-rpath,$(dir $(shell $(CC) \
+	-print-file-name=libclang_rt.asan-x86_64.so))
+endif
+endif
+
+CFLAGS_ALL   := -std=gnu11 -fPIC $(WARN) $(WERROR) $(SAN_CFLAGS) $(CFLAGS)
+CFLAGS_STRICT := -std=gnu11 -fPIC $(WARN) $(WARN_STRICT) $(WERROR) \
+	$(SAN_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL  := $(SAN_LDFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
+
+# Everything is rebuilt when the compiler, CFLAGS or SANITIZE change: the
+# objects depend on .build-flags, which is rewritten only when they differ.
+BUILD_FLAGS := $(CC) | $(CFLAGS) | $(SANITIZE)
+FLAGS_STAMP := .build-flags
 
 PKG_PLUGIN := nbdkit liburing libev
 NBDKIT_CFLAGS := $(shell pkg-config --cflags nbdkit 2>/dev/null)
@@ -62,48 +95,60 @@ BENCH_BIN := $(BENCH_SRC:.c=)
 MAN     := plugin/nbdkit-cfq-plugin.1
 MANDIR  ?= /usr/local/share/man
 
-ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) $(MAN)
+ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) \
+	$(BENCH_BIN) $(MAN)
 
-.PHONY: all deps deps-kernel check check-kernel demo bench install clean
+.PHONY: all deps deps-kernel check check-kernel lint demo bench install \
+	clean FORCE
 all: $(ALL)
 
-core/%.o: core/%.c
+$(FLAGS_STAMP): FORCE
+	@if [ "$$(cat $@ 2>/dev/null)" != '$(BUILD_FLAGS)' ]; then \
+	  echo '$(BUILD_FLAGS)' > $@; fi
+
+core/%.o: core/%.c $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) -c -o $@ $<
 
 $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-plugin/%.o: plugin/%.c
+plugin/%.o: plugin/%.c $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_ALL) -fvisibility=hidden \
 	  -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
 
 $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
-	$(CC) -shared -Wl,-z,nodelete -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(PLUGIN_LIBS)
+	$(CC) -shared -Wl,-z,nodelete $(LDFLAGS_ALL) -o $@ $(PLUGIN_OBJ) \
+	  $(CORE_LIB) $(PLUGIN_LIBS)
 
 $(MAN): plugin/nbdkit-cfq-plugin.pod
 	pod2man --section=1 --center="nbdkit-cfq" --release="nbdkit-cfq" \
 	  --name=nbdkit-cfq-plugin $< > $@.tmp && mv $@.tmp $@
 
-tools/%: tools/%.c $(CORE_LIB)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
+tools/%: tools/%.c $(CORE_LIB) $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
+	  $(CORE_LIB) $(INIH_LIBS) -lm
 
-tests/unit/%: tests/unit/%.c $(CORE_LIB)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
+tests/unit/%: tests/unit/%.c $(CORE_LIB) $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
+	  $(CORE_LIB) $(INIH_LIBS) -lm
 
-tests/nbd/%: tests/nbd/%.c
-	$(CC) $(CPPFLAGS_ALL) $(NBD_CFLAGS) $(CFLAGS_STRICT) $(DEPFLAGS) -o $@ $< $(NBD_LIBS) -lpthread
+tests/nbd/%: tests/nbd/%.c $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) $(NBD_CFLAGS) $(CFLAGS_STRICT) $(DEPFLAGS) \
+	  $(LDFLAGS_ALL) -o $@ $< $(NBD_LIBS) -lpthread
 
-bench/%: bench/%.c $(CORE_LIB)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
+bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
+	  $(CORE_LIB) $(INIH_LIBS) -lm
 
--include $(wildcard core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d bench/*.d)
+-include $(wildcard core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d \
+	bench/*.d)
 
 # Debian packages: build, run, test and benchmark.
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
 	libnbd-bin python3-libnbd liburing-dev libev-dev libinih-dev fio \
 	qemu-utils fsmark valgrind e2fsprogs util-linux fuse3 procps \
-	qemu-system-common perl
+	qemu-system-common perl shellcheck
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -qq && \
@@ -112,9 +157,17 @@ deps:
 	  echo "run as root: apt-get update && apt-get install -y $(DEB_PKGS)"; \
 	fi
 
+# Under sanitizers everything runs slower: each test gets three times its
+# limit.
 check: all
-	@tests/run.sh
+	@CFQ_TIMEOUT_SCALE=$(if $(SANITIZE),3,1) tests/run.sh
 
+# Every shell script, at warning level (.shellcheckrc lets it follow the
+# scripts' ". functions.sh").
+SHELL_SCRIPTS := $(wildcard tests/*.sh tests/kernel/*.sh tests/sim/*.sh \
+	bench/*.sh) tests/sanitizer/nbdkit .ci/run
+lint:
+	shellcheck -S warning $(SHELL_SCRIPTS)
 
 # The real kernel NBD client runs in a software-emulated VM: its packages
 # are big, so they are only installed for this target.  INITRD=No: the VM
@@ -150,5 +203,6 @@ install: $(PLUGIN) $(MAN)
 clean:
 	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) $(MAN) \
 	  $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) \
-	  core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d bench/*.d
+	  $(FLAGS_STAMP) core/*.d plugin/*.d tools/*.d tests/unit/*.d \
+	  tests/nbd/*.d bench/*.d
 	rm -rf tests/logs

@@ -227,6 +227,43 @@ TESTDIR=$(mktemp -d /tmp/cfq-test.XXXXXX)
 cleanup_fn rm -rf "$TESTDIR"
 echo "test directory: $TESTDIR, plugin: $CFQ_PLUGIN"
 
+# ---- sanitizer builds -------------------------------------------------------
+
+# san_runtime FILE: the ASan or TSan runtime FILE (a program or our plugin)
+# was linked with, if any: make SANITIZE=address,... adds it.
+san_runtime ()
+{
+  ldd "$1" 2>/dev/null |
+    awk '$1 ~ /^lib(asan|tsan|clang_rt\.(asan|tsan))/ { print $3; exit }'
+}
+
+# When our plugin carries such a runtime, every nbdkit that loads it must
+# have the runtime preloaded: tests/sanitizer/nbdkit does that, first on
+# PATH.  tests/run.sh collects the reports.
+CFQ_SAN_RUNTIME=
+if plugin_is_ours && [ -f "$CFQ_PLUGIN" ]; then
+  CFQ_SAN_RUNTIME=$(san_runtime "$CFQ_PLUGIN")
+fi
+if [ -n "$CFQ_SAN_RUNTIME" ]; then
+  CFQ_REAL_NBDKIT=$(command -v nbdkit) || fail "nbdkit is not installed"
+  CFQ_SAN_PLUGIN=$CFQ_PLUGIN
+  export CFQ_SAN_RUNTIME CFQ_REAL_NBDKIT CFQ_SAN_PLUGIN
+  PATH=$top/tests/sanitizer:$PATH
+  echo "sanitizer build: nbdkit runs our plugin with $CFQ_SAN_RUNTIME preloaded"
+fi
+
+# requires_valgrind FILE...: valgrind is installed and can run each FILE
+# (valgrind cannot run a program built with ASan or TSan), else skip.
+requires_valgrind ()
+{
+  local f
+  requires_cmd valgrind
+  for f in "$@"; do
+    [ -z "$(san_runtime "$f")" ] ||
+      skip "valgrind cannot run $f: it is a sanitizer build"
+  done
+}
+
 # make_image PATH SIZE: a regular file of random content (random, so a read
 # from the wrong place or a lost write cannot pass by reading zeroes).
 make_image ()

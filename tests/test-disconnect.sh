@@ -214,6 +214,8 @@ done
 # ---- B. under valgrind ----------------------------------------------------------
 if ! command -v valgrind >/dev/null; then
   echo "NOTE: no valgrind: part B skipped"
+elif [ -n "$CFQ_SAN_RUNTIME" ]; then
+  echo "NOTE: a sanitizer build, which valgrind cannot run: part B skipped"
 else
   for sch in "${scheds[@]}"; do
     part_b "vg${sch:+_$sch}" "$sch"
