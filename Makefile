@@ -7,6 +7,7 @@
 #   make SANITIZE=address,undefined check
 #                   everything built with those sanitizers, the whole suite
 #                   under them; any sanitizer report fails its test
+#   make fuzz       run each libFuzzer target FUZZ_SECONDS (needs clang)
 #   make demo       serve a demo image and show how to connect
 #   make bench      run the benchmarks (not tests: numbers, not verdicts)
 #   make install    install the plugin into nbdkit's plugin directory
@@ -87,6 +88,18 @@ UNIT_BIN := $(UNIT_SRC:.c=)
 NBDP_SRC := $(wildcard tests/nbd/*.c)
 NBDP_BIN := $(NBDP_SRC:.c=)
 
+# tests/fuzz/fuzz-NAME.c: libFuzzer targets of core/.  replay-NAME runs
+# one on its committed corpus (tests/fuzz/corpus/NAME) without libFuzzer:
+# built with the rest, run by make check.  fuzz-NAME itself needs clang
+# (make fuzz).
+FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_REPLAY := $(FUZZ_NAMES:%=tests/fuzz/replay-%)
+FUZZ_BIN    := $(FUZZ_NAMES:%=tests/fuzz/fuzz-%)
+FUZZ_CC     ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all
+
 # ---- bench/: C benchmark programs (bench/*.c, core only) ---------------
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:.c=)
@@ -95,10 +108,10 @@ BENCH_BIN := $(BENCH_SRC:.c=)
 MAN     := plugin/nbdkit-cfq-plugin.1
 MANDIR  ?= /usr/local/share/man
 
-ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) \
+ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) \
 	$(BENCH_BIN) $(MAN)
 
-.PHONY: all deps deps-kernel check check-kernel lint demo bench install \
+.PHONY: all deps deps-kernel check check-kernel lint fuzz demo bench install \
 	clean FORCE
 all: $(ALL)
 
@@ -137,6 +150,18 @@ tests/nbd/%: tests/nbd/%.c $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(NBD_CFLAGS) $(CFLAGS_STRICT) $(DEPFLAGS) \
 	  $(LDFLAGS_ALL) -o $@ $< $(NBD_LIBS) -lpthread
 
+tests/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz-%.c $(CORE_LIB) \
+	  tests/fuzz/fuzz.h tests/unit/check.h $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(LDFLAGS_ALL) -o $@ \
+	  tests/fuzz/replay.c tests/fuzz/fuzz-$*.c $(CORE_LIB) $(INIH_LIBS) -lm
+
+# The fuzzers compile core/ themselves: libFuzzer needs its coverage
+# instrumentation there, not only in the target.
+tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRC) $(wildcard include/*.h) \
+	  tests/fuzz/fuzz.h tests/unit/check.h
+	$(FUZZ_CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) $(WARN_STRICT) $(WERROR) \
+	  $(FUZZ_FLAGS) -o $@ $< $(CORE_SRC) $(INIH_LIBS) -lm
+
 bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
 	  $(CORE_LIB) $(INIH_LIBS) -lm
@@ -148,7 +173,7 @@ bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
 	libnbd-bin python3-libnbd liburing-dev libev-dev libinih-dev fio \
 	qemu-utils fsmark valgrind e2fsprogs util-linux fuse3 procps \
-	qemu-system-common perl shellcheck
+	qemu-system-common perl shellcheck clang libclang-rt-dev
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -qq && \
@@ -165,9 +190,15 @@ check: all
 # Every shell script, at warning level (.shellcheckrc lets it follow the
 # scripts' ". functions.sh").
 SHELL_SCRIPTS := $(wildcard tests/*.sh tests/kernel/*.sh tests/sim/*.sh \
-	bench/*.sh) tests/sanitizer/nbdkit .ci/run
+	bench/*.sh) tests/fuzz/run.sh tests/sanitizer/nbdkit .ci/run
 lint:
 	shellcheck -S warning $(SHELL_SCRIPTS)
+
+# Each libFuzzer target for FUZZ_SECONDS, from its committed corpus; new
+# inputs go to a scratch directory, crashes to tests/logs/fuzz/.
+fuzz: $(FUZZ_BIN)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
 
 # The real kernel NBD client runs in a software-emulated VM: its packages
 # are big, so they are only installed for this target.  INITRD=No: the VM
@@ -202,7 +233,7 @@ install: $(PLUGIN) $(MAN)
 
 clean:
 	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) $(MAN) \
-	  $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) \
+	  $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(BENCH_BIN) \
 	  $(FLAGS_STAMP) core/*.d plugin/*.d tools/*.d tests/unit/*.d \
 	  tests/nbd/*.d bench/*.d
 	rm -rf tests/logs

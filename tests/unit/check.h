@@ -19,6 +19,8 @@
  * status 1 (not abort: the runner reports it as a failure, and no core
  * file is left behind).  check_count says how many checks ran, so a test
  * can end with check_done () and its log shows that it did something.
+ * A libFuzzer target defines CHECK_FAIL_ABORT first: there a failure must
+ * abort, which libFuzzer reports as a crash and keeps the input of.
  */
 #ifndef CFQ_TEST_CHECK_H
 #define CFQ_TEST_CHECK_H
@@ -32,12 +34,22 @@
 static unsigned long check_count;
 
 static inline void __attribute__ ((noreturn))
+check_exit_ (void)
+{
+  fflush (stderr);
+#ifdef CHECK_FAIL_ABORT
+  abort ();
+#else
+  exit (1);
+#endif
+}
+
+static inline void __attribute__ ((noreturn))
 check_fail_ (const char *file, int line, const char *expr, const char *vals)
 {
   fprintf (stderr, "%s:%d: check failed: %s%s%s%s\n", file, line, expr,
            vals ? " (" : "", vals ? vals : "", vals ? ")" : "");
-  fflush (stderr);
-  exit (1);
+  check_exit_ ();
 }
 
 /* Strings are printed whole: an error message is often what differs. */
@@ -50,8 +62,7 @@ check_fail_str_ (const char *file, int line, const char *expr,
   fprintf (stderr, "%s:%d: check failed: %s (%s%s%s vs %s%s%s)\n",
            file, line, expr, qa, a ? a : "(null)", qa,
            qb, b ? b : "(null)", qb);
-  fflush (stderr);
-  exit (1);
+  check_exit_ ();
 }
 
 static inline void
