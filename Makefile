@@ -189,8 +189,8 @@ check: all
 
 # Every shell script, at warning level (.shellcheckrc lets it follow the
 # scripts' ". functions.sh").
-SHELL_SCRIPTS := $(wildcard tests/*.sh tests/kernel/*.sh tests/sim/*.sh \
-	bench/*.sh) tests/fuzz/run.sh tests/sanitizer/nbdkit .ci/run
+SHELL_SCRIPTS := $(wildcard tests/*.sh tests/*/*.sh bench/*.sh) \
+	tests/sanitizer/nbdkit .ci/run
 lint:
 	shellcheck -S warning $(SHELL_SCRIPTS)
 
