@@ -84,37 +84,19 @@
 #include "cfq.h"
 #include "config.h"
 #include "devmodel.h"
+#include "units.h"
 
-#define MS NSEC_PER_MSEC
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
 
 /* ---- the tunables --------------------------------------------------------
- * CFQ's table, seen through two questions: is entry i a [scheduler] key
- * (all but "mode"), and how is its value written?
+ * CFQ's table: entry i is a [scheduler] key unless it is "mode" (a [device]
+ * key here); its values are parsed and written by cfq_tunable_parse and
+ * cfq_tunable_format.
  */
 static bool
 tunable_is_key (size_t i)
 {
   return strcmp (cfq_tunables[i].name, "mode") != 0;
-}
-
-enum tunit {
-  TU_TIME,                      /* "ns": a time, a bare number is ms */
-  TU_KIB,                       /* "KiB": a bare number is KiB, or a size */
-  TU_BOOL,                      /* "bool" */
-  TU_COUNT,                     /* "requests", "factor": a plain number */
-};
-
-static enum tunit
-tunit (const struct cfq_tunable *t)
-{
-  if (strcmp (t->unit, "ns") == 0)
-    return TU_TIME;
-  if (strcmp (t->unit, "KiB") == 0)
-    return TU_KIB;
-  if (strcmp (t->unit, "bool") == 0)
-    return TU_BOOL;
-  return TU_COUNT;
 }
 
 /* ---- sections and keys ------------------------------------------------- */
@@ -144,7 +126,6 @@ enum {
 static const char *const gk_names[GK_TUNABLE] = {
   "file", "queue_depth", "mode", "emulate", "scheduler",
 };
-static const char *const mode_names[] = { "auto", "time", "iops", NULL };
 static const char *const emulate_names[] = { "none", "hdd", "ssd", NULL };
 static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
@@ -336,166 +317,6 @@ status (const struct cfg *cfg)
 
 /* ---- value syntax -------------------------------------------------------- */
 
-/* DIGITS into *v; *end after them.  -EINVAL if none, -ERANGE on overflow. */
-static int
-parse_digits (const char *s, uint64_t *v, const char **end)
-{
-  uint64_t x = 0;
-  const char *p = s;
-
-  for (; *p >= '0' && *p <= '9'; p++) {
-    unsigned d = *p - '0';
-    if (x > (UINT64_MAX - d) / 10)
-      return -ERANGE;
-    x = x * 10 + d;
-  }
-  if (p == s)
-    return -EINVAL;
-  *v = x;
-  *end = p;
-  return 0;
-}
-
-static int
-parse_uint (const char *s, uint64_t *v)
-{
-  const char *end;
-  int r = parse_digits (s, v, &end);
-
-  if (r < 0)
-    return r;
-  return *end ? -EINVAL : 0;
-}
-
-int
-cfg_parse_size (const char *s, uint64_t *bytes)
-{
-  const char *end;
-  uint64_t v;
-  unsigned shift;
-  int r = parse_digits (s, &v, &end);
-
-  if (r < 0)
-    return r;
-  switch (*end) {
-  case '\0': case 'b': case 'B': shift = 0; break;
-  case 'k': case 'K': shift = 10; break;
-  case 'm': case 'M': shift = 20; break;
-  case 'g': case 'G': shift = 30; break;
-  case 't': case 'T': shift = 40; break;
-  case 'p': case 'P': shift = 50; break;
-  case 'e': case 'E': shift = 60; break;
-  default: return -EINVAL;
-  }
-  if (*end && end[1])
-    return -EINVAL;
-  if (shift && v > UINT64_MAX >> shift)
-    return -ERANGE;
-  *bytes = v << shift;
-  return 0;
-}
-
-int
-cfg_parse_time (const char *s, uint64_t *ns)
-{
-  const char *p;
-  uint64_t ip, frac = 0, scale = 1, mult;
-  unsigned fd = 0;
-  int r = parse_digits (s, &ip, &p);
-
-  if (r < 0)
-    return r;
-  if (*p == '.') {
-    const char *f = ++p, *last = NULL;
-    for (; *p >= '0' && *p <= '9'; p++)
-      if (*p != '0')
-        last = p;
-    if (p == f)
-      return -EINVAL;
-    /* Up to the last non-zero digit; more than 9 is never whole ns. */
-    if (last) {
-      if (last - f + 1 > 9)
-        return -EINVAL;
-      for (const char *q = f; q <= last; q++, fd++) {
-        frac = frac * 10 + (*q - '0');
-        scale *= 10;
-      }
-    }
-  }
-  if (strcmp (p, "") == 0 || strcmp (p, "ms") == 0) mult = NSEC_PER_MSEC;
-  else if (strcmp (p, "ns") == 0) mult = 1;
-  else if (strcmp (p, "us") == 0) mult = NSEC_PER_USEC;
-  else if (strcmp (p, "s") == 0) mult = NSEC_PER_SEC;
-  else return -EINVAL;
-  if ((frac * mult) % scale)
-    return -EINVAL;             /* a fraction of a nanosecond */
-  if (ip > (UINT64_MAX - frac * mult / scale) / mult)
-    return -ERANGE;
-  *ns = ip * mult + frac * mult / scale;
-  return 0;
-}
-
-int
-cfg_parse_bool (const char *s, bool *b)
-{
-  static const char *const yes[] = { "1", "true", "t", "yes", "y", "on" };
-  static const char *const no[] = { "0", "false", "f", "no", "n", "off" };
-
-  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
-    if (strcasecmp (s, yes[i]) == 0) {
-      *b = true;
-      return 0;
-    }
-    if (strcasecmp (s, no[i]) == 0) {
-      *b = false;
-      return 0;
-    }
-  }
-  return -EINVAL;
-}
-
-char *
-cfg_format_time (uint64_t ns, char *buf, size_t len)
-{
-  if (ns && ns % NSEC_PER_SEC == 0)
-    snprintf (buf, len, "%llus", (unsigned long long) (ns / NSEC_PER_SEC));
-  else if (ns && ns % NSEC_PER_MSEC == 0)
-    snprintf (buf, len, "%llums", (unsigned long long) (ns / NSEC_PER_MSEC));
-  else if (ns && ns % NSEC_PER_USEC == 0)
-    snprintf (buf, len, "%lluus", (unsigned long long) (ns / NSEC_PER_USEC));
-  else
-    snprintf (buf, len, "%lluns", (unsigned long long) ns);
-  return buf;
-}
-
-char *
-cfg_format_size (uint64_t bytes, char *buf, size_t len)
-{
-  static const char suffix[] = "KMGTPE";
-  int i = -1;
-
-  while (bytes && i < 5 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    i++;
-  }
-  if (i < 0)
-    snprintf (buf, len, "%llu", (unsigned long long) bytes);
-  else
-    snprintf (buf, len, "%llu%c", (unsigned long long) bytes, suffix[i]);
-  return buf;
-}
-
-/* Text for a tunable's value in its unit, for messages. */
-static char *
-format_unit (enum tunit unit, uint64_t v, char *buf, size_t len)
-{
-  switch (unit) {
-  case TU_TIME: return cfg_format_time (v, buf, len);
-  case TU_KIB: return cfg_format_size (v * 1024, buf, len);
-  default: snprintf (buf, len, "%llu", (unsigned long long) v); return buf;
-  }
-}
-
 /* "a, b or c" for messages. */
 static const char *
 one_of (const char *const *names, char *buf, size_t len)
@@ -516,22 +337,28 @@ static int
 parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
 {
   const char *const *names = NULL;
-  char b1[32], b2[32], lst[64];
+  const struct cfq_tunable *t;
+  char lst[64];
   int r, i;
 
   switch (k) {
   case GK_FILE:
     return 0;
   case GK_QUEUE_DEPTH:
-    r = parse_uint (value, v);
-    if (r == 0 && *v >= 1 && *v <= CFG_QUEUE_DEPTH_MAX)
+    r = units_parse_count (value, v);
+    if (r == 0 && *v >= 1 && *v <= SCHED_DEPTH_MAX)
       return 0;
     snprintf (why, len, "%s (want 1..%d)",
-              r < 0 ? "not a number" : "out of range", CFG_QUEUE_DEPTH_MAX);
+              r < 0 ? "not a number" : "out of range", SCHED_DEPTH_MAX);
     return -EINVAL;
-  case GK_MODE: names = mode_names; break;
+  case GK_MODE:
+    t = cfq_tunable_lookup ("mode");
+    break;
   case GK_EMULATE: names = emulate_names; break;
   case GK_SCHEDULER: names = sched_names; break;
+  default:
+    t = &cfq_tunables[k - GK_TUNABLE];
+    break;
   }
   if (names) {
     i = name_index (names, value);
@@ -542,52 +369,9 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
     snprintf (why, len, "want %s", one_of (names, lst, sizeof lst));
     return -EINVAL;
   }
-
-  const struct cfq_tunable *t = &cfq_tunables[k - GK_TUNABLE];
-  bool b;
-  switch (tunit (t)) {
-  case TU_TIME:
-    r = cfg_parse_time (value, v);
-    if (r < 0) {
-      snprintf (why, len, "not a time (want a number with ns, us, ms or s;"
-                " a bare number is ms)");
-      return -EINVAL;
-    }
-    break;
-  case TU_KIB:
-    if (value[0] && strchr ("0123456789", value[strlen (value) - 1]))
-      r = parse_uint (value, v);
-    else {
-      r = cfg_parse_size (value, v);
-      if (r == 0 && *v % 1024) {
-        snprintf (why, len, "not a whole number of KiB");
-        return -EINVAL;
-      }
-      *v /= 1024;
-    }
-    if (r < 0) {
-      snprintf (why, len, "not a size (a bare number is KiB)");
-      return -EINVAL;
-    }
-    break;
-  case TU_COUNT:
-    if (parse_uint (value, v) < 0) {
-      snprintf (why, len, "not a number");
-      return -EINVAL;
-    }
-    break;
-  case TU_BOOL:
-    if (cfg_parse_bool (value, &b) < 0) {
-      snprintf (why, len, "not a boolean (want 0/1, yes/no, on/off)");
-      return -EINVAL;
-    }
-    *v = b;
-    break;
-  }
-  if (*v < t->min || *v > t->max) {
-    snprintf (why, len, "out of range %s..%s",
-              format_unit (tunit (t), t->min, b1, sizeof b1),
-              format_unit (tunit (t), t->max, b2, sizeof b2));
+  r = cfq_tunable_parse (t->name, value, v);
+  if (r < 0) {
+    cfq_tunable_explain (t, value, r, why, len);
     return -EINVAL;
   }
   return 0;
@@ -641,7 +425,7 @@ parse_net (const char *tok, struct cfg_net *n, char *why, size_t len)
   n->prefix = max;
   if (slash) {
     uint64_t p;
-    if (parse_uint (slash + 1, &p) < 0 || p > max) {
+    if (units_parse_count (slash + 1, &p) < 0 || p > max) {
       snprintf (why, len, "'%s': bad prefix length (want 0..%u)", tok, max);
       return -EINVAL;
     }
@@ -940,7 +724,7 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
   if (strcmp (key, "weight") == 0) {
     if (!first_time (cfg, &g->l_weight, key))
       return;
-    if (parse_uint (value, &v) < 0)
+    if (units_parse_count (value, &v) < 0)
       ferr (cfg, line, "weight = %s: not a number (want %d..%d)", value,
             SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
     else if (v < SCHED_WEIGHT_MIN || v > SCHED_WEIGHT_MAX)
@@ -961,7 +745,7 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
   else if (strcmp (key, "prio") == 0) {
     if (!first_time (cfg, &g->l_prio, key))
       return;
-    if (parse_uint (value, &v) < 0 || v >= SCHED_LEVELS)
+    if (units_parse_count (value, &v) < 0 || v >= SCHED_LEVELS)
       ferr (cfg, line, "prio = %s: want 0..%d (0 is highest)", value,
             SCHED_LEVELS - 1);
     else
@@ -1008,7 +792,7 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
     uint64_t v;
     if (!first_time (cfg, is_off ? &e->l_offset : &e->l_size, key))
       return;
-    r = cfg_parse_size (value, &v);
+    r = units_parse_size (value, &v);
     if (r < 0)
       ferr (cfg, line, "%s = %s: not a size (want a number with an optional"
             " b, k, m, g, t, p or e suffix)", key, value);
@@ -1030,7 +814,7 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
   }
   else if (strcmp (key, "readonly") == 0) {
     if (first_time (cfg, &e->l_readonly, key)
-        && cfg_parse_bool (value, &e->readonly) < 0)
+        && units_parse_bool (value, &e->readonly) < 0)
       ferr (cfg, line, "readonly = %s: not a boolean (want 0/1, yes/no,"
             " on/off)", value);
   }
@@ -1184,7 +968,7 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     g->name = name;
     g->weight = SCHED_WEIGHT_DEFAULT;
     g->cls = SCHED_CLASS_BE;
-    g->prio = CFG_PRIO_DEFAULT;
+    g->prio = SCHED_PRIO_DEFAULT;
     g->line = line;
     cfg->cur = SEC_GROUP;
     cfg->cur_idx = cfg->nr_groups++;
@@ -1437,8 +1221,8 @@ format_region (uint64_t off, uint64_t size, char *buf, size_t len)
 {
   char a[32], b[32];
 
-  snprintf (buf, len, "[%s, %s)", cfg_format_size (off, a, sizeof a),
-            cfg_format_size (off + size, b, sizeof b));
+  snprintf (buf, len, "[%s, %s)", units_format_size (off, a, sizeof a),
+            units_format_size (off + size, b, sizeof b));
   return buf;
 }
 
@@ -1466,7 +1250,7 @@ resolve_groups (struct cfg *cfg, struct xexport *xs, size_t nr)
     if (j == ng && strcmp (want, CFG_DEFAULT_GROUP) == 0)
       cfg->m_groups[ng++] = (struct cfg_group) {
         .name = CFG_DEFAULT_GROUP, .weight = SCHED_WEIGHT_DEFAULT,
-        .cls = SCHED_CLASS_BE, .prio = CFG_PRIO_DEFAULT, .line = 0,
+        .cls = SCHED_CLASS_BE, .prio = SCHED_PRIO_DEFAULT, .line = 0,
       };
     else if (j == ng)
       ferr (cfg, xs[i].l_group, "group = %s: no [group %s] section", want,
@@ -1529,7 +1313,7 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
         ferr (cfg, x->l_size, "export \"%s\" %s runs past the end of the"
               " device (size %s)", x->name,
               format_region (x->offset, x->size, r1, sizeof r1),
-              cfg_format_size (devsize, b1, sizeof b1));
+              units_format_size (devsize, b1, sizeof b1));
         continue;
       }
     }
@@ -1538,8 +1322,8 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
         if (x->line)
           ferr (cfg, blame (x, x->l_offset), "export \"%s\": offset %s is at"
                 " or beyond the end of the device (size %s)", x->name,
-                cfg_format_size (x->offset, b1, sizeof b1),
-                cfg_format_size (devsize, b2, sizeof b2));
+                units_format_size (x->offset, b1, sizeof b1),
+                units_format_size (devsize, b2, sizeof b2));
         else
           cerr (cfg, "the device is empty");
         continue;
@@ -1662,8 +1446,8 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
   /* Device and scheduler. */
   cfg->m.dev.file = cfg_device_file (cfg);
-  cfg->m.dev.queue_depth = gget (cfg, GK_QUEUE_DEPTH, CFG_QUEUE_DEPTH_DEFAULT);
-  cfg->m.dev.mode = gget (cfg, GK_MODE, CFG_MODE_AUTO);
+  cfg->m.dev.queue_depth = gget (cfg, GK_QUEUE_DEPTH, SCHED_DEPTH_DEFAULT);
+  cfg->m.dev.mode = gget (cfg, GK_MODE, CFQ_MODE_AUTO);
   cfg->m.dev.emulate = gget (cfg, GK_EMULATE, CFG_EMULATE_NONE);
   ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   if (!ops)                     /* only if core/ was built without it */
@@ -1704,9 +1488,9 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     for (size_t i = 0; i < cfq_nr_tunables; i++) {
       struct cfg_tunable *t = &cfg->m_tunables[cfg->m.nr_tunables];
       if (!tunable_is_key (i)) {
-        if (!gset (cfg, GK_MODE)
-            || cfq_mode_parse (mode_names[cfg->m.dev.mode], &t->val) < 0)
+        if (!gset (cfg, GK_MODE))
           continue;
+        t->val = cfg->m.dev.mode;
       }
       else if (gset (cfg, GK_TUNABLE + i))
         t->val = gget (cfg, GK_TUNABLE + i, 0);

@@ -34,20 +34,12 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "cfq.h"
 #include "sched.h"
 
 #define CFG_ALIGN 4096                  /* bytes: export offset/size unit */
-#define CFG_QUEUE_DEPTH_DEFAULT 32      /* requests in flight on the device */
-#define CFG_QUEUE_DEPTH_MAX 4096
-#define CFG_PRIO_DEFAULT 4              /* CFQ's default BE level */
 #define CFG_DEFAULT_GROUP "default"     /* exports with no group= join it */
 #define CFG_DEFAULT_SCHEDULER "cfq"
-
-enum cfg_mode {                 /* [device] mode: how CFQ charges a slice */
-  CFG_MODE_AUTO = 0,            /* CFQ's rule: IOPS if !slice_idle && hw_tag */
-  CFG_MODE_TIME,                /* always by time used */
-  CFG_MODE_IOPS,                /* always by requests dispatched */
-};
 
 enum cfg_emulate {              /* [device] emulate: device model in front */
   CFG_EMULATE_NONE = 0,         /* the real device's own timing */
@@ -66,8 +58,8 @@ struct cfg_param {
 
 struct cfg_device {
   const char *file;             /* path, or NULL if none given */
-  unsigned queue_depth;         /* requests in flight, 1..4096 */
-  enum cfg_mode mode;
+  unsigned queue_depth;         /* requests in flight, 1..SCHED_DEPTH_MAX */
+  enum cfq_mode mode;           /* auto unless [device] mode says */
   enum cfg_emulate emulate;
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
@@ -179,20 +171,5 @@ extern int cfg_export_allows (const struct cfg_export *exp,
  */
 extern int cfg_export_allows_str (const struct cfg_export *exp,
                                   const char *addr);
-
-/* Value syntax, exposed for tools and tests.  0 or -EINVAL (or -ERANGE on
- * overflow).  Times: DIGITS[.DIGITS][ns|us|ms|s], a bare number is ms.
- * Sizes: as nbdkit_parse_size, DIGITS[b|k|m|g|t|p|e] in powers of 1024,
- * suffix case-insensitive.
- */
-extern int cfg_parse_time (const char *s, uint64_t *ns);
-extern int cfg_parse_size (const char *s, uint64_t *bytes);
-extern int cfg_parse_bool (const char *s, bool *b);
-
-/* Shortest exact text for a time ("8ms", "1500us") or a size ("4K", "1G",
- * "4097"), into BUF; returns BUF.
- */
-extern char *cfg_format_time (uint64_t ns, char *buf, size_t len);
-extern char *cfg_format_size (uint64_t bytes, char *buf, size_t len);
 
 #endif /* CFQ_CONFIG_H */

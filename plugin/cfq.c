@@ -67,8 +67,6 @@
 #define CFQ_LIBURING_VERSION "unknown"
 #endif
 
-#define CFQ_QUEUE_DEPTH_DEFAULT 32      /* requests at the device */
-#define CFQ_QUEUE_DEPTH_MAX 4096
 #define CFQ_MAX_REQUEST (32u << 20)     /* bytes: NBD's largest data request */
 #define CFQ_PREFERRED_BLOCK 4096        /* bytes */
 #define CFQ_ZERO_CHUNK (1u << 20)       /* bytes: write-zeroes fallback step */
@@ -80,7 +78,7 @@
 static char *cfq_file;                  /* absolute path */
 static char *cfq_sched_name;            /* scheduler=, default "fifo" */
 static const struct sched_ops *cfq_sched_ops;
-static unsigned cfq_queue_depth = CFQ_QUEUE_DEPTH_DEFAULT;
+static unsigned cfq_queue_depth = SCHED_DEPTH_DEFAULT;
 static char *cfq_backend;               /* backend=, default io_uring */
 static dev_t cfq_st_dev;                /* device holding the file (sysfs) */
 
@@ -558,7 +556,7 @@ cfq_dump_plugin (void)
     }
   printf ("\n");
   printf ("cfq_backends=%s\n", engine_backends ());
-  printf ("cfq_queue_depth_default=%d\n", CFQ_QUEUE_DEPTH_DEFAULT);
+  printf ("cfq_queue_depth_default=%d\n", SCHED_DEPTH_DEFAULT);
   printf ("cfq_max_request=%u\n", CFQ_MAX_REQUEST);
   printf ("cfq_config=yes\n");
   printf ("cfq_control=yes\n");
@@ -595,27 +593,8 @@ cfq_config (const char *key, const char *value)
     }
     return tn_override (key, value);
   }
-  else if (strcmp (key, "queue_depth") == 0) {
-    /* Our own parse, so every refusal names the value it refuses. */
-    char *end;
-    unsigned long v;
-
-    if (value[0] == '\0') {
-      nbdkit_error ("cfq: queue_depth: empty value "
-                    "(must be a number between 1 and %d)", CFQ_QUEUE_DEPTH_MAX);
-      return -1;
-    }
-    errno = 0;
-    v = strtoul (value, &end, 10);
-    if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno ||
-        v < 1 || v > CFQ_QUEUE_DEPTH_MAX) {
-      nbdkit_error ("cfq: queue_depth=%s: must be a number between 1 and %d",
-                    value, CFQ_QUEUE_DEPTH_MAX);
-      return -1;
-    }
-    cfq_queue_depth = (unsigned) v;
-    return tn_override (key, value);
-  }
+  else if (strcmp (key, "queue_depth") == 0)
+    return tn_override (key, value);   /* parsed and checked by the model */
   else if (strcmp (key, "backend") == 0) {
     if (strcmp (value, "io_uring") != 0 && strcmp (value, "null") != 0) {
       nbdkit_error ("cfq: backend=%s: unknown (io_uring or null)", value);

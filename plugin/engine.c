@@ -610,7 +610,7 @@ engine_start (const struct engine_cfg *cfg)
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
   e->opaque = cfg->opaque;
   pthread_mutex_init (&e->lock, NULL);
-  e->held = calloc (ENGINE_DEPTH_MAX, sizeof *e->held);
+  e->held = calloc (SCHED_DEPTH_MAX, sizeof *e->held);
   if (!e->held) {
     err = -ENOMEM;
     goto err;
@@ -888,7 +888,7 @@ engine_set_depth (unsigned depth)
 {
   if (!eng)
     return -ESHUTDOWN;
-  if (depth < 1 || depth > ENGINE_DEPTH_MAX)
+  if (depth < 1 || depth > SCHED_DEPTH_MAX)
     return -ERANGE;
   eng->depth = depth;
   return 0;

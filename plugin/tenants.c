@@ -39,6 +39,7 @@
 #include "iostat.h"
 #include "list.h"
 #include "tenants.h"
+#include "units.h"
 
 /* -D cfq.trace=1: log every scheduling decision of the CFQ core. */
 NBDKIT_DLL_PUBLIC int cfq_debug_trace;
@@ -304,7 +305,6 @@ sysfs_rotational (dev_t dev)
 }
 
 static const char *const emulate_names[] = { "none", "hdd", "ssd" };
-static const char *const mode_names[] = { "auto", "time", "iops" };
 static const char *const class_names[] = { "", "rt", "be", "idle" };
 
 int
@@ -346,7 +346,7 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
     if (tn.dm)
       devmodel_describe (tn.dm, buf, sizeof buf);
     nbdkit_debug ("cfq: scheduler=%s mode=%s rotational=%d emulate=%s %s",
-                  sched_name, mode_names[d->mode], tn.rotational,
+                  sched_name, cfq_mode_name (d->mode), tn.rotational,
                   emulate_names[d->emulate], buf);
   }
   return 0;
@@ -473,7 +473,7 @@ hook_setup (void *opaque, struct sched *s, struct ev_loop *loop)
     if (!rot_given && tn.rotational >= 0)
       sched_set (s, "rotational", (uint64_t) tn.rotational);
     /* mode=auto on flash: charge by requests. */
-    if (m->dev.mode == CFG_MODE_AUTO && tn.rotational == 0)
+    if (m->dev.mode == CFQ_MODE_AUTO && tn.rotational == 0)
       sched_set (s, "mode", CFQ_MODE_IOPS);
     (void) mode_given;
     /* nbdkit sets -D flags when it loads the plugin, before this. */
@@ -714,7 +714,7 @@ mode_now (void)
 
   if (is_cfq () && sched_get (tn.s, "mode", &v) == 0)
     return cfq_mode_name (v);
-  return mode_names[tn.m->dev.mode];
+  return cfq_mode_name (tn.m->dev.mode);
 }
 
 static void
@@ -942,6 +942,7 @@ reset_one (struct iostat *io, uint64_t now)
 static void
 get_one (struct strbuf *o, const char *key)
 {
+  char buf[64];
   uint64_t v;
   int err;
 
@@ -959,28 +960,25 @@ get_one (struct strbuf *o, const char *key)
                    err == -ENOENT ? "unknown key" : strerror (-err));
     return;
   }
-  if (strcmp (key, "mode") == 0)
-    strbuf_printf (o, "mode=%s\n", cfq_mode_name (v));
-  else
-    strbuf_printf (o, "%s=%" PRIu64 "\n", key, v);
+  strbuf_printf (o, "%s=%s\n", key,
+                 cfq_tunable_format (cfq_tunable_lookup (key), v, buf,
+                                     sizeof buf));
 }
 
 static void
 cmd_set (struct strbuf *o, const char *key, const char *val)
 {
   const struct cfq_tunable *t;
+  char why[160];
   uint64_t v;
   int err;
 
   if (strcmp (key, "queue_depth") == 0) {
-    char *end;
-    unsigned long n = strtoul (val, &end, 10);
-
-    if (*val < '0' || *val > '9' || *end || n < 1 ||
-        n > CFG_QUEUE_DEPTH_MAX)
+    err = units_parse_count (val, &v);
+    if (err || v < 1 || v > SCHED_DEPTH_MAX)
       strbuf_printf (o, "error: queue_depth=%s: must be a number between "
-                     "1 and %d\n", val, CFG_QUEUE_DEPTH_MAX);
-    else if ((err = engine_set_depth ((unsigned) n)) != 0)
+                     "1 and %d\n", val, SCHED_DEPTH_MAX);
+    else if ((err = engine_set_depth ((unsigned) v)) != 0)
       strbuf_printf (o, "error: queue_depth=%s: %s\n", val, strerror (-err));
     else
       strbuf_printf (o, "ok\n");
@@ -994,37 +992,13 @@ cmd_set (struct strbuf *o, const char *key, const char *val)
     strbuf_printf (o, "error: %s: unknown key\n", key);
     return;
   }
-  if (strcmp (t->unit, "ns") == 0)
-    err = cfg_parse_time (val, &v);
-  else if (strcmp (key, "mode") == 0)
-    err = cfq_mode_parse (val, &v);
-  else if (strcmp (t->unit, "bool") == 0) {
-    bool b;
-
-    err = cfg_parse_bool (val, &b);
-    v = b;
-  }
-  else {
-    char *end;
-
-    errno = 0;
-    v = strtoull (val, &end, 10);
-    err = *val < '0' || *val > '9' || *end || errno ? -EINVAL : 0;
-  }
-  if (err) {
-    /* The same words as a bad value in the config file. */
-    if (strcmp (t->unit, "ns") == 0)
-      strbuf_printf (o, "error: %s=%s: not a time (want a number with ns, "
-                     "us, ms or s; a bare number is ms)\n", key, val);
-    else
-      strbuf_printf (o, "error: %s=%s: not a valid %s value\n", key, val,
-                     t->unit);
-    return;
-  }
-  err = sched_set (tn.s, key, v);
-  if (err == -ERANGE)
-    strbuf_printf (o, "error: %s=%s: out of range (%" PRIu64 "..%" PRIu64
-                   " %s)\n", key, val, t->min, t->max, t->unit);
+  /* The config file's parser and words. */
+  err = cfq_tunable_parse (key, val, &v);
+  if (err == 0)
+    err = sched_set (tn.s, key, v);
+  if (err == -EINVAL || err == -ERANGE)
+    strbuf_printf (o, "error: %s=%s: %s\n", key, val,
+                   cfq_tunable_explain (t, val, err, why, sizeof why));
   else if (err)
     strbuf_printf (o, "error: %s=%s: %s\n", key, val, strerror (-err));
   else

@@ -402,12 +402,12 @@ uring_create (struct ev_loop *loop, const struct engine_cfg *cfg,
    */
   memset (&p, 0, sizeof p);
   p.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_CQSIZE;
-  p.cq_entries = 2 * ENGINE_DEPTH_MAX;
+  p.cq_entries = 2 * SCHED_DEPTH_MAX;
   err = io_uring_queue_init_params (entries, &b->ring, &p);
   if (err == -EINVAL) {
     memset (&p, 0, sizeof p);
     p.flags = IORING_SETUP_CQSIZE;
-    p.cq_entries = 2 * ENGINE_DEPTH_MAX;
+    p.cq_entries = 2 * SCHED_DEPTH_MAX;
     err = io_uring_queue_init_params (entries, &b->ring, &p);
   }
   if (err)

@@ -24,6 +24,7 @@
 
 #include "cfq.h"
 #include "config.h"
+#include "units.h"
 
 static void
 usage (FILE *f)
@@ -97,16 +98,15 @@ print_net (const struct cfg_net *n)
 static void
 print_model (const char *file, const struct cfg_model *m, uint64_t size)
 {
-  static const char *const modes[] = { "auto", "time", "iops" };
   static const char *const emus[] = { "none", "hdd", "ssd" };
   char b1[32], b2[32], b3[32];
 
   printf ("config: %s\n", file ? file : "(none)");
   printf ("device: %s, size %s (%llu bytes)\n",
           m->dev.file ? m->dev.file : "(none)",
-          cfg_format_size (size, b1, sizeof b1), (unsigned long long) size);
+          units_format_size (size, b1, sizeof b1), (unsigned long long) size);
   printf ("  queue_depth = %u\n  mode = %s\n  emulate = %s\n",
-          m->dev.queue_depth, modes[m->dev.mode], emus[m->dev.emulate]);
+          m->dev.queue_depth, cfq_mode_name (m->dev.mode), emus[m->dev.emulate]);
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 
@@ -121,14 +121,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
           t = &m->tunables[j];
       if (t)
         v = t->val;
-      if (strcmp (d->unit, "ns") == 0)
-        cfg_format_time (v, b1, sizeof b1);
-      else if (strcmp (d->unit, "KiB") == 0)
-        cfg_format_size (v * 1024, b1, sizeof b1);
-      else if (strcmp (d->name, "mode") == 0)
-        snprintf (b1, sizeof b1, "%s", cfq_mode_name (v));
-      else
-        snprintf (b1, sizeof b1, "%llu", (unsigned long long) v);
+      cfq_tunable_format (d, v, b1, sizeof b1);
       printf ("  %-18s %-8s %s\n", d->name, b1, t ? "(set)" : "(default)");
     }
 
@@ -151,9 +144,9 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
       printf ("file=%s", e->file);
     else
       printf ("region=[%s, %s) size=%s",
-              cfg_format_size (e->offset, b1, sizeof b1),
-              cfg_format_size (e->offset + e->size, b2, sizeof b2),
-              cfg_format_size (e->size, b3, sizeof b3));
+              units_format_size (e->offset, b1, sizeof b1),
+              units_format_size (e->offset + e->size, b2, sizeof b2),
+              units_format_size (e->size, b3, sizeof b3));
     printf (" %s writes=%s allow=", e->readonly ? "ro" : "rw",
             e->writes_sync ? "sync" : "async");
     if (e->nr_allow == 0)
@@ -186,7 +179,7 @@ main (int argc, char *argv[])
     switch (c) {
     case 'c': check = true; break;
     case 's':
-      if (cfg_parse_size (optarg, &size) < 0) {
+      if (units_parse_size (optarg, &size) < 0) {
         fprintf (stderr, "cfqconf: --size %s: not a size\n", optarg);
         return 2;
       }

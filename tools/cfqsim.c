@@ -46,6 +46,7 @@
 #include "sched.h"
 #include "hist.h"
 #include "stats.h"
+#include "units.h"
 
 #define NAME_MAX_LEN 64
 #define MAX_GROUPS 256
@@ -240,7 +241,7 @@ need_time (const char *v, const char *where, const char *k)
 {
   uint64_t ns;
 
-  if (devmodel_parse_time (v, NSEC_PER_SEC, &ns) < 0)
+  if (units_parse_time (v, NSEC_PER_SEC, &ns) < 0)
     die_at (where, "%s: bad time '%s' (e.g. 500us, 8ms, 2s)", k, v);
   return ns;
 }
@@ -250,7 +251,7 @@ need_size (const char *v, const char *where, const char *k)
 {
   uint64_t b;
 
-  if (devmodel_parse_size (v, &b) < 0)
+  if (units_parse_size (v, &b) < 0)
     die_at (where, "%s: bad size '%s' (e.g. 4k, 1M, 10G)", k, v);
   return b;
 }
@@ -951,7 +952,7 @@ apply_tunable (const struct kv *t)
   uint64_t v;
   int r;
 
-  if (devmodel_parse_time (t->val, tunable_is_ms (t->key) ? NSEC_PER_MSEC : 1,
+  if (units_parse_time (t->val, tunable_is_ms (t->key) ? NSEC_PER_MSEC : 1,
                            &v) < 0)
     die_at (t->where, "tunable %s: bad value '%s'", t->key, t->val);
   r = sched_set (sim.s, t->key, v);
