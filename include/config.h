@@ -157,6 +157,18 @@ extern const struct cfg_model *cfg_model (const struct cfg *cfg);
 extern size_t cfg_nr_errors (const struct cfg *cfg);
 extern const char *cfg_error (const struct cfg *cfg, size_t i);
 
+/* The step from a validated model to a live scheduler (core/apply.c), the
+ * same for the server and cfqsim: tell S whether the device seeks
+ * (ROTATIONAL 0 or 1; -1 unknown: leave the policy's default), apply the
+ * model's tunables (a configured "rotational" wins), and create one
+ * scheduler group per model group, GROUPS[i] for m->groups[i].  Returns 0,
+ * or -errno with WHY saying what failed.  Belongs to the thread that owns
+ * S; allocates (groups).
+ */
+extern int cfg_apply (const struct cfg_model *m, struct sched *s,
+                      int rotational, struct sched_group **groups,
+                      char *why, size_t len);
+
 /* The export called NAME, or NULL. */
 extern const struct cfg_export *cfg_find_export (const struct cfg_model *m,
                                                  const char *name);
