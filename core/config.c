@@ -108,6 +108,9 @@ enum sec {
   SEC_SCHED,
   SEC_GROUP,
   SEC_EXPORT,
+  SEC_TENANT,
+  SEC_SIM,
+  SEC_OLDJOB,                   /* cfqsim's old [job NAME]: hints only */
 };
 
 /* Device and scheduler keys ("global" keys): the fixed ones, then one per
@@ -136,6 +139,25 @@ static const char *const writes_names[] = { "async", "sync", NULL };
 static const char *const group_keys[] = { "weight", "class", "prio", NULL };
 static const char *const export_keys[] = {
   "group", "offset", "size", "file", "readonly", "writes", "allow", NULL,
+};
+static const char *const tenant_keys[] = {
+  "export", "connections", "rw", "rwmixread", "bs", "iodepth", "thinktime",
+  "rate_iops", "rate", "fsync", "offset", "size", "start", "stop", "class",
+  "prio", NULL,
+};
+static const char *const sim_keys[] = { "duration", "seed", NULL };
+
+/* rw = NAME[:SKIP], fio's words: the pattern and the share of reads. */
+static const struct {
+  const char *name, *canon;
+  bool rand;
+  int reads;                    /* percent; -1: rwmixread (default 50) */
+} rw_names[] = {
+  { "read", "read", false, 100 }, { "write", "write", false, 0 },
+  { "randread", "randread", true, 100 },
+  { "randwrite", "randwrite", true, 0 },
+  { "rw", "rw", false, -1 }, { "readwrite", "rw", false, -1 },
+  { "randrw", "randrw", true, -1 },
 };
 
 static int
@@ -202,6 +224,21 @@ struct xexport {
   unsigned l_group, l_file, l_offset, l_size, l_readonly, l_writes, l_allow;
 };
 
+/* A [tenant NAME]: a workload, fio's way (core/config.h). */
+struct xtenant {
+  char *name;
+  char *export;                 /* export= as written, or NULL: "" */
+  struct cfg_tenant t;          /* the values; export, cls, prio resolved
+                                   by cfg_validate */
+  unsigned rwmix;                /* rwmixread= as given */
+  bool rwmix_given;
+  bool bad;                     /* a value was refused: skip checks */
+  unsigned line;                /* of the header */
+  unsigned l_export, l_connections, l_rw, l_rwmixread, l_bs, l_iodepth,
+    l_thinktime, l_rate_iops, l_rate, l_fsync, l_offset, l_size, l_start,
+    l_stop, l_class, l_prio;
+};
+
 struct cfg {
   cfg_report_fn report;
   void *opaque;
@@ -221,6 +258,11 @@ struct cfg {
   size_t nr_groups;
   struct xexport *exports;
   size_t nr_exports;
+  struct xtenant *tenants;
+  size_t nr_tenants;
+  unsigned l_sim, l_duration, l_seed; /* [sim] and its keys */
+  uint64_t duration, seed;
+  bool simulated;               /* cfg_simulate(): the device is a model */
 
   /* Parser position (cfg_parse only). */
   unsigned lineno;              /* current physical line */
@@ -234,6 +276,7 @@ struct cfg {
   struct cfg_group *m_groups;
   struct cfg_export *m_exports;
   struct cfg_param *m_params;
+  struct cfg_tenant *m_tenants;
   struct xexport *implicit;     /* the export "" made without a file */
 };
 
@@ -648,6 +691,10 @@ key_home (const char *key)
     return "[group NAME]";
   if (in_export)
     return "[export NAME]";
+  if (name_index (tenant_keys, key) >= 0)
+    return "[tenant NAME]";
+  if (name_index (sim_keys, key) >= 0)
+    return "[sim]";
   return NULL;
 }
 
@@ -660,6 +707,69 @@ unknown_key (struct cfg *cfg, const char *key, const char *sec)
     ferr (cfg, cfg->lineno, "'%s' belongs in %s, not in %s", key, home, sec);
   else
     ferr (cfg, cfg->lineno, "unknown key '%s' in %s", key, sec);
+}
+
+/* cfqsim's job files had a language of their own; other keys of it are
+ * refused with their new spelling.  Writes the hint for KEY in section SEC
+ * to BUF, or returns NULL.
+ */
+static const char *
+old_key_hint (enum sec sec, const char *key, char *buf, size_t len)
+{
+  static const struct { enum sec sec; const char *key, *hint; } old[] = {
+    { SEC_DEVICE, "model", "[device] model= is now [device] emulate=" },
+    { SEC_DEVICE, "kind", "[device] kind= is now [device] emulate=" },
+    { SEC_SCHED, "policy", "[sched] policy= is now [scheduler] scheduler=" },
+    { SEC_SCHED, "sched", "[sched] sched= is now [scheduler] scheduler=" },
+    { SEC_SIM, "model", "[global] model= is now [device] emulate=" },
+    { SEC_SIM, "device", "[global] device= is now [device] emulate=" },
+    { SEC_SIM, "sched", "[global] sched= is now [scheduler] scheduler=" },
+    { SEC_SIM, "policy", "[global] policy= is now [scheduler] scheduler=" },
+    { SEC_TENANT, "depth", "[job] depth= is now [tenant] iodepth=" },
+    { SEC_TENANT, "think", "[job] think= is now [tenant] thinktime=" },
+    { SEC_TENANT, "level", "[job] level= is now [tenant] prio=" },
+    { SEC_TENANT, "pattern", "[job] pattern= is now part of [tenant] rw="
+      " (read, write, randread, randwrite, rw or randrw)" },
+    { SEC_TENANT, "stride", "[job] stride= is now [tenant] rw=read:SKIP"
+      " (fio's: SKIP = stride - bs)" },
+    { SEC_TENANT, "sync", "[job] sync=1 is now [export NAME] writes=sync"
+      " on the tenant's export" },
+    { SEC_TENANT, "meta", "[job] meta= is gone (NBD has no metadata flag)" },
+    { SEC_TENANT, "group", "[job] group= is now [tenant] export=NAME, and"
+      " that [export NAME] names the group" },
+  };
+  enum sec s = sec == SEC_OLDJOB ? SEC_TENANT : sec;
+
+  for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
+    if (old[i].sec == s && strcmp (old[i].key, key) == 0) {
+      snprintf (buf, len, "%s", old[i].hint);
+      return buf;
+    }
+  /* [device] rpm= and the like: the device model's parameters. */
+  if (sec == SEC_DEVICE)
+    for (const char *kind = "hdd"; kind; kind = *kind == 'h' ? "ssd" : NULL) {
+      struct devmodel *dm = devmodel_new (kind, NULL);
+      int found = dm ? name_index (devmodel_params (dm), key) : -1;
+      devmodel_free (dm);
+      if (found >= 0) {
+        snprintf (buf, len, "[device] %s= is now [device] model.%s=", key,
+                  key);
+        return buf;
+      }
+    }
+  return NULL;
+}
+
+/* An unknown or misplaced KEY in section SEC (named SECNAME). */
+static void
+bad_key (struct cfg *cfg, enum sec sec, const char *key, const char *secname)
+{
+  char hint[160];
+
+  if (old_key_hint (sec, key, hint, sizeof hint))
+    ferr (cfg, cfg->lineno, "'%s': %s", key, hint);
+  else if (sec != SEC_OLDJOB)
+    unknown_key (cfg, key, secname);
 }
 
 static void
@@ -683,7 +793,7 @@ set_global (struct cfg *cfg, enum sec sec, const char *key, const char *value)
     return;
   }
   if (k < 0 || gkey_sec (k) != sec) {
-    unknown_key (cfg, key, sec == SEC_DEVICE ? "[device]" : "[scheduler]");
+    bad_key (cfg, sec, key, sec == SEC_DEVICE ? "[device]" : "[scheduler]");
     return;
   }
   g = &cfg->gv[k];
@@ -840,6 +950,242 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
     unknown_key (cfg, key, "[export NAME]");
 }
 
+/* ---- [sim] and [tenant NAME] -------------------------------------------- */
+
+/* A count KEY = VALUE in MIN..MAX into *OUT; false (and an error) if not. */
+static bool
+count_key (struct cfg *cfg, const char *key, const char *value,
+           uint64_t min, uint64_t max, uint64_t *out)
+{
+  uint64_t v;
+  int r = units_parse_count (value, &v);
+
+  if (r == -EINVAL) {
+    ferr (cfg, cfg->lineno, "%s = %s: not a number (want %llu..%llu)", key,
+          value, (unsigned long long) min, (unsigned long long) max);
+    return false;
+  }
+  if (r < 0 || v < min || v > max) {
+    ferr (cfg, cfg->lineno, "%s = %s: out of range %llu..%llu", key, value,
+          (unsigned long long) min, (unsigned long long) max);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+/* A time KEY = VALUE, with its unit (a bare number is refused). */
+static bool
+time_key (struct cfg *cfg, const char *key, const char *value, uint64_t *out)
+{
+  char want[96];
+
+  if (units_parse_time (value, 0, out) == 0)
+    return true;
+  ferr (cfg, cfg->lineno, "%s = %s: not a time (want %s)", key, value,
+        units_expect_time (0, want, sizeof want));
+  return false;
+}
+
+/* A size KEY = VALUE, a multiple of ALIGN. */
+static bool
+size_key (struct cfg *cfg, const char *key, const char *value,
+          uint64_t align, uint64_t *out)
+{
+  if (units_parse_size (value, out) < 0) {
+    ferr (cfg, cfg->lineno, "%s = %s: not a size (want %s)", key, value,
+          UNITS_EXPECT_SIZE);
+    return false;
+  }
+  if (*out % align) {
+    ferr (cfg, cfg->lineno, "%s = %s: not a multiple of %llu", key, value,
+          (unsigned long long) align);
+    return false;
+  }
+  return true;
+}
+
+static void
+set_sim_key (struct cfg *cfg, const char *key, const char *value)
+{
+  uint64_t v;
+
+  if (strcmp (key, "duration") == 0) {
+    if (!first_time (cfg, &cfg->l_duration, key))
+      return;
+    if (!time_key (cfg, key, value, &v))
+      return;
+    if (v == 0)
+      ferr (cfg, cfg->lineno, "duration = %s: must be more than 0", value);
+    else
+      cfg->duration = v;
+  }
+  else if (strcmp (key, "seed") == 0) {
+    if (first_time (cfg, &cfg->l_seed, key)
+        && count_key (cfg, key, value, 0, UINT64_MAX, &v))
+      cfg->seed = v;
+  }
+  else
+    bad_key (cfg, SEC_SIM, key, "[sim]");
+}
+
+/* rw = NAME[:SKIP] */
+static void
+set_rw (struct cfg *cfg, struct xtenant *x, const char *value)
+{
+  size_t n = strcspn (value, ":");
+  uint64_t skip = 0;
+
+  for (size_t i = 0; i < sizeof rw_names / sizeof rw_names[0]; i++) {
+    if (strlen (rw_names[i].name) != n
+        || strncmp (rw_names[i].name, value, n) != 0)
+      continue;
+    if (value[n]) {
+      if (rw_names[i].rand) {
+        ferr (cfg, cfg->lineno, "rw = %s: ':SKIP' applies to sequential"
+              " patterns only (read, write, rw)", value);
+        x->bad = true;
+        return;
+      }
+      if (!size_key (cfg, "rw", value + n + 1, CFG_SECTOR, &skip)) {
+        x->bad = true;
+        return;
+      }
+    }
+    x->t.rw = rw_names[i].canon;
+    x->t.rand = rw_names[i].rand;
+    x->t.skip = skip;
+    x->t.rwmixread = rw_names[i].reads < 0 ? 50 : (unsigned) rw_names[i].reads;
+    return;
+  }
+  ferr (cfg, cfg->lineno, "rw = %s: want read, write, randread, randwrite,"
+        " rw or randrw (sequential ones may add :SKIP)", value);
+  x->bad = true;
+}
+
+static void
+set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
+                const char *value)
+{
+  struct cfg_tenant *t = &x->t;
+  bool ok = true;
+  uint64_t v;
+  int i;
+
+  if (strcmp (key, "export") == 0) {
+    if (first_time (cfg, &x->l_export, key))
+      x->export = xstrdup (cfg, value);
+  }
+  else if (strcmp (key, "connections") == 0) {
+    if (first_time (cfg, &x->l_connections, key)
+        && (ok = count_key (cfg, key, value, 1, CFG_CONNECTIONS_MAX, &v)))
+      t->connections = v;
+  }
+  else if (strcmp (key, "rw") == 0) {
+    if (first_time (cfg, &x->l_rw, key))
+      set_rw (cfg, x, value);
+  }
+  else if (strcmp (key, "rwmixread") == 0) {
+    if (first_time (cfg, &x->l_rwmixread, key)
+        && (ok = count_key (cfg, key, value, 0, 100, &v))) {
+      x->rwmix = v;
+      x->rwmix_given = true;
+    }
+  }
+  else if (strcmp (key, "bs") == 0) {
+    if (!first_time (cfg, &x->l_bs, key))
+      return;
+    ok = size_key (cfg, key, value, CFG_SECTOR, &v);
+    if (ok && (v == 0 || v > CFG_BS_MAX)) {
+      ferr (cfg, cfg->lineno, "bs = %s: out of range 512..32M", value);
+      ok = false;
+    }
+    if (ok)
+      t->bs = v;
+  }
+  else if (strcmp (key, "iodepth") == 0) {
+    if (first_time (cfg, &x->l_iodepth, key)
+        && (ok = count_key (cfg, key, value, 1, CFG_IODEPTH_MAX, &v)))
+      t->iodepth = v;
+  }
+  else if (strcmp (key, "thinktime") == 0) {
+    if (first_time (cfg, &x->l_thinktime, key))
+      ok = time_key (cfg, key, value, &t->thinktime);
+  }
+  else if (strcmp (key, "rate_iops") == 0) {
+    if (first_time (cfg, &x->l_rate_iops, key)
+        && (ok = count_key (cfg, key, value, 1, NSEC_PER_SEC, &v)))
+      t->rate_iops = v;
+  }
+  else if (strcmp (key, "rate") == 0) {
+    if (!first_time (cfg, &x->l_rate, key))
+      return;
+    if (units_parse_rate (value, &v) < 0 || v == 0) {
+      ferr (cfg, cfg->lineno, "rate = %s: not a rate (want %s)", value,
+            UNITS_EXPECT_RATE);
+      ok = false;
+    }
+    else
+      t->rate = v;
+  }
+  else if (strcmp (key, "fsync") == 0) {
+    if (first_time (cfg, &x->l_fsync, key)
+        && (ok = count_key (cfg, key, value, 0, 1u << 30, &v)))
+      t->fsync = v;
+  }
+  else if (strcmp (key, "offset") == 0) {
+    if (first_time (cfg, &x->l_offset, key))
+      ok = size_key (cfg, key, value, CFG_SECTOR, &t->offset);
+  }
+  else if (strcmp (key, "size") == 0) {
+    if (!first_time (cfg, &x->l_size, key))
+      return;
+    ok = size_key (cfg, key, value, 1, &t->size);
+    if (ok && t->size == 0) {
+      ferr (cfg, cfg->lineno, "size = %s: must not be 0", value);
+      ok = false;
+    }
+  }
+  else if (strcmp (key, "start") == 0) {
+    if (first_time (cfg, &x->l_start, key))
+      ok = time_key (cfg, key, value, &t->start);
+  }
+  else if (strcmp (key, "stop") == 0) {
+    if (first_time (cfg, &x->l_stop, key))
+      ok = time_key (cfg, key, value, &t->stop);
+  }
+  else if (strcmp (key, "class") == 0) {
+    if (!first_time (cfg, &x->l_class, key))
+      return;
+    i = name_index (class_names, value);
+    if (i < 0) {
+      ferr (cfg, cfg->lineno, "class = %s: want rt, be or idle", value);
+      ok = false;
+    }
+    else {
+      t->cls = SCHED_CLASS_RT + i;
+      t->cls_given = true;
+    }
+  }
+  else if (strcmp (key, "prio") == 0) {
+    if (!first_time (cfg, &x->l_prio, key))
+      return;
+    if (units_parse_count (value, &v) < 0 || v >= SCHED_LEVELS) {
+      ferr (cfg, cfg->lineno, "prio = %s: want 0..%d (0 is highest)", value,
+            SCHED_LEVELS - 1);
+      ok = false;
+    }
+    else {
+      t->prio = v;
+      t->prio_given = true;
+    }
+  }
+  else
+    bad_key (cfg, SEC_TENANT, key, "[tenant NAME]");
+  if (!ok)
+    x->bad = true;
+}
+
 /* ---- reading the file ------------------------------------------------------ */
 
 struct reader {
@@ -925,9 +1271,43 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     cfg->cur = dev ? SEC_DEVICE : SEC_SCHED;
     return;
   }
-  if (strcmp (type, "group") != 0 && strcmp (type, "export") != 0) {
+  /* cfqsim's old sections: say what they are now, then read on. */
+  if (strcmp (type, "global") == 0) {
+    ferr (cfg, line, "[global] is now [sim] (duration, seed) and [device]"
+          " (queue_depth)");
+    cfg->cur = SEC_SIM;
+    return;
+  }
+  if (strcmp (type, "sched") == 0) {
+    ferr (cfg, line, "[sched] is now [scheduler] (and policy= is now"
+          " scheduler=)");
+    cfg->cur = SEC_SCHED;
+    return;
+  }
+  if (strcmp (type, "job") == 0) {
+    ferr (cfg, line, "[job NAME] is now [tenant NAME], in fio's terms"
+          " (export=, rw=, bs=, iodepth=, thinktime=, fsync=)");
+    cfg->cur = SEC_OLDJOB;
+    return;
+  }
+  if (strcmp (type, "sim") == 0) {
+    if (n) {
+      ferr (cfg, line, "[sim] takes no name");
+      return;
+    }
+    if (cfg->l_sim) {
+      ferr (cfg, line, "duplicate section [sim] (first at line %u)",
+            cfg->l_sim);
+      return;
+    }
+    cfg->l_sim = line;
+    cfg->cur = SEC_SIM;
+    return;
+  }
+  if (strcmp (type, "group") != 0 && strcmp (type, "export") != 0
+      && strcmp (type, "tenant") != 0) {
     ferr (cfg, line, "unknown section [%s] (want [device], [scheduler],"
-          " [group NAME] or [export NAME])", type);
+          " [group NAME], [export NAME], [tenant NAME] or [sim])", type);
     return;
   }
   if (ne - n > NAME_MAX_LEN) {
@@ -940,6 +1320,42 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     return;
   }
 
+  if (type[0] == 't') {
+    struct xtenant *x;
+    if (!n) {
+      ferr (cfg, line, "[tenant] needs a name: [tenant NAME]");
+      goto out;
+    }
+    if (!group_name_ok (name)) {
+      ferr (cfg, line, "[tenant %s]: a tenant name is letters, digits, '_',"
+            " '.' and '-' (at most 64)", name);
+      goto out;
+    }
+    for (size_t i = 0; i < cfg->nr_tenants; i++)
+      if (strcmp (cfg->tenants[i].name, name) == 0) {
+        ferr (cfg, line, "duplicate section [tenant %s] (first at line %u)",
+              name, cfg->tenants[i].line);
+        goto out;
+      }
+    x = realloc (cfg->tenants, (cfg->nr_tenants + 1) * sizeof *x);
+    if (!x) {
+      cfg->oom = true;
+      goto out;
+    }
+    cfg->tenants = x;
+    x = &x[cfg->nr_tenants];
+    memset (x, 0, sizeof *x);
+    x->name = name;
+    x->line = line;
+    x->t.connections = 1;
+    x->t.rw = "read";
+    x->t.rwmixread = 100;
+    x->t.bs = 4096;
+    x->t.iodepth = 1;
+    cfg->cur = SEC_TENANT;
+    cfg->cur_idx = cfg->nr_tenants++;
+    return;
+  }
   if (type[0] == 'g') {
     struct xgroup *g;
     if (!n) {
@@ -1082,6 +1498,15 @@ cfg_handler (void *user, const char *section, const char *key,
   case SEC_EXPORT:
     set_export_key (cfg, &cfg->exports[cfg->cur_idx], key, value);
     break;
+  case SEC_TENANT:
+    set_tenant_key (cfg, &cfg->tenants[cfg->cur_idx], key, value);
+    break;
+  case SEC_SIM:
+    set_sim_key (cfg, key, value);
+    break;
+  case SEC_OLDJOB:
+    bad_key (cfg, SEC_OLDJOB, key, "[job]");
+    break;
   default:
     break;
   }
@@ -1176,6 +1601,12 @@ gget (const struct cfg *cfg, int k, uint64_t def)
   return g->cmd_set ? g->cmd_v : g->line ? g->file_v : def;
 }
 
+void
+cfg_simulate (struct cfg *cfg)
+{
+  cfg->simulated = true;
+}
+
 const char *
 cfg_device_file (const struct cfg *cfg)
 {
@@ -1191,6 +1622,8 @@ free_model (struct cfg *cfg)
   free (cfg->m_groups);
   free (cfg->m_exports);
   free (cfg->m_params);
+  free (cfg->m_tenants);
+  cfg->m_tenants = NULL;
   cfg->m_tunables = NULL;
   cfg->m_groups = NULL;
   cfg->m_exports = NULL;
@@ -1211,6 +1644,12 @@ xexport_free (struct xexport *x)
 /* The line to blame for a region: the key if given, else the header. */
 static unsigned
 blame (const struct xexport *x, unsigned l)
+{
+  return l ? l : x->line;
+}
+
+static unsigned
+blame_t (const struct xtenant *x, unsigned l)
 {
   return l ? l : x->line;
 }
@@ -1294,7 +1733,7 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
                 " one", x->name, x->file, xs[j].name, xs[j].l_file);
       continue;
     }
-    if (!dev) {
+    if (!dev && !cfg->simulated) {
       if (!told_nodev) {
         if (x->line)
           ferr (cfg, x->line, "export \"%s\" is a region of the device, but"
@@ -1381,7 +1820,7 @@ join (const char *const *names, char *buf, size_t len)
  */
 static int
 check_model_params (struct cfg *cfg, const struct xparam *const *src,
-                    size_t np)
+                    size_t np, uint64_t *capacity)
 {
   static const char *const kinds[2] = { "hdd", "ssd" };
   struct devmodel *dm[2] = { NULL, NULL };
@@ -1389,8 +1828,8 @@ check_model_params (struct cfg *cfg, const struct xparam *const *src,
   char l0[256], l1[256];
   int err = 0;
 
-  for (int k = 0; k < 2 && np; k++)
-    if (emu == CFG_EMULATE_NONE || (int) emu == k + 1) {
+  for (int k = 0; k < 2; k++)
+    if ((np && emu == CFG_EMULATE_NONE) || (int) emu == k + 1) {
       dm[k] = devmodel_new (kinds[k], &err);
       if (!dm[k])
         goto out;
@@ -1425,10 +1864,100 @@ check_model_params (struct cfg *cfg, const struct xparam *const *src,
       param_err (cfg, p, "model.%s%s%s: not a valid value for the %s model",
                  p->key, eq, p->value, kind);
   }
+  if (emu != CFG_EMULATE_NONE)
+    *capacity = devmodel_capacity (dm[emu - 1]);
 out:
   devmodel_free (dm[0]);
   devmodel_free (dm[1]);
   return err == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* Resolve each tenant's export, pattern, class and level, and check its
+ * region against the export (OK[i]: export i's region is valid).
+ */
+static void
+check_tenants (struct cfg *cfg, const bool *ok)
+{
+  char b1[32], b2[32], b3[80];
+
+  for (size_t i = 0; i < cfg->nr_tenants; i++) {
+    const struct xtenant *x = &cfg->tenants[i];
+    struct cfg_tenant *t = &cfg->m_tenants[i];
+    const char *want = x->export ? x->export : "";
+    const struct cfg_export *e;
+    const struct cfg_group *g;
+    size_t j;
+
+    *t = x->t;
+    t->name = x->name;
+    t->line = x->line;
+    if (x->bad)
+      continue;                 /* reported at its line already */
+    bool mixed = strcmp (t->rw, "rw") == 0 || strcmp (t->rw, "randrw") == 0;
+    if (x->rwmix_given && mixed)
+      t->rwmixread = x->rwmix;
+    else if (x->rwmix_given)
+      ferr (cfg, x->l_rwmixread, "tenant %s: rwmixread applies to rw = rw"
+            " or randrw (rw is %s)", x->name, t->rw);
+    for (j = 0; j < cfg->m.nr_exports; j++)
+      if (strcmp (cfg->m.exports[j].name, want) == 0)
+        break;
+    if (j == cfg->m.nr_exports) {
+      if (x->export)
+        ferr (cfg, x->l_export, "tenant %s: export = %s: no [export %s]"
+              " section", x->name, want, want);
+      else
+        ferr (cfg, x->line, "tenant %s: no export = NAME, and no default"
+              " export ([export] with no name)", x->name);
+      continue;
+    }
+    t->export = j;
+    e = &cfg->m.exports[j];
+    g = &cfg->m_groups[e->group];
+    if (!t->cls_given)
+      t->cls = g->cls;
+    if (!t->prio_given)
+      t->prio = g->prio;
+    if (!ok[j])
+      continue;                 /* the export's region is wrong already */
+    if (e->file) {
+      ferr (cfg, blame_t (x, x->l_export), "tenant %s: export \"%s\" has"
+            " its own file; a tenant needs an export that is a region of"
+            " the device", x->name, e->name);
+      continue;
+    }
+    if (t->rwmixread < 100 && e->readonly)
+      ferr (cfg, blame_t (x, x->l_rw), "tenant %s writes (rw = %s) but"
+            " export \"%s\" is readonly", x->name, t->rw, e->name);
+    if (t->fsync && t->rwmixread == 100)
+      ferr (cfg, x->l_fsync, "tenant %s: fsync = %u needs writes (rw ="
+            " write, randwrite, rw or randrw)", x->name, t->fsync);
+    if (t->stop && t->stop <= t->start)
+      ferr (cfg, x->l_stop, "tenant %s: stop = %s is not after start = %s",
+            x->name, units_format_time (t->stop, b1, sizeof b1),
+            units_format_time (t->start, b2, sizeof b2));
+    if (t->offset >= e->size) {
+      ferr (cfg, blame_t (x, x->l_offset), "tenant %s: offset %s is at or"
+            " beyond the end of export \"%s\" (size %s)", x->name,
+            units_format_size (t->offset, b1, sizeof b1), e->name,
+            units_format_size (e->size, b2, sizeof b2));
+      continue;
+    }
+    if (!x->l_size)
+      t->size = e->size - t->offset;
+    else if (t->size > e->size - t->offset) {
+      ferr (cfg, x->l_size, "tenant %s: region %s runs past the end of"
+            " export \"%s\" (size %s)", x->name,
+            format_region (t->offset, t->size, b3, sizeof b3), e->name,
+            units_format_size (e->size, b2, sizeof b2));
+      continue;
+    }
+    if (t->size < t->bs)
+      ferr (cfg, blame_t (x, x->l_size ? x->l_size : x->l_bs), "tenant %s:"
+            " region of %s is smaller than bs = %s", x->name,
+            units_format_size (t->size, b1, sizeof b1),
+            units_format_size (t->bs, b2, sizeof b2));
+  }
 }
 
 int
@@ -1436,6 +1965,7 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 {
   struct xexport *xs = cfg->exports;
   size_t nr = cfg->nr_exports, np = 0;
+  uint64_t capacity = 0;
   const struct sched_ops *ops;
   const struct xparam **src = NULL;
   bool *ok = NULL;
@@ -1478,10 +2008,24 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     }
   cfg->m.dev.model = cfg->m_params;
   cfg->m.dev.nr_model = np;
-  if (check_model_params (cfg, src, np) < 0)
+  if (check_model_params (cfg, src, np, &capacity) < 0)
     goto oom;
   free (src);
   src = NULL;
+  if (cfg->simulated && cfg->m.dev.emulate == CFG_EMULATE_NONE) {
+    const char *msg = "the simulator needs a device model: [device] emulate"
+      " = hdd or ssd";
+    if (cfg->filename)
+      ferr (cfg, cfg->gv[GK_EMULATE].line ? cfg->gv[GK_EMULATE].line
+            : cfg->l_device, "%s", msg);
+    else
+      cerr (cfg, "%s", msg);
+  }
+  if (cfg->simulated)
+    device_size = capacity;
+  cfg->m.sim.duration = cfg->duration;
+  cfg->m.sim.seed = cfg->seed;
+  cfg->m.sim.line = cfg->l_sim;
 
   /* The tunables given, in CFQ's table order; "mode" from [device]. */
   if (strcmp (cfg->m.scheduler, "cfq") == 0)
@@ -1531,10 +2075,17 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   }
   resolve_groups (cfg, xs, nr);
   check_regions (cfg, xs, nr, device_size, ok);
-  free (ok);
   cfg->m.groups = cfg->m_groups;
   cfg->m.exports = cfg->m_exports;
   cfg->m.nr_exports = nr;
+  cfg->m_tenants = calloc (cfg->nr_tenants + 1, sizeof *cfg->m_tenants);
+  if (!cfg->m_tenants)
+    goto oom;
+  check_tenants (cfg, ok);
+  free (ok);
+  ok = NULL;
+  cfg->m.tenants = cfg->m_tenants;
+  cfg->m.nr_tenants = cfg->nr_tenants;
 
   if (cfg->oom)
     goto oom;
@@ -1584,6 +2135,8 @@ cfg_new (cfg_report_fn report, void *opaque)
   }
   cfg->report = report;
   cfg->opaque = opaque;
+  cfg->duration = 10 * NSEC_PER_SEC;
+  cfg->seed = 1;
   return cfg;
 }
 
@@ -1619,6 +2172,11 @@ cfg_free (struct cfg *cfg)
   for (size_t i = 0; i < cfg->nr_exports; i++)
     xexport_free (&cfg->exports[i]);
   free (cfg->exports);
+  for (size_t i = 0; i < cfg->nr_tenants; i++) {
+    free (cfg->tenants[i].name);
+    free (cfg->tenants[i].export);
+  }
+  free (cfg->tenants);
   if (cfg->implicit) {
     xexport_free (cfg->implicit);
     free (cfg->implicit);

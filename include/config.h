@@ -7,6 +7,10 @@
  * (overlapping exports, regions past the end, missing groups) and builds the
  * model below.  Nothing here does I/O or reads a clock.
  *
+ * A scenario for the simulator and the fairness lab is the same file with
+ * [tenant NAME] sections (workloads, struct cfg_tenant) and a [sim]
+ * section; the server checks them and ignores them.
+ *
  * Use:
  *
  *   struct cfg *cfg = cfg_new (report, opaque);   // report may be NULL
@@ -104,6 +108,54 @@ struct cfg_export {
   unsigned line;                /* of the [export] header; 0 = implicit */
 };
 
+/* A [tenant NAME]: the unit of the simulator and the fairness lab, one
+ * client's workload in fio's terms.  Each of its connections is one NBD
+ * connection (one queue in the scheduler, one fio job) running the same
+ * workload; the server itself ignores tenants.  Sizes in bytes, times in
+ * ns.
+ */
+#define CFG_CONNECTIONS_MAX 4096        /* connections of one tenant */
+#define CFG_IODEPTH_MAX 1024            /* requests one connection keeps */
+#define CFG_BS_MAX (32u << 20)          /* bytes: NBD's largest request */
+#define CFG_SECTOR 512                  /* bytes: bs and offset unit */
+
+struct cfg_tenant {
+  const char *name;             /* [tenant NAME] */
+  size_t export;                /* index into cfg_model.exports */
+  unsigned connections;         /* default 1 */
+  const char *rw;               /* fio's rw: read, write, randread,
+                                   randwrite, rw or randrw (default read) */
+  bool rand;                    /* random offsets (else sequential) */
+  unsigned rwmixread;           /* percent of requests that read: 100 for
+                                   read/randread, 0 for write/randwrite,
+                                   rwmixread= (default 50) for rw/randrw */
+  uint64_t skip;                /* rw=read:SKIP: bytes skipped after each
+                                   sequential request (fio's); 0 */
+  uint32_t bs;                  /* bytes per request, default 4096 */
+  unsigned iodepth;             /* requests in flight per connection, 1 */
+  uint64_t thinktime;           /* ns from a completion to the next
+                                   submission of that slot; 0 */
+  uint64_t rate_iops;           /* per connection; 0: unlimited */
+  uint64_t rate;                /* bytes/s per connection; 0: unlimited */
+  unsigned fsync;               /* flush after every N writes; 0: never */
+  uint64_t offset, size;        /* region within the export; size resolved
+                                   (default: the rest of the export) */
+  uint64_t start, stop;         /* ns into the run; stop 0: to the end */
+  enum sched_class cls;         /* its connections' class and level: the */
+  unsigned prio;                /* export's group's, unless class= prio=
+                                   say otherwise (the simulator only: the
+                                   server takes them from the group) */
+  bool cls_given, prio_given;
+  unsigned line;                /* of the [tenant] header */
+};
+
+/* [sim]: the simulator's run. */
+struct cfg_sim {
+  uint64_t duration;            /* ns of virtual time, default 10s */
+  uint64_t seed;                /* PRNG seed, default 1 */
+  unsigned line;                /* of [sim]; 0 = absent */
+};
+
 struct cfg_model {
   struct cfg_device dev;
   const char *scheduler;        /* "cfq" or "fifo" */
@@ -113,6 +165,9 @@ struct cfg_model {
   size_t nr_groups;
   const struct cfg_export *exports;
   size_t nr_exports;
+  const struct cfg_tenant *tenants;
+  size_t nr_tenants;
+  struct cfg_sim sim;
 };
 
 /* Called with each error message as it is found. */
@@ -136,6 +191,13 @@ extern int cfg_parse (struct cfg *cfg, const char *filename,
  */
 extern int cfg_set_override (struct cfg *cfg, const char *key,
                              const char *value);
+
+/* Validate for the simulator: the device is the model [device] emulate
+ * names (emulate = none is an error), its size is that model's capacity
+ * (model.capacity), and [device] file is optional and never opened.  Call
+ * before cfg_validate().
+ */
+extern void cfg_simulate (struct cfg *cfg);
 
 /* The device file after the file and the overrides, or NULL. */
 extern const char *cfg_device_file (const struct cfg *cfg);

@@ -97,7 +97,8 @@ good (int lineno, const char *text, const char *const *ovr, uint64_t size)
 #define GOOD(text, ovr, size) good (__LINE__, text, ovr, size)
 
 #define DEV "[device]\nfile = /dev/fake\n"
-#define UNK "(want [device], [scheduler], [group NAME] or [export NAME])"
+#define UNK "(want [device], [scheduler], [group NAME], [export NAME]," \
+  " [tenant NAME] or [sim])"
 #define OVL "; overlapping exports must both be readonly"
 
 static void
