@@ -1733,6 +1733,8 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
                 " one", x->name, x->file, xs[j].name, xs[j].l_file);
       continue;
     }
+    if (cfg->simulated && cfg->m.dev.emulate == CFG_EMULATE_NONE)
+      continue;                 /* no device model: said once already */
     if (!dev && !cfg->simulated) {
       if (!told_nodev) {
         if (x->line)
@@ -1918,14 +1920,14 @@ check_tenants (struct cfg *cfg, const bool *ok)
       t->cls = g->cls;
     if (!t->prio_given)
       t->prio = g->prio;
-    if (!ok[j])
-      continue;                 /* the export's region is wrong already */
     if (e->file) {
       ferr (cfg, blame_t (x, x->l_export), "tenant %s: export \"%s\" has"
             " its own file; a tenant needs an export that is a region of"
             " the device", x->name, e->name);
       continue;
     }
+    if (!ok[j])
+      continue;                 /* the export's region is wrong already */
     if (t->rwmixread < 100 && e->readonly)
       ferr (cfg, blame_t (x, x->l_rw), "tenant %s writes (rw = %s) but"
             " export \"%s\" is readonly", x->name, t->rw, e->name);
@@ -2023,6 +2025,7 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   }
   if (cfg->simulated)
     device_size = capacity;
+  cfg->m.dev.size = device_size;
   cfg->m.sim.duration = cfg->duration;
   cfg->m.sim.seed = cfg->seed;
   cfg->m.sim.line = cfg->l_sim;

@@ -62,6 +62,9 @@ struct cfg_param {
 
 struct cfg_device {
   const char *file;             /* path, or NULL if none given */
+  uint64_t size;                /* bytes the exports were checked against:
+                                   the file's, or (cfg_simulate) the
+                                   model's capacity */
   unsigned queue_depth;         /* requests in flight, 1..SCHED_DEPTH_MAX */
   enum cfq_mode mode;           /* auto unless [device] mode says */
   enum cfg_emulate emulate;

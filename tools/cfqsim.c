@@ -112,6 +112,7 @@ struct job {
 
   /* results, counted for completions at or before the end */
   uint64_t bytes, ios, flushes;
+  uint64_t writes_done;         /* of ios, the writes */
   struct hist lat;              /* ns: data request latency, insert->done */
 };
 
@@ -385,6 +386,7 @@ on_complete (struct simrq *sr, uint64_t now)
     return;
   }
   j->ios++;
+  j->writes_done += sr->rq.op == RQ_WRITE;
   j->bytes += sr->rq.len;
   hist_add (&j->lat, now - sr->t_submit);
   j->inflight--;
@@ -796,7 +798,7 @@ json_str (const char *s)
 struct tenant_res {
   const struct cfg_tenant *t;
   unsigned group;
-  uint64_t bytes, ios, flushes, win;
+  uint64_t bytes, ios, flushes, writes, win;
   struct hist lat;
   double jain_conn;             /* Jain of its connections' IOPS */
 };
@@ -825,6 +827,7 @@ report (void)
     r->bytes += j->bytes;
     r->ios += j->ios;
     r->flushes += j->flushes;
+    r->writes += j->writes_done;
     r->win = j->stop - j->start;
     hist_merge (&r->lat, &j->lat);
     g->bytes += j->bytes;
@@ -882,11 +885,12 @@ report (void)
       printf (", \"group\": ");
       json_str (cfg.groups[r->group].name);
       printf (", \"connections\": %u, \"bytes\": %" PRIu64 ", \"ios\": %"
-              PRIu64 ", \"flushes\": %" PRIu64 ", \"mib_s\": %.6f"
+              PRIu64 ", \"writes\": %" PRIu64 ", \"flushes\": %" PRIu64
+              ", \"mib_s\": %.6f"
               ", \"iops\": %.3f, \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f"
               ", \"p99\": %.3f, \"max\": %.3f}, \"share\": %.6f"
               ", \"jain_connections\": %.6f}%s\n",
-              r->t->connections, r->bytes, r->ios, r->flushes,
+              r->t->connections, r->bytes, r->ios, r->writes, r->flushes,
               mib_s (r->bytes, r->win), per_s (r->ios, r->win),
               us (hist_mean (&r->lat)), us (hist_quantile (&r->lat, 0.50)),
               us (hist_quantile (&r->lat, 0.99)), us (r->lat.max),
