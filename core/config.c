@@ -1601,6 +1601,23 @@ gget (const struct cfg *cfg, int k, uint64_t def)
   return g->cmd_set ? g->cmd_v : g->line ? g->file_v : def;
 }
 
+int
+cfg_parse_value (const char *key, const char *value, uint64_t *v,
+                 char *why, size_t len)
+{
+  int k = gkey_lookup (key);
+
+  if (k != GK_QUEUE_DEPTH && k != GK_MODE && k < GK_TUNABLE) {
+    snprintf (why, len, "not a number-valued [device] or [scheduler] key");
+    return -ENOENT;
+  }
+  if (k < 0) {
+    snprintf (why, len, "unknown key");
+    return -ENOENT;
+  }
+  return parse_gvalue (k, value, v, why, len);
+}
+
 void
 cfg_simulate (struct cfg *cfg)
 {

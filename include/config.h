@@ -202,6 +202,14 @@ extern int cfg_set_override (struct cfg *cfg, const char *key,
  */
 extern void cfg_simulate (struct cfg *cfg);
 
+/* VALUE of a numeric [device] or [scheduler] key (queue_depth, mode, a
+ * tunable) read exactly as the config file reads it, for the control
+ * socket's "set KEY VALUE": 0, -ENOENT (not such a key) or -EINVAL, with
+ * WHY in the config's words ("out of range (want 1..4096)").
+ */
+extern int cfg_parse_value (const char *key, const char *value, uint64_t *v,
+                            char *why, size_t len);
+
 /* The device file after the file and the overrides, or NULL. */
 extern const char *cfg_device_file (const struct cfg *cfg);
 

@@ -39,7 +39,6 @@
 #include "iostat.h"
 #include "list.h"
 #include "tenants.h"
-#include "units.h"
 
 /* -D cfq.trace=1: log every scheduling decision of the CFQ core. */
 NBDKIT_DLL_PUBLIC int cfq_debug_trace;
@@ -962,10 +961,8 @@ cmd_set (struct strbuf *o, const char *key, const char *val)
   int err;
 
   if (strcmp (key, "queue_depth") == 0) {
-    err = units_parse_count (val, &v);
-    if (err || v < 1 || v > SCHED_DEPTH_MAX)
-      strbuf_printf (o, "error: queue_depth=%s: must be a number between "
-                     "1 and %d\n", val, SCHED_DEPTH_MAX);
+    if (cfg_parse_value (key, val, &v, why, sizeof why) < 0)
+      strbuf_printf (o, "error: queue_depth=%s: %s\n", val, why);
     else if ((err = engine_set_depth ((unsigned) v)) != 0)
       strbuf_printf (o, "error: queue_depth=%s: %s\n", val, strerror (-err));
     else

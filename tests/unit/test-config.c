@@ -888,6 +888,25 @@ test_tunable_text (void)
                                    CFQ_MODE_IOPS, buf, sizeof buf), "iops");
   CHECK_STREQ (cfq_mode_name (CFQ_MODE_AUTO), "auto");
 
+  /* The control socket's set reads as the config file does. */
+  CHECK_EQ (cfg_parse_value ("queue_depth", "64", &v, buf, sizeof buf), 0);
+  CHECK_EQ (v, 64);
+  CHECK_EQ (cfg_parse_value ("queue_depth", "4097", &v, buf, sizeof buf),
+            -EINVAL);
+  CHECK_STREQ (buf, "out of range (want 1..4096)");
+  CHECK_EQ (cfg_parse_value ("back_seek_max", "16M", &v, buf, sizeof buf),
+            0);
+  CHECK_EQ (v, 16384);
+  CHECK_EQ (cfg_parse_value ("mode", "iops", &v, buf, sizeof buf), 0);
+  CHECK_EQ (v, CFQ_MODE_IOPS);
+  CHECK_EQ (cfg_parse_value ("slice_idle", "8x", &v, buf, sizeof buf),
+            -EINVAL);
+  CHECK_STREQ (buf, "not a time (want a number with ns, us, ms or s; a bare"
+               " number is ms)");
+  CHECK_EQ (cfg_parse_value ("emulate", "hdd", &v, buf, sizeof buf),
+            -ENOENT);
+  CHECK_EQ (cfg_parse_value ("nonesuch", "1", &v, buf, sizeof buf), -ENOENT);
+
   /* [device] mode and the command line take the same text. */
   {
     static const char *const ovr[] = { "mode", "time", NULL };
