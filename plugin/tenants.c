@@ -39,6 +39,7 @@
 #include "iostat.h"
 #include "list.h"
 #include "tenants.h"
+#include "units.h"
 
 /* -D cfq.trace=1: log every scheduling decision of the CFQ core. */
 NBDKIT_DLL_PUBLIC int cfq_debug_trace;
@@ -993,8 +994,7 @@ cmd_set (struct strbuf *o, const char *key, const char *val)
 static void
 cmd_weight (struct strbuf *o, const char *name, const char *val)
 {
-  char *end;
-  unsigned long w;
+  uint64_t w;
   int err;
 
   for (size_t i = 0; i < tn.m->nr_groups; i++) {
@@ -1002,14 +1002,13 @@ cmd_weight (struct strbuf *o, const char *name, const char *val)
 
     if (strcmp (g->cg->name, name) != 0)
       continue;
-    errno = 0;
-    w = strtoul (val, &end, 10);
-    if (*val < '0' || *val > '9' || *end) {
+    err = units_parse_count (val, &w);
+    if (err == -EINVAL) {
       strbuf_printf (o, "error: weight %s: not a number (want %d..%d)\n",
                      val, SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
       return;
     }
-    if (errno || w < SCHED_WEIGHT_MIN || w > SCHED_WEIGHT_MAX) {
+    if (err || w < SCHED_WEIGHT_MIN || w > SCHED_WEIGHT_MAX) {
       strbuf_printf (o, "error: weight %s: out of range (%d..%d)\n", val,
                      SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
       return;
