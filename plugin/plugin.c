@@ -1,4 +1,4 @@
-/* cfq.c: the nbdkit plugin: serve one file or block device to many
+/* plugin.c: the nbdkit plugin: serve one file or block device to many
  * clients, each connection a queue in the scheduler.
  *
  *   nbdkit ./plugin/nbdkit-cfq-plugin.so file=PATH [scheduler=fifo|cfq]

@@ -1,4 +1,4 @@
-/* uring.c: the io_uring backend, and the null backend.
+/* backend-uring.c: the io_uring backend, and the null backend.
  *
  * One ring per process, used only by the dispatcher thread.  The engine
  * queues SQEs during its pass and calls submit once at the end, so a pass
