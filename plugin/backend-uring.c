@@ -1,4 +1,4 @@
-/* backend-uring.c: the io_uring backend, and the null backend.
+/* backend-uring.c: the io_uring backend.
  *
  * One ring per process, used only by the dispatcher thread.  The engine
  * queues SQEs during its pass and calls submit once at the end, so a pass
@@ -26,8 +26,9 @@
  * fail as if the kernel had said EBADF (permanent) or EAGAIN (transient),
  * to test exactly that (tests/test-submit-errors.sh).
  *
- * The null backend completes everything at submit time (reads return
- * zeroes): it measures the engine and scheduler without a disk.
+ * Threads: everything here runs under the engine lock (engine.h), on the
+ * dispatcher or on a worker taking the direct path; only wait runs
+ * without it, and touches nothing but the ring's completion queue.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -447,65 +448,4 @@ const struct backend_ops uring_backend_ops = {
   .wait = uring_wait,
   .reap = uring_reap,
   .pending = uring_pending,
-};
-
-/* ---- null ------------------------------------------------------------------ */
-
-struct null_backend {
-  struct creq *head, **tail;    /* queued since the last submit */
-};
-
-static int
-null_create (struct ev_loop *loop, const struct engine_cfg *cfg,
-             struct backend **bp)
-{
-  struct null_backend *nb = calloc (1, sizeof *nb);
-
-  if (!nb)
-    return -ENOMEM;
-  nb->tail = &nb->head;
-  *bp = (struct backend *) nb;
-  return 0;
-}
-
-static void
-null_destroy (struct backend *b)
-{
-  free (b);
-}
-
-static int
-null_queue (struct backend *b, struct creq *r)
-{
-  struct null_backend *nb = (struct null_backend *) b;
-
-  r->next = NULL;
-  *nb->tail = r;
-  nb->tail = &r->next;
-  return 0;
-}
-
-static bool
-null_submit (struct backend *b)
-{
-  struct null_backend *nb = (struct null_backend *) b;
-  struct creq *r = nb->head, *next;
-
-  nb->head = NULL;
-  nb->tail = &nb->head;
-  for (; r; r = next) {
-    next = r->next;
-    if (r->eop == EOP_READ)
-      memset (r->buf, 0, r->rq.len);
-    engine_complete (r, 0);
-  }
-  return false;
-}
-
-const struct backend_ops null_backend_ops = {
-  .name = "null",
-  .create = null_create,
-  .destroy = null_destroy,
-  .queue = null_queue,
-  .submit = null_submit,
 };
