@@ -104,6 +104,7 @@
 
 #include "devmodel.h"
 #include "engine.h"
+#include "hold.h"
 
 
 /* creq->state values (the futex word). */
@@ -146,8 +147,7 @@ struct engine {
   struct devmodel *dm;          /* emulated device or NULL */
   const struct engine_hooks *hooks;     /* never NULL (may be empty) */
   void *opaque;                 /* for hooks */
-  struct creq **held;           /* min-heap by t_hold: completed, held */
-  unsigned nheld;               /* entries in held */
+  struct hold held;             /* completed, held until their t_hold */
   ev_timer hold_timer;          /* releases held completions */
   uint64_t hold_at;             /* ns: when hold_timer fires; NEVER: off */
   struct engine_stats st;       /* counters, read after the thread is gone */
@@ -288,47 +288,6 @@ finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
   creq_wake (r, CREQ_ST_DONE);
 }
 
-/* ---- the min-heap of held completions (emulation) ---------------------- */
-
-static void
-held_push (struct engine *e, struct creq *r)
-{
-  unsigned i = e->nheld++;
-
-  while (i > 0) {
-    unsigned p = (i - 1) / 2;
-
-    if (e->held[p]->t_hold <= r->t_hold)
-      break;
-    e->held[i] = e->held[p];
-    i = p;
-  }
-  e->held[i] = r;
-}
-
-static struct creq *
-held_pop (struct engine *e)
-{
-  struct creq *top = e->held[0], *last = e->held[--e->nheld];
-  unsigned i = 0, n = e->nheld;
-
-  for (;;) {
-    unsigned c = 2 * i + 1;
-
-    if (c >= n)
-      break;
-    if (c + 1 < n && e->held[c + 1]->t_hold < e->held[c]->t_hold)
-      c++;
-    if (last->t_hold <= e->held[c]->t_hold)
-      break;
-    e->held[i] = e->held[c];
-    i = c;
-  }
-  if (n)
-    e->held[i] = last;
-  return top;
-}
-
 /* Dispatcher: the request left the device (or its worker).  With an
  * emulated device, hold it until the model says it is done.
  */
@@ -338,7 +297,7 @@ finish (struct engine *e, struct creq *r, int res, uint64_t now)
   ASSERT_LOCKED (e);
   if (e->dm && r->t_hold > now) {
     r->res = res;
-    held_push (e, r);
+    hold_push (&e->held, r);
     return;
   }
   finish_now (e, r, res, now);
@@ -347,8 +306,8 @@ finish (struct engine *e, struct creq *r, int res, uint64_t now)
 static void
 held_release (struct engine *e, uint64_t now)
 {
-  while (e->nheld && e->held[0]->t_hold <= now) {
-    struct creq *r = held_pop (e);
+  while (e->held.n && hold_top (&e->held)->t_hold <= now) {
+    struct creq *r = hold_pop (&e->held);
 
     finish_now (e, r, r->res, now);
   }
@@ -500,7 +459,7 @@ pass (struct engine *e, uint64_t now)
   }
 
   /* The next held completion to release. */
-  next = e->nheld ? e->held[0]->t_hold : SCHED_NEVER;
+  next = e->held.n ? hold_top (&e->held)->t_hold : SCHED_NEVER;
   if (next != e->hold_at) {
     e->hold_at = next;
     timer_arm (e, &e->hold_timer, next, now);
@@ -587,7 +546,7 @@ engine_free (struct engine *e)
   pthread_mutex_destroy (&e->lock);
   if (e->sched)
     sched_destroy (e->sched);   /* frees its groups and queues */
-  free (e->held);
+  hold_fini (&e->held);
   free (e);
 }
 
@@ -610,11 +569,9 @@ engine_start (const struct engine_cfg *cfg)
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
   e->opaque = cfg->opaque;
   pthread_mutex_init (&e->lock, NULL);
-  e->held = calloc (ENGINE_DEPTH_MAX, sizeof *e->held);
-  if (!e->held) {
-    err = -ENOMEM;
+  err = hold_init (&e->held, ENGINE_DEPTH_MAX);
+  if (err)
     goto err;
-  }
   e->bops = backend_lookup (cfg->backend);
   if (!e->bops) {
     err = -EINVAL;
@@ -874,7 +831,7 @@ engine_inflight (void)
 unsigned
 engine_held (void)
 {
-  return eng ? eng->nheld : 0;
+  return eng ? eng->held.n : 0;
 }
 
 unsigned
