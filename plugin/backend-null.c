@@ -14,17 +14,19 @@
 #include "engine.h"
 
 struct null_backend {
+  struct engine *e;             /* for engine_complete */
   struct creq *head, **tail;    /* queued since the last submit */
 };
 
 static int
-null_create (struct ev_loop *loop, const struct engine_cfg *cfg,
-             struct backend **bp)
+null_create (struct engine *e, struct ev_loop *loop,
+             const struct engine_cfg *cfg, struct backend **bp)
 {
   struct null_backend *nb = calloc (1, sizeof *nb);
 
   if (!nb)
     return -ENOMEM;
+  nb->e = e;
   nb->tail = &nb->head;
   *bp = (struct backend *) nb;
   return 0;
@@ -59,7 +61,7 @@ null_submit (struct backend *b)
     next = r->next;
     if (r->eop == EOP_READ)
       memset (r->buf, 0, r->rq.len);
-    engine_complete (r, 0);
+    engine_complete (nb->e, r, 0);
   }
   return false;
 }

@@ -63,6 +63,7 @@ NBDKIT_DLL_PUBLIC int cfq_debug_fail_submit;
 NBDKIT_DLL_PUBLIC int cfq_debug_busy_submit;
 
 struct backend {
+  struct engine *e;             /* for engine_complete */
   struct io_uring ring;         /* under the engine lock */
   struct ev_loop *loop;
   ev_io cqw;                    /* efd readable: CQEs to reap */
@@ -154,11 +155,13 @@ uring_withdraw (struct backend *b)
   /* engine_complete only wakes the request's worker: the ring is ours
    * until we return.
    */
-  for (i = head; i != ktail; i++, n++)
-    engine_complete (sqe_creq (&sq->sqes[sq->array ? sq->array[i & mask]
-                                                   : i & mask]), -EIO);
+  for (i = head; i != ktail; i++, n++) {
+    unsigned slot = sq->array ? sq->array[i & mask] : i & mask;
+
+    engine_complete (b->e, sqe_creq (&sq->sqes[slot]), -EIO);
+  }
   for (i = sq->sqe_head; i != sq->sqe_tail; i++, n++)
-    engine_complete (sqe_creq (&sq->sqes[i & mask]), -EIO);
+    engine_complete (b->e, sqe_creq (&sq->sqes[i & mask]), -EIO);
   io_uring_smp_store_release (sq->ktail, head);
   sq->sqe_head = sq->sqe_tail = head;
   b->queued = 0;
@@ -234,37 +237,37 @@ uring_cqe (struct backend *b, struct creq *r, int res)
   if (res == -EAGAIN || res == -EINTR)
     goto again;
   if (res < 0) {
-    engine_complete (r, res);
+    engine_complete (b->e, r, res);
     return;
   }
   switch (r->eop) {
   case EOP_READ:
     if (res == 0) {             /* end of file: the rest reads as zeroes */
       memset ((char *) r->buf + r->done_bytes, 0, r->rq.len - r->done_bytes);
-      engine_complete (r, 0);
+      engine_complete (b->e, r, 0);
       return;
     }
     VALGRIND_MAKE_MEM_DEFINED ((char *) r->buf + r->done_bytes, res);
     /* fallthrough */
   case EOP_WRITE:
     if (res == 0) {
-      engine_complete (r, -EIO);
+      engine_complete (b->e, r, -EIO);
       return;
     }
     r->done_bytes += (uint32_t) res;
     if (r->done_bytes < r->rq.len)
       goto again;
-    engine_complete (r, 0);
+    engine_complete (b->e, r, 0);
     return;
   default:
-    engine_complete (r, 0);
+    engine_complete (b->e, r, 0);
     return;
   }
 
  again:
   res = uring_prep (b, r);
   if (res)
-    engine_complete (r, res);
+    engine_complete (b->e, r, res);
 }
 
 /* Take every completion there is (under the engine lock). */
@@ -377,8 +380,8 @@ uring_destroy (struct backend *b)
 }
 
 static int
-uring_create (struct ev_loop *loop, const struct engine_cfg *cfg,
-              struct backend **bp)
+uring_create (struct engine *e, struct ev_loop *loop,
+              const struct engine_cfg *cfg, struct backend **bp)
 {
   struct backend *b = calloc (1, sizeof *b);
   struct io_uring_params p;
@@ -387,6 +390,7 @@ uring_create (struct ev_loop *loop, const struct engine_cfg *cfg,
 
   if (!b)
     return -ENOMEM;
+  b->e = e;
   b->loop = loop;
   b->efd = -1;
   memcpy (b->fds, cfg->fds, sizeof b->fds);

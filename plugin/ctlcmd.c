@@ -36,7 +36,7 @@ get_one (struct tenants *tn, struct strbuf *o, const char *key)
   int err;
 
   if (strcmp (key, "queue_depth") == 0) {
-    strbuf_printf (o, "queue_depth=%u\n", engine_depth ());
+    strbuf_printf (o, "queue_depth=%u\n", engine_depth (tn->e));
     return;
   }
   if (strcmp (key, "scheduler") == 0) {
@@ -71,7 +71,7 @@ cmd_set (struct tenants *tn, struct strbuf *o, const char *key,
         n > CFG_QUEUE_DEPTH_MAX)
       strbuf_printf (o, "error: queue_depth=%s: must be a number between "
                      "1 and %d\n", val, CFG_QUEUE_DEPTH_MAX);
-    else if ((err = engine_set_depth ((unsigned) n)) != 0)
+    else if ((err = engine_set_depth (tn->e, (unsigned) n)) != 0)
       strbuf_printf (o, "error: queue_depth=%s: %s\n", val, strerror (-err));
     else
       strbuf_printf (o, "ok\n");

@@ -135,7 +135,6 @@ struct engine {
   pthread_t owner;              /* holder of the lock, for assertions */
   bool reaper;                  /* a worker waits on the ring, quiet */
   struct sched *sched;          /* the policy instance */
-  struct sched_group *grp;      /* the default group, weight 500 */
   unsigned inflight;            /* requests: dispatched, not completed;
                                    written under the lock, read without
                                    it (atomic, relaxed) as a hint by
@@ -153,7 +152,10 @@ struct engine {
   struct engine_stats st;       /* counters, read after the thread is gone */
 };
 
-static struct engine *eng;      /* one per nbdkit process */
+/* One per process: the worker side (engine_run_many, the connection
+ * messages) finds it here; the dispatcher side is handed it.
+ */
+static struct engine *eng;
 
 #define ASSERT_LOCKED(e) assert (pthread_equal (pthread_self (), (e)->owner))
 
@@ -283,7 +285,7 @@ finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
   assert (e->inflight > 0);
   __atomic_store_n (&e->inflight, e->inflight - 1, __ATOMIC_RELAXED);
   if (e->hooks->done)
-    e->hooks->done (e->opaque, r, res, now);
+    e->hooks->done (e, e->opaque, r, res, now);
   r->res = res;
   creq_wake (r, CREQ_ST_DONE);
 }
@@ -314,9 +316,9 @@ held_release (struct engine *e, uint64_t now)
 }
 
 void
-engine_complete (struct creq *r, int res)
+engine_complete (struct engine *e, struct creq *r, int res)
 {
-  finish (eng, r, res, now_ns ());
+  finish (e, r, res, now_ns ());
 }
 
 /* Dispatcher: take everything posted so far, in arrival order. */
@@ -343,20 +345,16 @@ drain (struct engine *e, uint64_t now)
     case CREQ_OPEN: {
       const struct engine_qspec *sp = r->arg;
 
-      if (sp)
-        r->rq.q = sched_queue_new (e->sched, sp->grp ? sp->grp : e->grp,
-                                   sp->cls, sp->level);
-      else
-        r->rq.q = sched_queue_new (e->sched, e->grp, SCHED_CLASS_BE, 4);
+      r->rq.q = sched_queue_new (e->sched, sp->grp, sp->cls, sp->level);
       r->res = r->rq.q ? 0 : -ENOMEM;
       if (r->rq.q && r->acct && e->hooks->conn)
-        e->hooks->conn (e->opaque, r->acct, true);
+        e->hooks->conn (e, e->opaque, r->acct, true);
       creq_wake (r, CREQ_ST_DONE);
       break;
     }
     case CREQ_CLOSE:
       if (r->acct && e->hooks->conn)
-        e->hooks->conn (e->opaque, r->acct, false);
+        e->hooks->conn (e, e->opaque, r->acct, false);
       sched_queue_free (e->sched, r->rq.q);
       r->res = 0;
       creq_wake (r, CREQ_ST_DONE);
@@ -514,22 +512,6 @@ dispatcher_main (void *arg)
   return NULL;
 }
 
-static const struct backend_ops *
-backend_lookup (const char *name)
-{
-  if (name == NULL || strcmp (name, "io_uring") == 0)
-    return &uring_backend_ops;
-  if (strcmp (name, "null") == 0)
-    return &null_backend_ops;
-  return NULL;
-}
-
-const char *
-engine_backends (void)
-{
-  return "io_uring,null";
-}
-
 /* Free whatever engine_start made; the thread must not be running. */
 static void
 engine_free (struct engine *e)
@@ -572,18 +554,13 @@ engine_start (const struct engine_cfg *cfg)
   err = hold_init (&e->held, ENGINE_DEPTH_MAX);
   if (err)
     goto err;
-  e->bops = backend_lookup (cfg->backend);
+  e->bops = cfg->backend;
   if (!e->bops) {
     err = -EINVAL;
     goto err;
   }
   e->sched = sched_create (cfg->sched_ops);
   if (!e->sched) {
-    err = -ENOMEM;
-    goto err;
-  }
-  e->grp = sched_group_new (e->sched, "default", SCHED_WEIGHT_DEFAULT);
-  if (!e->grp) {
     err = -ENOMEM;
     goto err;
   }
@@ -605,13 +582,13 @@ engine_start (const struct engine_cfg *cfg)
   ev_timer_init (&e->hold_timer, hold_cb, 0., 0.);
   e->hold_timer.data = e;
 
-  err = e->bops->create (e->loop, cfg, &e->be);
+  err = e->bops->create (e, e->loop, cfg, &e->be);
   if (err)
     goto err;
   e->direct = !cfg->no_direct && !e->dm;
   if (e->hooks->setup) {
     eng_lock (e);
-    err = e->hooks->setup (e->opaque, e->sched, e->loop);
+    err = e->hooks->setup (e, e->opaque, e->sched, e->loop);
     eng_unlock (e);
     if (err)
       goto err;
@@ -654,7 +631,7 @@ engine_stop (struct engine_stats *stats)
     pthread_join (e->thread, NULL);
     if (e->hooks->teardown) {
       eng_lock (e);
-      e->hooks->teardown (e->opaque);
+      e->hooks->teardown (e, e->opaque);
       eng_unlock (e);
     }
   }
@@ -794,60 +771,49 @@ queue_msg (enum creq_kind kind, struct sched_queue **qp,
 }
 
 int
-engine_queue_new (struct sched_queue **qp)
+engine_queue_new (struct sched_queue **qp, const struct engine_qspec *spec,
+                  void *acct)
 {
-  *qp = NULL;
-  return queue_msg (CREQ_OPEN, qp, NULL, NULL);
-}
-
-void
-engine_queue_free (struct sched_queue *q)
-{
-  if (q)
-    queue_msg (CREQ_CLOSE, &q, NULL, NULL);
-}
-
-int
-engine_queue_new_in (struct sched_queue **qp, const struct engine_qspec *spec,
-                     void *acct)
-{
+  assert (spec && spec->grp);
   *qp = NULL;
   return queue_msg (CREQ_OPEN, qp, spec, acct);
 }
 
 void
-engine_queue_free_acct (struct sched_queue *q, void *acct)
+engine_queue_free (struct sched_queue *q, void *acct)
 {
   if (q)
     queue_msg (CREQ_CLOSE, &q, NULL, acct);
 }
 
 unsigned
-engine_inflight (void)
+engine_inflight (const struct engine *e)
 {
-  return eng ? eng->inflight : 0;
+  ASSERT_LOCKED (e);
+  return e->inflight;
 }
 
 unsigned
-engine_held (void)
+engine_held (const struct engine *e)
 {
-  return eng ? eng->held.n : 0;
+  ASSERT_LOCKED (e);
+  return e->held.n;
 }
 
 unsigned
-engine_depth (void)
+engine_depth (const struct engine *e)
 {
-  return eng ? eng->depth : 0;
+  ASSERT_LOCKED (e);
+  return e->depth;
 }
 
 int
-engine_set_depth (unsigned depth)
+engine_set_depth (struct engine *e, unsigned depth)
 {
-  if (!eng)
-    return -ESHUTDOWN;
+  ASSERT_LOCKED (e);
   if (depth < 1 || depth > ENGINE_DEPTH_MAX)
     return -ERANGE;
-  eng->depth = depth;
+  e->depth = depth;
   return 0;
 }
 

@@ -70,9 +70,16 @@ static char *cfqp_file;                 /* absolute path */
 static char *cfqp_sched_name;           /* scheduler=, default "fifo" */
 static const struct sched_ops *cfqp_sched_ops;
 static unsigned cfqp_queue_depth = CFQP_QUEUE_DEPTH_DEFAULT;
-static char *cfqp_backend;              /* backend=, default io_uring */
+static const struct backend_ops *cfqp_bops; /* backend=; NULL: the first */
 static dev_t cfqp_st_dev;               /* device holding the file (sysfs) */
 static uint64_t cfqp_size;              /* bytes: the file's, at config time */
+
+/* The backends, by their names for backend=; the first is the default. */
+static const struct backend_ops *const cfqp_backends[] = {
+  &uring_backend_ops,
+  &null_backend_ops,
+};
+#define CFQP_NR_BACKENDS (sizeof cfqp_backends / sizeof cfqp_backends[0])
 
 struct cfqp_handle {
   struct io_conn io;                    /* what the data path needs */
@@ -98,7 +105,6 @@ cfqp_unload (void)
 {
   free (cfqp_file);
   free (cfqp_sched_name);
-  free (cfqp_backend);
   bk_unload ();
   tn_unload ();
   bounce_fini ();
@@ -125,7 +131,10 @@ cfqp_dump_plugin (void)
       sep = ",";
     }
   printf ("\n");
-  printf ("cfq_backends=%s\n", engine_backends ());
+  printf ("cfq_backends=");
+  for (size_t i = 0; i < CFQP_NR_BACKENDS; i++)
+    printf ("%s%s", i ? "," : "", cfqp_backends[i]->name);
+  printf ("\n");
   printf ("cfq_queue_depth_default=%d\n", CFQP_QUEUE_DEPTH_DEFAULT);
   printf ("cfq_max_request=%u\n", CFQP_MAX_REQUEST);
   printf ("cfq_config=yes\n");
@@ -186,14 +195,19 @@ cfqp_config (const char *key, const char *value)
     return tn_override (key, value);
   }
   else if (strcmp (key, "backend") == 0) {
-    if (strcmp (value, "io_uring") != 0 && strcmp (value, "null") != 0) {
-      nbdkit_error ("cfq: backend=%s: unknown (io_uring or null)", value);
-      return -1;
+    char names[128] = "";
+    size_t n = 0;
+
+    cfqp_bops = NULL;
+    for (size_t i = 0; i < CFQP_NR_BACKENDS; i++) {
+      if (strcmp (value, cfqp_backends[i]->name) == 0)
+        cfqp_bops = cfqp_backends[i];
+      n += snprintf (names + n, sizeof names - n, "%s%s",
+                     i == 0 ? "" : i + 1 < CFQP_NR_BACKENDS ? ", " : " or ",
+                     cfqp_backends[i]->name);
     }
-    free (cfqp_backend);
-    cfqp_backend = strdup (value);
-    if (!cfqp_backend) {
-      nbdkit_error ("cfq: strdup: %m");
+    if (!cfqp_bops) {
+      nbdkit_error ("cfq: backend=%s: unknown (%s)", value, names);
       return -1;
     }
   }
@@ -286,7 +300,7 @@ cfqp_after_fork (void)
   struct engine_cfg cfg = {
     .sched_ops = cfqp_sched_ops,
     .queue_depth = cfqp_queue_depth,
-    .backend = cfqp_backend,
+    .backend = cfqp_bops ? cfqp_bops : cfqp_backends[0],
     .no_direct = !cfq_debug_direct,
   };
   int err;
@@ -297,12 +311,12 @@ cfqp_after_fork (void)
 
   if (err) {
     nbdkit_error ("cfq: starting the dispatcher (%s backend): %s",
-                  cfqp_backend ? cfqp_backend : "io_uring", strerror (-err));
+                  cfg.backend->name, strerror (-err));
     return -1;
   }
   nbdkit_debug ("cfq: dispatcher started: scheduler=%s queue_depth=%u "
                 "backend=%s", cfqp_sched_ops->name, cfqp_queue_depth,
-                cfqp_backend ? cfqp_backend : "io_uring");
+                cfg.backend->name);
   return 0;
 }
 
@@ -395,7 +409,7 @@ cfqp_open (int readonly)
   }
   h->io.acct = conn;
   tn_qspec (i, &spec);
-  err = engine_queue_new_in (&h->io.q, &spec, conn);
+  err = engine_queue_new (&h->io.q, &spec, conn);
   if (err) {
     nbdkit_error ("cfq: creating the connection's queue: %s",
                   strerror (-err));
@@ -411,7 +425,7 @@ cfqp_close (void *handle)
 {
   struct cfqp_handle *h = handle;
 
-  engine_queue_free_acct (h->io.q, h->io.acct);
+  engine_queue_free (h->io.q, h->io.acct);
   tn_conn_free (h->io.acct);
   free (h);
 }

@@ -225,8 +225,9 @@ stats_json (const struct tenants *tn, struct strbuf *o)
   else
     strbuf_printf (o, ",\"hw_tag\":-1");
   strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"queue_depth\":%u,"
-                 "\"emulate\":\"%s\"", engine_inflight (), engine_held (),
-                 engine_depth (), tn_emulate_names[tn->m->dev.emulate]);
+                 "\"emulate\":\"%s\"", engine_inflight (tn->e),
+                 engine_held (tn->e), engine_depth (tn->e),
+                 tn_emulate_names[tn->m->dev.emulate]);
   if (tn->dm) {
     char buf[512];
 
@@ -377,7 +378,8 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
   else
     strbuf_printf (o, " hw_tag=-1");
   strbuf_printf (o, " inflight=%u held=%u queue_depth=%u emulate=%s",
-                 engine_inflight (), engine_held (), engine_depth (),
+                 engine_inflight (tn->e), engine_held (tn->e),
+                 engine_depth (tn->e),
                  tn_emulate_names[tn->m->dev.emulate]);
   flat_iostat (o, &tn->total, now, 100.);
   strbuf_printf (o, "\n");

@@ -399,12 +399,14 @@ trace_fn (void *opaque, const char *msg)
 }
 
 static int
-hook_setup (void *opaque, struct sched *s, struct ev_loop *loop)
+hook_setup (struct engine *e, void *opaque, struct sched *s,
+            struct ev_loop *loop)
 {
   const struct cfg_model *m = tn.m;
   uint64_t now = engine_now ();
   int err;
 
+  tn.e = e;
   tn.s = s;
   tn.loop = loop;
   for (size_t i = 0; i < m->nr_groups; i++) {
@@ -457,7 +459,7 @@ hook_setup (void *opaque, struct sched *s, struct ev_loop *loop)
 }
 
 static void
-hook_teardown (void *opaque)
+hook_teardown (struct engine *e, void *opaque)
 {
   if (tn.stats_path)
     stats_write_file (&tn);
@@ -467,10 +469,11 @@ hook_teardown (void *opaque)
   ev_ref (tn.loop);
   ev_timer_stop (tn.loop, &tn.tick);
   tn.s = NULL;
+  tn.e = NULL;
 }
 
 static void
-hook_conn (void *opaque, void *acct, bool open)
+hook_conn (struct engine *e, void *opaque, void *acct, bool open)
 {
   struct tn_conn *c = acct;
 
@@ -483,7 +486,8 @@ hook_conn (void *opaque, void *acct, bool open)
 }
 
 static void
-hook_done (void *opaque, struct creq *r, int res, uint64_t now)
+hook_done (struct engine *e, void *opaque, struct creq *r, int res,
+           uint64_t now)
 {
   struct tn_conn *c = r->acct;
 

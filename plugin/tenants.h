@@ -108,6 +108,7 @@ struct tenants {
   int rotational;               /* -1 unknown, 0, 1 */
 
   /* dispatcher thread */
+  struct engine *e;             /* from the setup hook to teardown */
   struct sched *s;
   struct ev_loop *loop;
   ev_timer tick;                /* every second: iostat_tick */
