@@ -67,7 +67,6 @@
 /* ---- configuration (main thread, before get_ready) ------------------------- */
 
 static char *cfqp_file;                 /* absolute path */
-static char *cfqp_sched_name;           /* scheduler=, default "fifo" */
 static const struct sched_ops *cfqp_sched_ops;
 static unsigned cfqp_queue_depth = CFQP_QUEUE_DEPTH_DEFAULT;
 static const struct backend_ops *cfqp_bops; /* backend=; NULL: the first */
@@ -104,7 +103,6 @@ static void
 cfqp_unload (void)
 {
   free (cfqp_file);
-  free (cfqp_sched_name);
   bk_unload ();
   tn_unload ();
   bounce_fini ();
@@ -157,20 +155,10 @@ cfqp_config (const char *key, const char *value)
   }
   else if (strcmp (key, "scheduler") == 0) {
     if (!sched_lookup (value)) {
-      if (strcmp (value, "cfq") == 0)
-        nbdkit_error ("cfq: scheduler=cfq: not built yet "
-                      "(this build has scheduler=fifo only)");
-      else
-        nbdkit_error ("cfq: scheduler=%s: unknown (fifo or cfq)", value);
+      nbdkit_error ("cfq: scheduler=%s: unknown (fifo or cfq)", value);
       return -1;
     }
-    free (cfqp_sched_name);
-    cfqp_sched_name = strdup (value);
-    if (!cfqp_sched_name) {
-      nbdkit_error ("cfq: strdup: %m");
-      return -1;
-    }
-    return tn_override (key, value);
+    return tn_override (key, value);   /* the model decides (tn_sched_name) */
   }
   else if (strcmp (key, "queue_depth") == 0) {
     /* Our own parse, so every refusal names the value it refuses. */
@@ -242,14 +230,10 @@ cfqp_config_complete (void)
   if (tn_validate (cfqp_size) == -1)
     return -1;
   cfqp_queue_depth = tn_model ()->dev.queue_depth;
-  name = tn_sched_name (cfqp_sched_name);
+  name = tn_sched_name ();
   cfqp_sched_ops = sched_lookup (name);
   if (!cfqp_sched_ops) {
-    if (strcmp (name, "cfq") == 0)
-      nbdkit_error ("cfq: scheduler=cfq: not built yet "
-                    "(this build has scheduler=fifo only)");
-    else
-      nbdkit_error ("cfq: scheduler=%s: unknown (fifo or cfq)", name);
+    nbdkit_error ("cfq: scheduler=%s: unknown (fifo or cfq)", name);
     return -1;
   }
   return 0;
@@ -257,7 +241,7 @@ cfqp_config_complete (void)
 
 #define cfqp_config_help \
   "file=<PATH>          (required) The regular file or block device to serve.\n" \
-  "scheduler=fifo|cfq   Scheduling policy (default fifo).\n" \
+  "scheduler=cfq|fifo   Scheduling policy (default cfq; fifo: the baseline).\n" \
   "queue_depth=<N>      Requests at the device at once (default 32).\n" \
   "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \
   "config=<FILE>        Tenants: [device] [scheduler] [group N] [export N].\n" \

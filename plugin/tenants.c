@@ -171,12 +171,6 @@ tn_config (const char *key, const char *value)
   return tn_override (key, value) == -1 ? -1 : 1;
 }
 
-bool
-tn_have_config (void)
-{
-  return tn.have_config;
-}
-
 const char *
 tn_device_file (void)
 {
@@ -231,13 +225,9 @@ tn_model (void)
 }
 
 const char *
-tn_sched_name (const char *cmdline)
+tn_sched_name (void)
 {
-  if (cmdline)
-    return cmdline;
-  if (tn.have_config && tn.m)
-    return tn.m->scheduler;
-  return "fifo";
+  return tn.m->scheduler;
 }
 
 /* /sys/dev/block/MAJ:MIN/queue/rotational, or the parent's for a

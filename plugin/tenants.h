@@ -38,8 +38,6 @@ struct tn_conn;
 extern int tn_config (const char *key, const char *value);
 /* Pass a plugin key (file, scheduler, queue_depth) on to the model too. */
 extern int tn_override (const char *key, const char *value);
-/* config= was given. */
-extern bool tn_have_config (void);
 /* The device file from config= or file=, or NULL. */
 extern const char *tn_device_file (void);
 
@@ -53,8 +51,10 @@ extern const struct cfg_model *tn_model (void);
  */
 extern void tn_report_errors (void);
 
-/* The scheduler to use: scheduler= if given, else the config's, else fifo. */
-extern const char *tn_sched_name (const char *cmdline);
+/* After tn_validate: the scheduler to use: scheduler= if given, else the
+ * config file's, else cfq (the model's default, with or without config=).
+ */
+extern const char *tn_sched_name (void);
 
 /* After get_ready: the device model (emulate=) with its capacity, and the
  * rotational flag (from the model, or sysfs for st_dev/st_rdev of the
