@@ -151,18 +151,26 @@ prep (struct worker *w, struct sched_queue *q, unsigned i, bool read)
   t->id = w->first_id + i;
 }
 
+/* A connection's queue, in the group the setup hook made; acct w. */
+static int
+open_queue (struct worker *w, struct sched_queue **qp)
+{
+  struct engine_qspec spec = {
+    .grp = hk.grp, .cls = SCHED_CLASS_BE, .level = 4,
+  };
+
+  return engine_queue_new (qp, &spec, w);
+}
+
 static void *
 worker_main (void *arg)
 {
   struct worker *w = arg;
-  struct engine_qspec spec = {
-    .grp = hk.grp, .cls = SCHED_CLASS_BE, .level = 4,
-  };
   struct sched_queue *q;
   unsigned i = 0;
   int err;
 
-  err = engine_queue_new (&q, &spec, w);
+  err = open_queue (w, &q);
   if (err) {
     w->err = err;
     return NULL;
@@ -376,12 +384,9 @@ static void *
 gate_worker (void *arg)
 {
   struct worker *w = arg;
-  struct engine_qspec spec = {
-    .grp = hk.grp, .cls = SCHED_CLASS_BE, .level = 4,
-  };
   struct sched_queue *q;
 
-  w->err = engine_queue_new (&q, &spec, w);
+  w->err = open_queue (w, &q);
   for (unsigned i = 0; i < GATE_PER && !w->err; i++) {
     prep (w, q, i, false);
     w->err = engine_run (&w->rq[i].r);
@@ -454,13 +459,10 @@ static void *
 drain_worker (void *arg)
 {
   struct worker *w = &drain_w;
-  struct engine_qspec spec = {
-    .grp = hk.grp, .cls = SCHED_CLASS_BE, .level = 4,
-  };
   struct sched_queue *q;
   struct creq *rs[DRAIN_MAX];
 
-  w->err = engine_queue_new (&q, &spec, w);
+  w->err = open_queue (w, &q);
   if (w->err)
     return NULL;
   for (unsigned i = 0; i < drain_n; i++) {
