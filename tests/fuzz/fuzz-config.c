@@ -3,10 +3,11 @@
  *
  * The input is split at NUL bytes: the first piece is the config file
  * (as "fuzz.conf"; none if it is empty), each further piece an override
- * KEY=VALUE (at most 16),
- * and the first byte of the input also picks the device size from a short
- * list (an empty device, one block, 10 GiB + 512 bytes, 2^62 bytes) so
- * cfg_validate() sees regions that fit and regions that do not.
+ * KEY=VALUE (at most 16).  The first byte of the input also picks the
+ * device size from a short list (an empty device, one block, 10 GiB + 512
+ * bytes, 2^62 bytes) so cfg_validate() sees regions that fit and regions
+ * that do not, and whether the config is validated for the simulator
+ * (cfg_simulate: the device is the model, [tenant] and [sim] count).
  *
  * Checked, besides ASan and UBSan on the parser itself:
  *  - every error is "fuzz.conf:LINE: ...", "fuzz.conf: ..." or
@@ -16,12 +17,13 @@
  *    classes and levels in range, exports with distinct names found by
  *    cfg_find_export(), each in a group that exists, regions aligned and
  *    inside the device, overlapping regions only between readonly
- *    exports, own-file exports without a region;
- *  - what the config accepted, the scheduler accepts: the model's
- *    scheduler exists, takes every tunable, and makes every group and a
- *    queue of each group's class and level.
- * A time or size value in an override also goes through cfg_parse_time()
- * and cfg_parse_size(): what parses formats back to the same value.
+ *    exports, own-file exports without a region, tenants in range and on
+ *    an export that exists;
+ *  - what the config accepted, the scheduler accepts: cfg_apply() (the
+ *    server's and cfqsim's step from model to scheduler) succeeds, and
+ *    each group takes a queue of its class and level.
+ * An override's value also goes through the unit grammar (units.h): a
+ * time, size or rate that parses formats back to the same value.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -33,6 +35,7 @@
 #include "cfq.h"
 #include "config.h"
 #include "sched.h"
+#include "units.h"
 #include "fuzz.h"
 
 #define MAX_OVERRIDES 16
@@ -55,24 +58,33 @@ check_value_syntax (const char *v)
   uint64_t x, y;
   char buf[64];
 
-  if (cfg_parse_time (v, &x) == 0) {
-    CHECK_EQ (cfg_parse_time (cfg_format_time (x, buf, sizeof buf), &y), 0);
+  if (units_parse_time (v, NSEC_PER_MSEC, &x) == 0) {
+    CHECK_EQ (units_parse_time (units_format_time (x, buf, sizeof buf), 0,
+                                &y), 0);
     CHECK_EQ (x, y);
   }
-  if (cfg_parse_size (v, &x) == 0) {
-    CHECK_EQ (cfg_parse_size (cfg_format_size (x, buf, sizeof buf), &y), 0);
+  if (units_parse_size (v, &x) == 0) {
+    CHECK_EQ (units_parse_size (units_format_size (x, buf, sizeof buf), &y),
+              0);
+    CHECK_EQ (x, y);
+  }
+  if (units_parse_rate (v, &x) == 0) {
+    CHECK_EQ (units_parse_rate (units_format_rate (x, buf, sizeof buf), &y),
+              0);
     CHECK_EQ (x, y);
   }
 }
 
 static void
-check_model (const struct cfg_model *m, uint64_t devsize)
+check_model (const struct cfg_model *m, uint64_t devsize, bool sim)
 {
   const struct sched_ops *ops;
   struct sched *s;
+  struct sched_group **groups;
+  char why[256];
 
   CHECK_GE (m->dev.queue_depth, 1);
-  CHECK_LE (m->dev.queue_depth, CFG_QUEUE_DEPTH_MAX);
+  CHECK_LE (m->dev.queue_depth, SCHED_DEPTH_MAX);
   CHECK_GE (m->nr_groups, 1);
   CHECK_GE (m->nr_exports, 1);
   for (size_t i = 0; i < m->nr_groups; i++) {
@@ -99,8 +111,10 @@ check_model (const struct cfg_model *m, uint64_t devsize)
     }
     CHECK_EQ (e->offset % CFG_ALIGN, 0);
     CHECK_GT (e->size, 0);
-    CHECK_LE (e->offset, devsize);
-    CHECK_LE (e->size, devsize - e->offset);
+    if (!sim) {                 /* else the device is the model's */
+      CHECK_LE (e->offset, devsize);
+      CHECK_LE (e->size, devsize - e->offset);
+    }
     for (size_t j = 0; j < i; j++) {
       const struct cfg_export *o = &m->exports[j];
       if (o->file || (e->readonly && o->readonly))
@@ -110,26 +124,40 @@ check_model (const struct cfg_model *m, uint64_t devsize)
     }
   }
 
+  for (size_t i = 0; i < m->nr_tenants; i++) {
+    const struct cfg_tenant *t = &m->tenants[i];
+    CHECK_LT (t->export, m->nr_exports);
+    CHECK_GE (t->connections, 1);
+    CHECK_LE (t->connections, CFG_CONNECTIONS_MAX);
+    CHECK_GE (t->iodepth, 1);
+    CHECK_LE (t->iodepth, CFG_IODEPTH_MAX);
+    CHECK_GT (t->bs, 0);
+    CHECK_LE (t->bs, CFG_BS_MAX);
+    CHECK_LE (t->rwmixread, 100);
+  }
+
   /* What the config accepted, the scheduler must take. */
   ops = sched_lookup (m->scheduler);
   CHECK_NOTNULL (ops);
   s = sched_create (ops);
   CHECK (s);
-  for (size_t i = 0; i < m->nr_tunables; i++) {
-    uint64_t v;
-    CHECK_EQ (sched_set (s, m->tunables[i].name, m->tunables[i].val), 0);
-    CHECK_EQ (sched_get (s, m->tunables[i].name, &v), 0);
-    CHECK_EQ (v, m->tunables[i].val);
+  groups = calloc (m->nr_groups + 1, sizeof *groups);
+  if (!groups)
+    abort ();
+  why[0] = '\0';
+  if (cfg_apply (m, s, -1, groups, why, sizeof why) != 0) {
+    fprintf (stderr, "cfg_apply: %s\n", why);
+    CHECK (!"cfg_apply refused a validated model");
   }
   for (size_t i = 0; i < m->nr_groups; i++) {
     const struct cfg_group *g = &m->groups[i];
-    struct sched_group *sg = sched_group_new (s, g->name, g->weight);
     struct sched_queue *q;
-    CHECK (sg);
-    q = sched_queue_new (s, sg, g->cls, g->prio);
+    CHECK (groups[i]);
+    q = sched_queue_new (s, groups[i], g->cls, g->prio);
     CHECK (q);
     sched_queue_free (s, q);
   }
+  free (groups);
   sched_destroy (s);
 }
 
@@ -140,6 +168,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     0, 4096, 10ULL * 1024 * 1024 * 1024 + 512, 1ULL << 62,
   };
   uint64_t devsize = sizes[size ? data[0] % 4 : 0];
+  bool sim = size && data[0] & 4;
   char *buf, *p, *end;
   struct cfg *cfg;
   int r;
@@ -169,13 +198,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     check_value_syntax (eq + 1);
   }
   (void) cfg_device_file (cfg);
+  if (sim)
+    cfg_simulate (cfg);
   r = cfg_validate (cfg, devsize);
   CHECK (r == 0 || r == -EINVAL);
   check_error_format (cfg);
   if (r == 0) {
     CHECK_NOTNULL (cfg_model (cfg));
     CHECK_EQ (cfg_nr_errors (cfg), 0);
-    check_model (cfg_model (cfg), devsize);
+    check_model (cfg_model (cfg), devsize, sim);
   }
   else {
     CHECK_NULL (cfg_model (cfg));
