@@ -1932,6 +1932,8 @@ check_tenants (struct cfg *cfg, const bool *ok)
     }
     t->export = j;
     e = &cfg->m.exports[j];
+    if (e->group >= cfg->m.nr_groups)
+      continue;                 /* no such group: reported already */
     g = &cfg->m_groups[e->group];
     if (!t->cls_given)
       t->cls = g->cls;
