@@ -202,11 +202,15 @@ check: all
 	@CFQ_TIMEOUT_SCALE=$(if $(SANITIZE),3,1) tests/run.sh
 
 # Every shell script, at warning level (.shellcheckrc lets it follow the
-# scripts' ". functions.sh").
+# scripts' ". functions.sh"); and no variables made by name (printf -v
+# "${NAME}_..."), which shellcheck cannot follow: per-server values live in
+# arrays keyed by name (NBDKIT_SOCK[NAME] ...).
 SHELL_SCRIPTS := $(wildcard tests/*.sh tests/*/*.sh bench/*.sh) \
 	tests/sanitizer/nbdkit .ci/run
 lint:
 	shellcheck -S warning $(SHELL_SCRIPTS)
+	@if grep -n 'printf -v "\$$' $(SHELL_SCRIPTS); then \
+	  echo "lint: a variable made by name (above): use an array"; exit 1; fi
 
 # Each libFuzzer target for FUZZ_SECONDS, from its committed corpus; new
 # inputs go to a scratch directory, crashes to tests/logs/fuzz/.

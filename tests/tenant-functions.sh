@@ -4,8 +4,9 @@
 # sources).
 #
 #   . "$(dirname "$0")/tenant-functions.sh"
-#   tenant_start srv CONF [KEY=VALUE...]  start_nbdkit on config=CONF with
-#                                         a control socket NBDKIT_CTL[srv]
+#   control_start srv KEY=VALUE...        start_nbdkit with a control
+#                                         socket NBDKIT_CTL[srv]
+#   tenant_start srv CONF [KEY=VALUE...]  control_start on config=CONF
 #   export_uri srv NAME                   nbd+unix:///NAME?socket=...
 #   ctl srv COMMAND...                    tools/cfqctl on srv's control
 #                                         socket
@@ -27,14 +28,22 @@ tenant_requires ()
   [ -x "$CFQCTL" ] || fail "$CFQCTL is not built (run make)"
 }
 
+# control_start NAME KEY=VALUE...: start_nbdkit NAME with a control socket
+# NAME.ctl, recorded in NBDKIT_CTL[NAME] for ctl, once it listens.
+control_start ()
+{
+  local name=$1; shift
+  start_nbdkit "$name" "$@" control="$TESTDIR/$name.ctl"
+  NBDKIT_CTL[$name]=$TESTDIR/$name.ctl
+  wait_for "control socket ${NBDKIT_CTL[$name]}" 30 test -S "${NBDKIT_CTL[$name]}"
+}
+
 # tenant_start NAME CONF [KEY=VALUE...]: serve CONF on NAME.sock with a control
 # socket NAME.ctl; extra arguments are overrides / plugin parameters.
 tenant_start ()
 {
   local name=$1 conf=$2; shift 2
-  start_nbdkit "$name" config="$conf" control="$TESTDIR/$name.ctl" "$@"
-  NBDKIT_CTL[$name]=$TESTDIR/$name.ctl
-  wait_for "control socket $TESTDIR/$name.ctl" 30 test -S "$TESTDIR/$name.ctl"
+  control_start "$name" config="$conf" "$@"
 }
 
 # export_uri NAME EXPORT: the URI of EXPORT on server NAME's Unix socket.

@@ -226,9 +226,7 @@ printf '[device]\nfile = disk.img\n[export]\n[scheduler]\nscheduler = fifo\n' \
 sched_is ()
 {
   local name=$1 want=$2 got; shift 2
-  start_nbdkit "$name" "$@" control="$TESTDIR/$name.ctl"
-  printf -v "${name}_ctl" %s "$TESTDIR/$name.ctl"
-  wait_for "control socket $TESTDIR/$name.ctl" 30 test -S "$TESTDIR/$name.ctl"
+  control_start "$name" "$@"
   got=$(ctl "$name" get scheduler) || fail "$name: cfqctl get scheduler failed"
   stop_nbdkit "$name"
   [ "$got" = "scheduler=$want" ] || fail "$name ($*): $got, want scheduler=$want"
