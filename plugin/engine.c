@@ -551,7 +551,7 @@ engine_start (const struct engine_cfg *cfg)
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
   e->opaque = cfg->opaque;
   pthread_mutex_init (&e->lock, NULL);
-  err = hold_init (&e->held, ENGINE_DEPTH_MAX);
+  err = hold_init (&e->held, SCHED_DEPTH_MAX);
   if (err)
     goto err;
   e->bops = cfg->backend;
@@ -811,7 +811,7 @@ int
 engine_set_depth (struct engine *e, unsigned depth)
 {
   ASSERT_LOCKED (e);
-  if (depth < 1 || depth > ENGINE_DEPTH_MAX)
+  if (depth < 1 || depth > SCHED_DEPTH_MAX)
     return -ERANGE;
   e->depth = depth;
   return 0;

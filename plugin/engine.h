@@ -46,7 +46,6 @@ enum {
   FILE_BUFFERED = 1,            /* opened without O_DIRECT */
   FILE_NR
 };
-#define ENGINE_DEPTH_MAX 4096   /* requests: the largest queue_depth */
 
 /* Slots: the device at 0 and 1, each export's own file at 2k, 2k+1. */
 #define ENGINE_FILE_SLOTS 64

@@ -59,8 +59,6 @@
 #define CFQ_LIBURING_VERSION "unknown"
 #endif
 
-#define CFQP_QUEUE_DEPTH_DEFAULT 32     /* requests at the device */
-#define CFQP_QUEUE_DEPTH_MAX 4096
 #define CFQP_MAX_REQUEST (32u << 20)    /* bytes: NBD's largest data request */
 /* bytes: the smallest buffer pool, enough for the largest request's span
  * (rounded out to blocks of up to 512 KiB on both sides).
@@ -72,7 +70,7 @@
 
 static char *cfqp_file;                 /* absolute path */
 static const struct sched_ops *cfqp_sched_ops;
-static unsigned cfqp_queue_depth = CFQP_QUEUE_DEPTH_DEFAULT;
+static unsigned cfqp_queue_depth = SCHED_DEPTH_DEFAULT;
 static const struct backend_ops *cfqp_bops; /* backend=; NULL: the first */
 static size_t cfqp_pool_cap = BOUNCE_CAP_DEFAULT;  /* bytes: buffer_pool= */
 static dev_t cfqp_st_dev;               /* device holding the file (sysfs) */
@@ -138,7 +136,7 @@ cfqp_dump_plugin (void)
   for (size_t i = 0; i < CFQP_NR_BACKENDS; i++)
     printf ("%s%s", i ? "," : "", cfqp_backends[i]->name);
   printf ("\n");
-  printf ("cfq_queue_depth_default=%d\n", CFQP_QUEUE_DEPTH_DEFAULT);
+  printf ("cfq_queue_depth_default=%d\n", SCHED_DEPTH_DEFAULT);
   printf ("cfq_max_request=%u\n", CFQP_MAX_REQUEST);
   printf ("cfq_config=yes\n");
   printf ("cfq_control=yes\n");
@@ -165,28 +163,8 @@ cfqp_config (const char *key, const char *value)
     }
     return tn_override (key, value);   /* the model decides (tn_sched_name) */
   }
-  else if (strcmp (key, "queue_depth") == 0) {
-    /* Our own parse, so every refusal names the value it refuses. */
-    char *end;
-    unsigned long v;
-
-    if (value[0] == '\0') {
-      nbdkit_error ("cfq: queue_depth: empty value "
-                    "(must be a number between 1 and %d)",
-                    CFQP_QUEUE_DEPTH_MAX);
-      return -1;
-    }
-    errno = 0;
-    v = strtoul (value, &end, 10);
-    if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno ||
-        v < 1 || v > CFQP_QUEUE_DEPTH_MAX) {
-      nbdkit_error ("cfq: queue_depth=%s: must be a number between 1 and %d",
-                    value, CFQP_QUEUE_DEPTH_MAX);
-      return -1;
-    }
-    cfqp_queue_depth = (unsigned) v;
-    return tn_override (key, value);
-  }
+  else if (strcmp (key, "queue_depth") == 0)
+    return tn_override (key, value);   /* parsed and checked by the model */
   else if (strcmp (key, "buffer_pool") == 0) {
     int64_t v = nbdkit_parse_size (value);
 

@@ -186,7 +186,7 @@ mode_now (const struct tenants *tn)
 
   if (tn_is_cfq (tn) && sched_get (tn->s, "mode", &v) == 0)
     return cfq_mode_name (v);
-  return tn_mode_names[tn->m->dev.mode];
+  return cfq_mode_name (tn->m->dev.mode);
 }
 
 void

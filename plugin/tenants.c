@@ -257,7 +257,6 @@ sysfs_rotational (dev_t dev)
 }
 
 const char *const tn_emulate_names[] = { "none", "hdd", "ssd" };
-const char *const tn_mode_names[] = { "auto", "time", "iops" };
 const char *const tn_class_names[] = { "", "rt", "be", "idle" };
 
 int
@@ -299,7 +298,7 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
     if (tn.dm)
       devmodel_describe (tn.dm, buf, sizeof buf);
     nbdkit_debug ("cfq: scheduler=%s mode=%s rotational=%d emulate=%s %s",
-                  sched_name, tn_mode_names[d->mode], tn.rotational,
+                  sched_name, cfq_mode_name (d->mode), tn.rotational,
                   tn_emulate_names[d->emulate], buf);
   }
   return 0;
@@ -394,42 +393,30 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
 {
   const struct cfg_model *m = tn.m;
   uint64_t now = engine_now ();
+  struct sched_group **sg;
+  char why[256];
   int err;
 
   tn.e = e;
   tn.s = s;
   tn.loop = loop;
-  for (size_t i = 0; i < m->nr_groups; i++) {
-    tn.groups[i].sg = sched_group_new (s, m->groups[i].name,
-                                       m->groups[i].weight);
-    if (!tn.groups[i].sg) {
-      nbdkit_error ("cfq: group %s: cannot create it (weight %u)",
-                    m->groups[i].name, m->groups[i].weight);
-      return -ENOMEM;
-    }
+  sg = calloc (m->nr_groups, sizeof *sg);
+  if (!sg) {
+    nbdkit_error ("cfq: calloc: %m");
+    return -ENOMEM;
+  }
+  err = cfg_apply (m, s, tn.rotational, sg, why, sizeof why);
+  for (size_t i = 0; err == 0 && i < m->nr_groups; i++)
+    tn.groups[i].sg = sg[i];
+  free (sg);
+  if (err) {
+    nbdkit_error ("cfq: %s", why);
+    return err;
   }
   if (tn_is_cfq (&tn)) {
-    bool rot_given = false, mode_given = false;
-
-    for (size_t i = 0; i < m->nr_tunables; i++) {
-      err = sched_set (s, m->tunables[i].name, m->tunables[i].val);
-      if (err) {
-        nbdkit_error ("cfq: %s=%" PRIu64 ": %s", m->tunables[i].name,
-                      m->tunables[i].val, strerror (-err));
-        return err;
-      }
-      if (strcmp (m->tunables[i].name, "rotational") == 0)
-        rot_given = true;
-      if (strcmp (m->tunables[i].name, "mode") == 0)
-        mode_given = true;
-    }
-    /* The device's nature, unless the config says otherwise. */
-    if (!rot_given && tn.rotational >= 0)
-      sched_set (s, "rotational", (uint64_t) tn.rotational);
     /* mode=auto on flash: charge by requests. */
-    if (m->dev.mode == CFG_MODE_AUTO && tn.rotational == 0)
+    if (m->dev.mode == CFQ_MODE_AUTO && tn.rotational == 0)
       sched_set (s, "mode", CFQ_MODE_IOPS);
-    (void) mode_given;
     /* nbdkit sets -D flags when it loads the plugin, before this. */
     if (cfq_debug_trace)
       cfq_set_trace (s, trace_fn, NULL);
