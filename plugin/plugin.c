@@ -60,6 +60,10 @@
 #endif
 
 #define CFQP_MAX_REQUEST (32u << 20)    /* bytes: NBD's largest data request */
+/* bytes: the smallest buffer pool, enough for the largest request's span
+ * (rounded out to blocks of up to 512 KiB on both sides).
+ */
+#define CFQP_POOL_MIN (CFQP_MAX_REQUEST + (1u << 20))
 #define CFQP_PREFERRED_BLOCK 4096       /* bytes */
 
 /* ---- configuration (main thread, before get_ready) ------------------------- */
@@ -68,6 +72,7 @@ static char *cfqp_file;                 /* absolute path */
 static const struct sched_ops *cfqp_sched_ops;
 static unsigned cfqp_queue_depth = SCHED_DEPTH_DEFAULT;
 static const struct backend_ops *cfqp_bops; /* backend=; NULL: the first */
+static size_t cfqp_pool_cap = BOUNCE_CAP_DEFAULT;  /* bytes: buffer_pool= */
 static dev_t cfqp_st_dev;               /* device holding the file (sysfs) */
 static uint64_t cfqp_size;              /* bytes: the file's, at config time */
 
@@ -160,6 +165,21 @@ cfqp_config (const char *key, const char *value)
   }
   else if (strcmp (key, "queue_depth") == 0)
     return tn_override (key, value);   /* parsed and checked by the model */
+  else if (strcmp (key, "buffer_pool") == 0) {
+    int64_t v = nbdkit_parse_size (value);
+
+    if (v == -1) {              /* nbdkit said what is wrong with it */
+      nbdkit_error ("cfq: buffer_pool=%s: not a size (e.g. 256M)", value);
+      return -1;
+    }
+    if ((uint64_t) v < CFQP_POOL_MIN || (uint64_t) v > BOUNCE_CAP_MAX) {
+      nbdkit_error ("cfq: buffer_pool=%s: must be between %u MiB (the "
+                    "largest request and its edge blocks) and %zu GiB",
+                    value, CFQP_POOL_MIN >> 20, BOUNCE_CAP_MAX >> 30);
+      return -1;
+    }
+    cfqp_pool_cap = (size_t) v;
+  }
   else if (strcmp (key, "backend") == 0) {
     char names[128] = "";
     size_t n = 0;
@@ -222,6 +242,7 @@ cfqp_config_complete (void)
   "scheduler=cfq|fifo   Scheduling policy (default cfq; fifo: the baseline).\n" \
   "queue_depth=<N>      Requests at the device at once (default 32).\n" \
   "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \
+  "buffer_pool=<SIZE>   Most memory for aligned request buffers (default 256M).\n" \
   "config=<FILE>        Tenants: [device] [scheduler] [group N] [export N].\n" \
   "control=<PATH>       Serve the control socket (cfqctl) at PATH.\n" \
   "stats=<FILE>         Write the statistics as JSON to FILE at exit.\n" \
@@ -242,9 +263,9 @@ cfqp_get_ready (void)
     nbdkit_error ("cfq: posix_memalign: %s", strerror (-err));
     return -1;
   }
-  err = bounce_init (bk_buf_align ());
+  err = bounce_init (bk_buf_align (), cfqp_pool_cap);
   if (err) {
-    nbdkit_error ("cfq: pthread_key_create: %s", strerror (-err));
+    nbdkit_error ("cfq: the buffer pool: %s", strerror (-err));
     return -1;
   }
   return tn_prepare (cfqp_sched_ops->name, bk_main ()->dev.size,
@@ -511,13 +532,29 @@ cfqp_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
                      extents);
 }
 
+/* A data request larger than the maximum we advertise: EINVAL before
+ * anything of ours is allocated for it.
+ */
+static int
+too_large (const char *what, uint32_t count)
+{
+  nbdkit_error ("cfq: %s of %" PRIu32 " bytes: more than the maximum "
+                "request (%u bytes): refused", what, count, CFQP_MAX_REQUEST);
+  nbdkit_set_error (EINVAL);
+  errno = EINVAL;
+  return -1;
+}
+
 static int
 cfqp_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
             uint32_t flags)
 {
   struct cfqp_handle *h = handle;
-  int err = io_pread (&h->io, buf, count, offset);
+  int err;
 
+  if (count > CFQP_MAX_REQUEST)   /* nbdkit 1.32 does not enforce it */
+    return too_large ("pread", count);
+  err = io_pread (&h->io, buf, count, offset);
   return err ? fail ("pread", err) : 0;
 }
 
@@ -526,8 +563,11 @@ cfqp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
              uint32_t flags)
 {
   struct cfqp_handle *h = handle;
-  int err = io_pwrite (&h->io, buf, count, offset, flags & NBDKIT_FLAG_FUA);
+  int err;
 
+  if (count > CFQP_MAX_REQUEST)
+    return too_large ("pwrite", count);
+  err = io_pwrite (&h->io, buf, count, offset, flags & NBDKIT_FLAG_FUA);
   return err ? fail ("pwrite", err) : 0;
 }
 
