@@ -95,7 +95,9 @@ NBDP_BIN := $(NBDP_SRC:.c=)
 # tests/fuzz/fuzz-NAME.c: libFuzzer targets of core/.  replay-NAME runs
 # one on its committed corpus (tests/fuzz/corpus/NAME) without libFuzzer:
 # built with the rest, run by make check.  fuzz-NAME itself needs clang
-# (make fuzz).
+# (make fuzz).  Still to come: a target for the control protocol
+# (plugin/ctlcmd.c), once it builds without nbdkit now that plugin/ is
+# split.
 FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_REPLAY := $(FUZZ_NAMES:%=tests/fuzz/replay-%)
 FUZZ_BIN    := $(FUZZ_NAMES:%=tests/fuzz/fuzz-%)

@@ -42,6 +42,8 @@ PYTHON=/usr/bin/python3             # the libnbd bindings live only here
 # ---- cleanup ---------------------------------------------------------------
 
 _cleanup_hooks=()
+# How a sanitizer report starts (ASan, LSan, TSan; UBSan's "runtime error").
+SAN_REPORT_RE=': runtime error: |ERROR: (Address|Leak|Thread)Sanitizer'
 _skip_reason=
 _in_cleanup=0
 
@@ -67,9 +69,19 @@ _run_cleanup ()
       tail -40 "$log"
     done
   fi
-  for (( i = ${#_cleanup_hooks[@]} - 1; i >= 0; i-- )); do
+  # Every hook but the first (rm -rf TESTDIR): servers are stopped now.
+  for (( i = ${#_cleanup_hooks[@]} - 1; i >= 1; i-- )); do
     eval "${_cleanup_hooks[i]}" >/dev/null 2>&1 </dev/null
   done
+  # A sanitizer report in a server's log fails the test: UBSan in a gcc
+  # ASan build writes to stderr whatever log_path says.
+  if grep -H -E "$SAN_REPORT_RE" "${TESTDIR:-/nonexistent}"/*.log 2>/dev/null
+  then
+    echo "sanitizer report in a server log (above)"
+    [ "$status" = 0 ] && status=1
+  fi
+  [ ${#_cleanup_hooks[@]} = 0 ] ||
+    eval "${_cleanup_hooks[0]}" >/dev/null 2>&1 </dev/null
   if [ "$status" = 77 ]; then
     echo "$_skip_reason"
   elif [ "$status" != 0 ]; then
