@@ -116,6 +116,11 @@ MANDIR  ?= /usr/local/share/man
 
 ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) \
 	$(BENCH_BIN) $(MAN)
+# With sanitizers: what tests/sanitizer/nbdkit preloads besides the runtime.
+SAN_SHIM := tests/sanitizer/nofreelocale.so
+ifneq ($(SANITIZE),)
+ALL += $(SAN_SHIM)
+endif
 
 .PHONY: all deps deps-kernel check check-kernel lint fuzz demo bench install \
 	clean FORCE
@@ -165,6 +170,9 @@ $(PLUGIN_UNIT): tests/unit/%: tests/unit/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_ALL) $(DEPFLAGS) \
 	  $(LDFLAGS_ALL) -o $@ $< $(filter plugin/%.o,$^) $(CORE_LIB) $(INIH_LIBS) \
 	  -lev -lpthread -lm
+
+$(SAN_SHIM): tests/sanitizer/nofreelocale.c
+	$(CC) -shared -fPIC -O2 -o $@ $<
 
 tests/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz-%.c $(CORE_LIB) \
 	  tests/fuzz/fuzz.h tests/unit/check.h $(FLAGS_STAMP)
@@ -253,7 +261,7 @@ install: $(PLUGIN) $(MAN)
 
 clean:
 	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) $(MAN) \
-	  $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(BENCH_BIN) \
+	  $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(BENCH_BIN) $(SAN_SHIM) \
 	  $(FLAGS_STAMP) core/*.d plugin/*.d tools/*.d tests/unit/*.d \
 	  tests/nbd/*.d bench/*.d
 	rm -rf tests/logs

@@ -259,7 +259,10 @@ fi
 if [ -n "$CFQ_SAN_RUNTIME" ]; then
   CFQ_REAL_NBDKIT=$(command -v nbdkit) || fail "nbdkit is not installed"
   CFQ_SAN_PLUGIN=$CFQ_PLUGIN
-  export CFQ_SAN_RUNTIME CFQ_REAL_NBDKIT CFQ_SAN_PLUGIN
+  CFQ_SAN_SHIM=$top/tests/sanitizer/nofreelocale.so
+  [ -f "$CFQ_SAN_SHIM" ] ||
+    fail "$CFQ_SAN_SHIM is not built (make SANITIZE=... builds it)"
+  export CFQ_SAN_RUNTIME CFQ_REAL_NBDKIT CFQ_SAN_PLUGIN CFQ_SAN_SHIM
   PATH=$top/tests/sanitizer:$PATH
   echo "sanitizer build: nbdkit runs our plugin with $CFQ_SAN_RUNTIME preloaded"
 fi
