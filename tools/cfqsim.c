@@ -1057,7 +1057,7 @@ main (int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   const char *duration = NULL, *seed = NULL;
-  struct cfg *c;
+  static struct cfg *c;         /* static: die_at() exits from anywhere */
   char *text, want[96];
   size_t len;
   int ch;
