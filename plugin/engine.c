@@ -67,11 +67,13 @@
  * epoll's timeout is computed again (libev allows watchers to change
  * from other threads while the loop's lock is held, then woken).
  *
- * Emulation (cfg->dm set): at dispatch the device model says when the
- * request would complete on the emulated device (creq->t_hold).  The real
- * I/O is still done, so data is always right, but a completion that comes
- * back earlier is held in a min-heap by t_hold and released by an
- * ev_timer: the scheduler, the accounting and the worker all see the
+ * Emulation (cfg->dm set): at dispatch the request is also submitted to
+ * the device model, which hands requests back in its own order at its own
+ * times (a disk with NCQ reorders what is queued); an ev_timer at the
+ * model's next completion time takes them.  The real I/O is still done, so
+ * data is always right: a request finishes when both its real I/O and the
+ * model are done with it, whichever comes last (creq->emu says which came
+ * first), so the scheduler, the accounting and the worker all see the
  * emulated time.  A held request still counts as in flight, so the device
  * stays at most queue_depth deep and a slow emulated disk becomes the
  * bottleneck even on fast hardware.
@@ -105,6 +107,17 @@
 #include "devmodel.h"
 #include "engine.h"
 
+
+/* Every request at the model is in flight: the model's queue never fills. */
+_Static_assert (ENGINE_DEPTH_MAX <= DEVMODEL_MAX_QUEUE,
+                "the device model must hold queue_depth requests");
+
+/* creq->emu: with an emulated device, which end of a request came first. */
+enum {
+  EMU_NONE = 0,                 /* neither the real I/O nor the model done */
+  EMU_IO_DONE,                  /* real I/O done (res kept): held */
+  EMU_DEV_DONE,                 /* the model's time came: finish on real I/O */
+};
 
 /* creq->state values (the futex word). */
 enum {
@@ -146,9 +159,8 @@ struct engine {
   struct devmodel *dm;          /* emulated device or NULL */
   const struct engine_hooks *hooks;     /* never NULL (may be empty) */
   void *opaque;                 /* for hooks */
-  struct creq **held;           /* min-heap by t_hold: completed, held */
-  unsigned nheld;               /* entries in held */
-  ev_timer hold_timer;          /* releases held completions */
+  unsigned nheld;               /* requests in EMU_IO_DONE */
+  ev_timer hold_timer;          /* at the model's next completion */
   uint64_t hold_at;             /* ns: when hold_timer fires; NEVER: off */
   struct engine_stats st;       /* counters, read after the thread is gone */
 };
@@ -288,69 +300,41 @@ finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
   creq_wake (r, CREQ_ST_DONE);
 }
 
-/* ---- the min-heap of held completions (emulation) ---------------------- */
-
-static void
-held_push (struct engine *e, struct creq *r)
-{
-  unsigned i = e->nheld++;
-
-  while (i > 0) {
-    unsigned p = (i - 1) / 2;
-
-    if (e->held[p]->t_hold <= r->t_hold)
-      break;
-    e->held[i] = e->held[p];
-    i = p;
-  }
-  e->held[i] = r;
-}
-
-static struct creq *
-held_pop (struct engine *e)
-{
-  struct creq *top = e->held[0], *last = e->held[--e->nheld];
-  unsigned i = 0, n = e->nheld;
-
-  for (;;) {
-    unsigned c = 2 * i + 1;
-
-    if (c >= n)
-      break;
-    if (c + 1 < n && e->held[c + 1]->t_hold < e->held[c]->t_hold)
-      c++;
-    if (last->t_hold <= e->held[c]->t_hold)
-      break;
-    e->held[i] = e->held[c];
-    i = c;
-  }
-  if (n)
-    e->held[i] = last;
-  return top;
-}
+/* ---- emulation: the real I/O and the device model ----------------------- */
 
 /* Dispatcher: the request left the device (or its worker).  With an
- * emulated device, hold it until the model says it is done.
+ * emulated device, hold it until the model is done with it too.
  */
 static void
 finish (struct engine *e, struct creq *r, int res, uint64_t now)
 {
   ASSERT_LOCKED (e);
-  if (e->dm && r->t_hold > now) {
+  if (e->dm && r->emu != EMU_DEV_DONE) {
     r->res = res;
-    held_push (e, r);
+    r->emu = EMU_IO_DONE;
+    e->nheld++;
     return;
   }
   finish_now (e, r, res, now);
 }
 
+/* Take what the model has completed by now, in its order. */
 static void
 held_release (struct engine *e, uint64_t now)
 {
-  while (e->nheld && e->held[0]->t_hold <= now) {
-    struct creq *r = held_pop (e);
+  struct rq *rq;
 
-    finish_now (e, r, r->res, now);
+  if (!e->dm)
+    return;
+  while ((rq = devmodel_complete (e->dm, now, NULL)) != NULL) {
+    struct creq *r = rq->priv;
+
+    if (r->emu == EMU_IO_DONE) {
+      e->nheld--;
+      finish_now (e, r, r->res, now);
+    }
+    else
+      r->emu = EMU_DEV_DONE;
   }
 }
 
@@ -454,8 +438,10 @@ pass (struct engine *e, uint64_t now)
       int err;
 
       rq->t_dispatch = now;
-      if (e->dm)
-        r->t_hold = devmodel_submit (e->dm, rq, now);
+      if (e->dm) {
+        r->emu = EMU_NONE;
+        devmodel_submit (e->dm, rq, now);  /* cannot fail: see above */
+      }
       __atomic_store_n (&e->inflight, e->inflight + 1, __ATOMIC_RELAXED);
       e->st.dispatched++;
       if (e->inflight > e->st.max_inflight)
@@ -499,8 +485,8 @@ pass (struct engine *e, uint64_t now)
     timer_arm (e, &e->timer, next, now);
   }
 
-  /* The next held completion to release. */
-  next = e->nheld ? e->held[0]->t_hold : SCHED_NEVER;
+  /* The model's next completion. */
+  next = e->dm ? devmodel_next (e->dm) : SCHED_NEVER;
   if (next != e->hold_at) {
     e->hold_at = next;
     timer_arm (e, &e->hold_timer, next, now);
@@ -587,7 +573,6 @@ engine_free (struct engine *e)
   pthread_mutex_destroy (&e->lock);
   if (e->sched)
     sched_destroy (e->sched);   /* frees its groups and queues */
-  free (e->held);
   free (e);
 }
 
@@ -610,11 +595,6 @@ engine_start (const struct engine_cfg *cfg)
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
   e->opaque = cfg->opaque;
   pthread_mutex_init (&e->lock, NULL);
-  e->held = calloc (ENGINE_DEPTH_MAX, sizeof *e->held);
-  if (!e->held) {
-    err = -ENOMEM;
-    goto err;
-  }
   e->bops = backend_lookup (cfg->backend);
   if (!e->bops) {
     err = -EINVAL;

@@ -6,7 +6,7 @@
  * writes with a depth, a think time, a pattern) insert requests into the
  * policy through include/sched.h exactly as the plugin's dispatcher does;
  * dispatched requests go to a device model (include/devmodel.h) that says
- * when they complete.  Time is virtual: an event heap ordered by (time,
+ * which completes when.  Time is virtual: an event heap ordered by (time,
  * sequence number) drives everything, so a run of minutes of device time
  * takes a fraction of a second, and the same job file and seed always give
  * byte-identical output.
@@ -15,14 +15,17 @@
  *
  *   pop the events due now (those that existed when the pass began):
  *                             arrival   -> sched_insert (a job's slot)
- *                             completion-> sched_completed, then the job's
- *                                          slot thinks, resubmits, fsyncs
+ *                             device    -> every request the model has
+ *                                          done by now: sched_completed,
+ *                                          then the job's slot thinks,
+ *                                          resubmits, fsyncs
  *                             timer     -> (nothing: the kick below runs)
  *   kick: while fewer than queue_depth requests are at the device,
- *         rq = sched_dispatch(now, &next); submit it to the device model,
- *         which returns its completion time (a future event).
+ *         rq = sched_dispatch(now, &next); submit it to the device model.
  *         When dispatch returns NULL, "next" is the policy's timer (an idle
  *         window or slice end); it replaces any earlier one.
+ *   then one device event at the model's next completion time replaces
+ *   any earlier one (a disk with NCQ decides its order as it goes).
  *
  * Watchdog: if the policy has work, nothing is at the device, it dispatched
  * nothing and asked for no timer, nothing will ever happen again: that is a
@@ -301,8 +304,11 @@ set_global (const char *k, const char *v, const char *where)
   else if (!strcmp (k, "device"))
     set_global ("model", v, where);
   else if (!strcmp (k, "model")) {
-    if (strcmp (v, "hdd") && strcmp (v, "ssd"))
-      die_at (where, "device model must be hdd or ssd, got '%s'", v);
+    if (!devmodel_preset (v)) {
+      char names[256];
+      devmodel_names (names, sizeof names, ", ", " or ");
+      die_at (where, "device model must be %s, got '%s'", names, v);
+    }
     snprintf (cfg.devkind, sizeof cfg.devkind, "%s", v);
   }
   else if (!strcmp (k, "sched") || !strcmp (k, "policy")) {
@@ -549,7 +555,7 @@ finish_jobs (uint64_t capacity)
 
 /* ---- the event heap ------------------------------------------------------ */
 
-enum ev_type { EV_ARRIVE, EV_COMPLETE, EV_TIMER, EV_FLUSH };
+enum ev_type { EV_ARRIVE, EV_DEVICE, EV_TIMER, EV_FLUSH };
 
 struct ev {
   uint64_t t;                   /* ns */
@@ -621,6 +627,8 @@ static struct {
   unsigned at_dev;              /* requests dispatched, not completed */
   uint64_t timer_at;            /* ns: the policy's pending timer or NEVER */
   uint64_t timer_gen;           /* generation of the pending timer */
+  uint64_t dev_at;              /* ns: the pending device event or NEVER */
+  uint64_t dev_gen;             /* generation of the pending device event */
   uint64_t dispatched;          /* total dispatches */
   uint64_t end;                 /* ns: cfg.duration */
 } sim;
@@ -750,6 +758,30 @@ fmt_time (char *buf, size_t n, uint64_t ns)
             (uint64_t) (ns % NSEC_PER_SEC));
 }
 
+/* Keep one device event, at the model's next completion. */
+static void
+dev_arm (uint64_t now)
+{
+  uint64_t t = devmodel_next (sim.dm);
+
+  if (t == sim.dev_at)
+    return;
+  sim.dev_at = t;
+  sim.dev_gen++;
+  if (t != SCHED_NEVER)
+    ev_push (t > now ? t : now, EV_DEVICE, NULL, sim.dev_gen);
+}
+
+/* Everything the device has done by now, in its order. */
+static void
+dev_complete (uint64_t now)
+{
+  struct rq *rq;
+
+  while ((rq = devmodel_complete (sim.dm, now, NULL)) != NULL)
+    on_complete (rq->priv, now);
+}
+
 /* Dispatch while the device has room.  Returns true if anything moved. */
 static bool
 kick (uint64_t now)
@@ -759,19 +791,15 @@ kick (uint64_t now)
 
   while (sim.at_dev < cfg.queue_depth) {
     struct rq *rq = sched_dispatch (sim.s, now, &next);
-    struct simrq *sr;
-    uint64_t done;
 
     if (!rq)
       break;
-    sr = rq->priv;
-    done = devmodel_submit (sim.dm, rq, now);
-    if (done < now)
-      done = now;
+    if (devmodel_submit (sim.dm, rq, now) < 0)
+      die_at (NULL, "device model: more than %d requests at the device",
+              DEVMODEL_MAX_QUEUE);
     sim.at_dev++;
     sim.dispatched++;
     moved = true;
-    ev_push (done, EV_COMPLETE, sr, 0);
     next = SCHED_NEVER;
   }
   if (sim.at_dev < cfg.queue_depth) {
@@ -808,6 +836,7 @@ run (void)
 
   sim.end = cfg.duration;
   sim.timer_at = SCHED_NEVER;
+  sim.dev_at = SCHED_NEVER;
   for (unsigned i = 0; i < cfg.njobs; i++) {
     struct job *j = cfg.jobs[i];
     if (j->start < sim.end)
@@ -829,8 +858,10 @@ run (void)
         on_arrive (e.p, now);
         progress = true;
         break;
-      case EV_COMPLETE:
-        on_complete (e.p, now);
+      case EV_DEVICE:
+        if (e.gen == sim.dev_gen)
+          sim.dev_at = SCHED_NEVER;
+        dev_complete (now);
         progress = true;
         break;
       case EV_FLUSH:
@@ -847,6 +878,7 @@ run (void)
     }
     if (kick (now))
       progress = true;
+    dev_arm (now);
     /* A policy that keeps asking to be called "now" without dispatching
      * anything would spin forever at one instant: that is a stall too.
      */
@@ -1252,7 +1284,8 @@ usage (FILE *f)
 "  --sched NAME         policy (fifo, cfq); overrides [sched] policy\n"
 "  --set KEY=VALUE      scheduler tunable by CFQ name (slice_idle=0,\n"
 "                       group_idle=8ms, low_latency=1 ...); repeatable\n"
-"  --device hdd|ssd     device model; overrides [device] model\n"
+"  --device NAME        device model (hdd, ssd, or a preset: --list-models);\n"
+"                       overrides [device] model\n"
 "  --dev KEY=VALUE      device model parameter (rpm=5400, channels=8 ...)\n"
 "  --seed N             PRNG seed (jobs and device)\n"
 "  --duration TIME      virtual time to simulate (e.g. 20s)\n"
@@ -1260,6 +1293,7 @@ usage (FILE *f)
 "  --only JOB[,JOB..]   run only these jobs\n"
 "  --json               machine-readable output\n"
 "  --list-scheds        print the policies built in and exit\n"
+"  --list-models        print the device models and presets and exit\n"
 "Exit: 0 ok, 1 bad input, 3 the scheduler stalled.\n", progname);
 }
 
@@ -1277,6 +1311,7 @@ main (int argc, char **argv)
     { "only", required_argument, NULL, 'o' },
     { "json", no_argument, NULL, 'j' },
     { "list-scheds", no_argument, NULL, 'l' },
+    { "list-models", no_argument, NULL, 'm' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -1294,6 +1329,12 @@ main (int argc, char **argv)
           printf ("%s\n", names[i]);
       return 0;
     }
+    case 'm':
+      for (const struct devmodel_preset *pr = devmodel_presets; pr->name;
+           pr++)
+        printf ("%-10s %s%s%s\n", pr->name, pr->about,
+                pr->params[0] ? ": " : "", pr->params);
+      return 0;
     case 'h':
       usage (stdout);
       return 0;

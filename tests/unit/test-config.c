@@ -226,7 +226,8 @@ test_malformed (void)
   /* Device-model parameters, checked by the model emulate= names. */
   BAD (DEV "model.heads = 4\n[export a]\n",
        "t.conf:3: model.heads: not a parameter of any device model (hdd:"
-       " capacity, seed, flush, trim, rpm, seek_min, seek_max, rate, near;"
+       " capacity, seed, flush, trim, rpm, seek_min, seek_max, rate, near, ncq,"
+       " ncq_age;"
        " ssd: capacity, seed, flush, trim, channels, read, write, bw)\n");
   BAD (DEV "emulate = ssd\nmodel.rpm = 7200\n[export a]\n",
        "t.conf:4: model.rpm: not a parameter of the ssd model (want capacity,"
