@@ -49,12 +49,6 @@ enum cfg_mode {                 /* [device] mode: how CFQ charges a slice */
   CFG_MODE_IOPS,                /* always by requests dispatched */
 };
 
-enum cfg_emulate {              /* [device] emulate: device model in front */
-  CFG_EMULATE_NONE = 0,         /* the real device's own timing */
-  CFG_EMULATE_HDD,              /* add rotational-disk service times */
-  CFG_EMULATE_SSD,              /* add flash-like service times */
-};
-
 /* A device-model parameter, "model.KEY = VALUE" in [device], as text for
  * devmodel_set(); cfg_validate() has checked it on the model emulate names
  * (with emulate = none, on whichever model has it).
@@ -68,7 +62,9 @@ struct cfg_device {
   const char *file;             /* path, or NULL if none given */
   unsigned queue_depth;         /* requests in flight, 1..4096 */
   enum cfg_mode mode;
-  enum cfg_emulate emulate;
+  const char *emulate;           /* [device] emulate: the device model in
+                                   front (a devmodel_presets name), or NULL
+                                   for none: the real device's own timing */
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
 };

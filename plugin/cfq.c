@@ -57,6 +57,7 @@
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
 #include "device.h"
+#include "devmodel.h"
 #include "engine.h"
 #include "list.h"
 #include "rmw.h"
@@ -562,7 +563,14 @@ cfq_dump_plugin (void)
   printf ("cfq_max_request=%u\n", CFQ_MAX_REQUEST);
   printf ("cfq_config=yes\n");
   printf ("cfq_control=yes\n");
-  printf ("cfq_emulate=hdd,ssd\n");
+  {
+    char all[256];
+
+    devmodel_names (all, sizeof all, ",", ",");
+    printf ("cfq_emulate=%s\n", all);
+    for (const struct devmodel_preset *pr = devmodel_presets; pr->name; pr++)
+      printf ("cfq_emulate_%s=%s\n", pr->name, pr->about);
+  }
   printf ("cfq_export_file=yes\n");
 }
 

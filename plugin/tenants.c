@@ -303,7 +303,6 @@ sysfs_rotational (dev_t dev)
   return v;
 }
 
-static const char *const emulate_names[] = { "none", "hdd", "ssd" };
 static const char *const mode_names[] = { "auto", "time", "iops" };
 static const char *const class_names[] = { "", "rt", "be", "idle" };
 
@@ -314,13 +313,12 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
   int err = 0;
 
   tn.sched_name = sched_name;
-  if (d->emulate != CFG_EMULATE_NONE) {
+  if (d->emulate) {
     char cap[32];
 
-    tn.dm = devmodel_new (emulate_names[d->emulate], &err);
+    tn.dm = devmodel_new (d->emulate, &err);
     if (!tn.dm) {
-      nbdkit_error ("cfq: emulate=%s: %s", emulate_names[d->emulate],
-                    strerror (-err));
+      nbdkit_error ("cfq: emulate=%s: %s", d->emulate, strerror (-err));
       return -1;
     }
     for (size_t i = 0; i < d->nr_model; i++) {
@@ -347,7 +345,7 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
       devmodel_describe (tn.dm, buf, sizeof buf);
     nbdkit_debug ("cfq: scheduler=%s mode=%s rotational=%d emulate=%s %s",
                   sched_name, mode_names[d->mode], tn.rotational,
-                  emulate_names[d->emulate], buf);
+                  d->emulate ? d->emulate : "none", buf);
   }
   return 0;
 }
@@ -755,7 +753,8 @@ stats_json (struct strbuf *o)
     strbuf_printf (o, ",\"hw_tag\":-1");
   strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"queue_depth\":%u,"
                  "\"emulate\":\"%s\"", engine_inflight (), engine_held (),
-                 engine_depth (), emulate_names[tn.m->dev.emulate]);
+                 engine_depth (),
+                 tn.m->dev.emulate ? tn.m->dev.emulate : "none");
   if (tn.dm) {
     char buf[512];
 
@@ -907,7 +906,7 @@ stats_flat (struct strbuf *o)
     strbuf_printf (o, " hw_tag=-1");
   strbuf_printf (o, " inflight=%u held=%u queue_depth=%u emulate=%s",
                  engine_inflight (), engine_held (), engine_depth (),
-                 emulate_names[tn.m->dev.emulate]);
+                 tn.m->dev.emulate ? tn.m->dev.emulate : "none");
   flat_iostat (o, &tn.total, now, 100.);
   strbuf_printf (o, "\n");
   free_shares (&sn);

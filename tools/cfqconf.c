@@ -98,7 +98,6 @@ static void
 print_model (const char *file, const struct cfg_model *m, uint64_t size)
 {
   static const char *const modes[] = { "auto", "time", "iops" };
-  static const char *const emus[] = { "none", "hdd", "ssd" };
   char b1[32], b2[32], b3[32];
 
   printf ("config: %s\n", file ? file : "(none)");
@@ -106,7 +105,8 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
           m->dev.file ? m->dev.file : "(none)",
           cfg_format_size (size, b1, sizeof b1), (unsigned long long) size);
   printf ("  queue_depth = %u\n  mode = %s\n  emulate = %s\n",
-          m->dev.queue_depth, modes[m->dev.mode], emus[m->dev.emulate]);
+          m->dev.queue_depth, modes[m->dev.mode],
+          m->dev.emulate ? m->dev.emulate : "none");
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 
