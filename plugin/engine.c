@@ -76,7 +76,10 @@
  * first), so the scheduler, the accounting and the worker all see the
  * emulated time.  A held request still counts as in flight, so the device
  * stays at most queue_depth deep and a slow emulated disk becomes the
- * bottleneck even on fast hardware.
+ * bottleneck even on fast hardware.  That timer is a timerfd watched by
+ * the loop, not an ev_timer: libev's epoll backend sleeps in whole
+ * milliseconds, at least one, so an 80 us SSD read would be released a
+ * millisecond late; a timerfd wakes epoll at its nanosecond deadline.
  *
  * The scheduler instance is created before the thread starts and destroyed
  * after it has been joined; in between it is touched under the lock only.
@@ -101,6 +104,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 
 #include <ev.h>
 
@@ -160,8 +164,10 @@ struct engine {
   const struct engine_hooks *hooks;     /* never NULL (may be empty) */
   void *opaque;                 /* for hooks */
   unsigned nheld;               /* requests in EMU_IO_DONE */
-  ev_timer hold_timer;          /* at the model's next completion */
-  uint64_t hold_at;             /* ns: when hold_timer fires; NEVER: off */
+  ev_io hold_io;                /* hold_fd readable: the model's next
+                                   completion is due */
+  int hold_fd;                  /* timerfd (CLOCK_MONOTONIC) or -1 */
+  uint64_t hold_at;             /* ns: when hold_fd fires; NEVER: off */
   struct engine_stats st;       /* counters, read after the thread is gone */
 };
 
@@ -410,6 +416,24 @@ timer_arm (struct engine *e, ev_timer *t, uint64_t at, uint64_t now)
   }
 }
 
+/* Arm the hold timerfd at absolute time `at' (ns, CLOCK_MONOTONIC like
+ * now_ns; SCHED_NEVER: disarm).  A time already past fires at once.
+ */
+static void
+hold_arm (struct engine *e, uint64_t at)
+{
+  struct itimerspec its;
+
+  memset (&its, 0, sizeof its);
+  if (at != SCHED_NEVER) {
+    if (at == 0)
+      at = 1;                   /* 0 would disarm */
+    its.it_value.tv_sec = at / NSEC_PER_SEC;
+    its.it_value.tv_nsec = at % NSEC_PER_SEC;
+  }
+  timerfd_settime (e->hold_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
 /* Under the lock: take what was posted, dispatch while the device has
  * room, submit, set the timers.  Returns true if the loop must look
  * again before it sleeps on: a deadline moved earlier, a retry was
@@ -489,7 +513,7 @@ pass (struct engine *e, uint64_t now)
   next = e->dm ? devmodel_next (e->dm) : SCHED_NEVER;
   if (next != e->hold_at) {
     e->hold_at = next;
-    timer_arm (e, &e->hold_timer, next, now);
+    hold_arm (e, next);
   }
 
   return look || e->timer_at < timer0 || e->hold_at < hold0 || e->stopping;
@@ -516,11 +540,14 @@ timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 static void
-hold_cb (struct ev_loop *loop, ev_timer *w, int revents)
+hold_cb (struct ev_loop *loop, ev_io *w, int revents)
 {
   struct engine *e = w->data;
+  uint64_t expirations;
 
   ASSERT_LOCKED (e);
+  if (read (e->hold_fd, &expirations, sizeof expirations) < 0)
+    return;                     /* EAGAIN: re-armed before we got here */
   e->hold_at = SCHED_NEVER;     /* the pump releases what is due */
 }
 
@@ -567,9 +594,12 @@ engine_free (struct engine *e)
     ev_async_stop (e->loop, &e->wake);
     ev_prepare_stop (e->loop, &e->pump);
     ev_timer_stop (e->loop, &e->timer);
-    ev_timer_stop (e->loop, &e->hold_timer);
+    if (e->hold_fd >= 0)
+      ev_io_stop (e->loop, &e->hold_io);
     ev_loop_destroy (e->loop);
   }
+  if (e->hold_fd >= 0)
+    close (e->hold_fd);
   pthread_mutex_destroy (&e->lock);
   if (e->sched)
     sched_destroy (e->sched);   /* frees its groups and queues */
@@ -591,6 +621,7 @@ engine_start (const struct engine_cfg *cfg)
   e->depth = cfg->queue_depth;
   e->timer_at = SCHED_NEVER;
   e->hold_at = SCHED_NEVER;
+  e->hold_fd = -1;
   e->dm = cfg->dm;
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
   e->opaque = cfg->opaque;
@@ -625,8 +656,16 @@ engine_start (const struct engine_cfg *cfg)
   ev_prepare_start (e->loop, &e->pump);
   ev_timer_init (&e->timer, timer_cb, 0., 0.);
   e->timer.data = e;
-  ev_timer_init (&e->hold_timer, hold_cb, 0., 0.);
-  e->hold_timer.data = e;
+  if (e->dm) {
+    e->hold_fd = timerfd_create (CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (e->hold_fd < 0) {
+      err = -errno;
+      goto err;
+    }
+    ev_io_init (&e->hold_io, hold_cb, e->hold_fd, EV_READ);
+    e->hold_io.data = e;
+    ev_io_start (e->loop, &e->hold_io);
+  }
 
   err = e->bops->create (e->loop, cfg, &e->be);
   if (err)
