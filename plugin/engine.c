@@ -80,6 +80,11 @@
  * the loop, not an ev_timer: libev's epoll backend sleeps in whole
  * milliseconds, at least one, so an 80 us SSD read would be released a
  * millisecond late; a timerfd wakes epoll at its nanosecond deadline.
+ * Waking still takes time (tens of microseconds on a busy VM, as much
+ * as an emulated flash read), so the timer is set early by the median
+ * lateness seen so far (hold_lead, at most HOLD_LEAD_MAX) and the loop
+ * spins the rest of the way when it wakes before the deadline: half the
+ * releases are on time, the rest late by less than before.
  *
  * The scheduler instance is created before the thread starts and destroyed
  * after it has been joined; in between it is touched under the lock only.
@@ -167,7 +172,12 @@ struct engine {
   ev_io hold_io;                /* hold_fd readable: the model's next
                                    completion is due */
   int hold_fd;                  /* timerfd (CLOCK_MONOTONIC) or -1 */
-  uint64_t hold_at;             /* ns: when hold_fd fires; NEVER: off */
+  uint64_t hold_at;             /* ns: the deadline hold_fd is set for;
+                                   NEVER: off */
+  uint64_t hold_fire;           /* ns: when hold_fd fires (hold_at less
+                                   hold_lead, as it was armed) */
+  uint64_t hold_lead;           /* ns: median lateness of a timerfd
+                                   wake-up, learned */
   struct engine_stats st;       /* counters, read after the thread is gone */
 };
 
@@ -416,8 +426,12 @@ timer_arm (struct engine *e, ev_timer *t, uint64_t at, uint64_t now)
   }
 }
 
-/* Arm the hold timerfd at absolute time `at' (ns, CLOCK_MONOTONIC like
- * now_ns; SCHED_NEVER: disarm).  A time already past fires at once.
+#define HOLD_LEAD_MAX (200 * NSEC_PER_USEC)   /* most we spin per wake-up */
+#define HOLD_LEAD_STEP (2 * NSEC_PER_USEC)    /* median tracker's step */
+
+/* Arm the hold timerfd for deadline `at' (ns, CLOCK_MONOTONIC like
+ * now_ns; SCHED_NEVER: disarm), hold_lead early.  A time already past
+ * fires at once.
  */
 static void
 hold_arm (struct engine *e, uint64_t at)
@@ -426,10 +440,11 @@ hold_arm (struct engine *e, uint64_t at)
 
   memset (&its, 0, sizeof its);
   if (at != SCHED_NEVER) {
-    if (at == 0)
-      at = 1;                   /* 0 would disarm */
-    its.it_value.tv_sec = at / NSEC_PER_SEC;
-    its.it_value.tv_nsec = at % NSEC_PER_SEC;
+    uint64_t fire = at > e->hold_lead ? at - e->hold_lead : 1;
+
+    e->hold_fire = fire;        /* 1 not 0: 0 would disarm */
+    its.it_value.tv_sec = fire / NSEC_PER_SEC;
+    its.it_value.tv_nsec = fire % NSEC_PER_SEC;
   }
   timerfd_settime (e->hold_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
@@ -543,11 +558,23 @@ static void
 hold_cb (struct ev_loop *loop, ev_io *w, int revents)
 {
   struct engine *e = w->data;
-  uint64_t expirations;
+  uint64_t expirations, now;
 
   ASSERT_LOCKED (e);
   if (read (e->hold_fd, &expirations, sizeof expirations) < 0)
     return;                     /* EAGAIN: re-armed before we got here */
+  /* Learn how late a wake-up is (a median, by steps), then spin to the
+   * deadline if we are early.
+   */
+  now = now_ns ();
+  if (now > e->hold_fire && now - e->hold_fire > e->hold_lead)
+    e->hold_lead = e->hold_lead + HOLD_LEAD_STEP < HOLD_LEAD_MAX ?
+      e->hold_lead + HOLD_LEAD_STEP : HOLD_LEAD_MAX;
+  else
+    e->hold_lead = e->hold_lead > HOLD_LEAD_STEP ?
+      e->hold_lead - HOLD_LEAD_STEP : 0;
+  while (now < e->hold_at && e->hold_at - now <= HOLD_LEAD_MAX)
+    now = now_ns ();
   e->hold_at = SCHED_NEVER;     /* the pump releases what is due */
 }
 
