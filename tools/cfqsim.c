@@ -1142,6 +1142,43 @@ json_str (const char *s)
   putchar ('"');
 }
 
+/* --list-models: the device models, with the figures presets carry. */
+static void
+print_models (void)
+{
+  const struct devmodel_preset *pr;
+
+  if (!cfg.json) {
+    for (pr = devmodel_presets; pr->name; pr++)
+      printf ("%-10s %s%s%s\n", pr->name, pr->about,
+              pr->params[0] ? ": " : "", pr->params);
+    return;
+  }
+  printf ("[\n");
+  for (pr = devmodel_presets; pr->name; pr++) {
+    printf ("  {\"name\": ");
+    json_str (pr->name);
+    printf (", \"kind\": ");
+    json_str (pr->kind);
+    printf (", \"params\": ");
+    json_str (pr->params);
+    printf (", \"about\": ");
+    json_str (pr->about);
+    if (pr->seq_mbs > 0) {
+      printf (", \"published\": {\"seq_mbs\": %g, \"rand\": [", pr->seq_mbs);
+      for (int k = 0, n = 0; k < 2; k++)
+        if (pr->rand[k].depth)
+          printf ("%s{\"depth\": %u, \"iops\": %g}", n++ ? ", " : "",
+                  pr->rand[k].depth, pr->rand[k].iops);
+      printf ("], \"source\": ");
+      json_str (pr->source);
+      printf ("}");
+    }
+    printf ("}%s\n", pr[1].name ? "," : "");
+  }
+  printf ("]\n");
+}
+
 static void
 report (void)
 {
@@ -1293,7 +1330,8 @@ usage (FILE *f)
 "  --only JOB[,JOB..]   run only these jobs\n"
 "  --json               machine-readable output\n"
 "  --list-scheds        print the policies built in and exit\n"
-"  --list-models        print the device models and presets and exit\n"
+"  --list-models        print the device models and presets and exit (with\n"
+"                       --json: and the published figures presets carry)\n"
 "Exit: 0 ok, 1 bad input, 3 the scheduler stalled.\n", progname);
 }
 
@@ -1318,6 +1356,7 @@ main (int argc, char **argv)
   /* Command-line settings apply after the file: keep them until then. */
   struct { int opt; const char *arg; } cl[256];
   unsigned ncl = 0;
+  bool list_models = false;
   int c;
 
   while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
@@ -1330,11 +1369,8 @@ main (int argc, char **argv)
       return 0;
     }
     case 'm':
-      for (const struct devmodel_preset *pr = devmodel_presets; pr->name;
-           pr++)
-        printf ("%-10s %s%s%s\n", pr->name, pr->about,
-                pr->params[0] ? ": " : "", pr->params);
-      return 0;
+      list_models = true;
+      break;
     case 'h':
       usage (stdout);
       return 0;
@@ -1353,6 +1389,10 @@ main (int argc, char **argv)
       cl[ncl].opt = c;
       cl[ncl++].arg = optarg;
     }
+  }
+  if (list_models) {
+    print_models ();
+    return 0;
   }
   if (optind != argc - 1) {
     usage (stderr);

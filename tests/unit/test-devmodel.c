@@ -16,7 +16,7 @@
  *    different ones (hdd, with and without NCQ); parameters parse with
  *    units and reject nonsense.
  *  - presets: each builds, and its headline numbers are within 20% of the
- *    published figures it was fitted to (bench/presets.sh has the table).
+ *    published figures it carries (devmodel_presets).
  *  - stats: histogram percentiles are within 1%, Jain's index is right.
  */
 #include <errno.h>
@@ -510,26 +510,11 @@ test_determinism (void)
   }
 }
 
-/* Published figures each preset is fitted to (sources in bench/presets.sh
- * and the README): sequential read MB/s (128 KiB reads, depth 32) and 4 KiB
- * random read IOPS over the whole device at depths da and db.
- */
-static const struct {
-  const char *name;
-  double seq_mbs;
-  unsigned da, db;
-  double iops_a, iops_b;
-} published[] = {
-  { "sata7200", 138, 1, 32, 71, 142 },
-  { "vertex", 250, 3, 3, 7800, 7800 },
-  { "nvme", 3500, 1, 32, 19000, 600000 },
-};
-
 static void
 test_presets (void)
 {
   char names[256], buf[512];
-  size_t npresets = 0;
+  size_t npresets = 0, nfitted = 0;
 
   devmodel_names (names, sizeof names, ", ", " or ");
   printf ("models: %s\n", names);
@@ -553,25 +538,38 @@ test_presets (void)
   CHECK_EQ (npresets, 5u);
   CHECK_NULL (devmodel_preset ("sata"));
 
-  for (size_t i = 0; i < sizeof published / sizeof published[0]; i++) {
-    struct devmodel *dm = devmodel_new (published[i].name, NULL);
-    uint64_t cap = devmodel_capacity (dm);
-    double bps, a, b;
+  /* Each preset against the published figures it carries. */
+  for (const struct devmodel_preset *pr = devmodel_presets; pr->name; pr++) {
+    struct devmodel *dm;
+    uint64_t cap;
+    double bps;
 
+    if (pr->seq_mbs == 0)
+      continue;
+    CHECK_NOTNULL (pr->source);
+    dm = devmodel_new (pr->name, NULL);
+    cap = devmodel_capacity (dm);
     closed_loop (dm, 32, 2000, true, 128 << 10, cap, &bps);
-    devmodel_reset (dm);
-    a = closed_loop (dm, published[i].da, 4000, false, 4096, cap, NULL);
-    devmodel_reset (dm);
-    b = closed_loop (dm, published[i].db, 4000, false, 4096, cap, NULL);
-    printf ("%s: seq %.0f MB/s (published %.0f), random QD%u %.0f IOPS (%.0f),"
-            " QD%u %.0f (%.0f)\n", published[i].name, bps / 1e6,
-            published[i].seq_mbs, published[i].da, a, published[i].iops_a,
-            published[i].db, b, published[i].iops_b);
-    CHECK_NEAR (bps / 1e6 / published[i].seq_mbs, 1.0, 0.2);
-    CHECK_NEAR (a / published[i].iops_a, 1.0, 0.2);
-    CHECK_NEAR (b / published[i].iops_b, 1.0, 0.2);
+    printf ("%s: seq %.0f MB/s (published %.0f)", pr->name, bps / 1e6,
+            pr->seq_mbs);
+    CHECK_NEAR (bps / 1e6 / pr->seq_mbs, 1.0, 0.2);
+    for (int k = 0; k < 2; k++) {
+      double iops;
+
+      if (pr->rand[k].depth == 0)
+        continue;
+      devmodel_reset (dm);
+      iops = closed_loop (dm, pr->rand[k].depth, 4000, false, 4096, cap,
+                          NULL);
+      printf (", random QD%u %.0f IOPS (%.0f)", pr->rand[k].depth, iops,
+              pr->rand[k].iops);
+      CHECK_NEAR (iops / pr->rand[k].iops, 1.0, 0.2);
+    }
+    printf ("\n");
     devmodel_free (dm);
+    nfitted++;
   }
+  CHECK_EQ (nfitted, 3u);
 }
 
 static void
