@@ -67,24 +67,16 @@
  * epoll's timeout is computed again (libev allows watchers to change
  * from other threads while the loop's lock is held, then woken).
  *
- * Emulation (cfg->dm set): at dispatch the request is also submitted to
- * the device model, which hands requests back in its own order at its own
- * times (a disk with NCQ reorders what is queued); an ev_timer at the
- * model's next completion time takes them.  The real I/O is still done, so
- * data is always right: a request finishes when both its real I/O and the
- * model are done with it, whichever comes last (creq->emu says which came
- * first), so the scheduler, the accounting and the worker all see the
- * emulated time.  A held request still counts as in flight, so the device
- * stays at most queue_depth deep and a slow emulated disk becomes the
- * bottleneck even on fast hardware.  That timer is a timerfd watched by
- * the loop, not an ev_timer: libev's epoll backend sleeps in whole
- * milliseconds, at least one, so an 80 us SSD read would be released a
- * millisecond late; a timerfd wakes epoll at its nanosecond deadline.
- * Waking still takes time (tens of microseconds on a busy VM, as much
- * as an emulated flash read), so the timer is set early by the median
- * lateness seen so far (hold_lead, at most HOLD_LEAD_MAX) and the loop
- * spins the rest of the way when it wakes before the deadline: half the
- * releases are on time, the rest late by less than before.
+ * Emulation (cfg->dm set): at dispatch the request also goes to the device
+ * model, which hands requests back in its own order at its own times (a
+ * disk with NCQ reorders its queue).  The real I/O is still done, so data
+ * is always right: a request finishes when both its real I/O and the
+ * model are done with it, whichever comes last (plugin/hold.c), so the
+ * scheduler, the accounting and the worker all see the emulated time.  A
+ * held request still counts as in flight, so the device stays at most
+ * queue_depth deep and a slow emulated disk becomes the bottleneck even on
+ * fast hardware.  The model's next completion arms a timerfd the loop
+ * watches (hold.h says why not an ev_timer).
  *
  * The scheduler instance is created before the thread starts and destroyed
  * after it has been joined; in between it is touched under the lock only.
@@ -109,24 +101,13 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 
 #include <ev.h>
 
 #include "devmodel.h"
 #include "engine.h"
+#include "hold.h"
 
-
-/* Every request at the model is in flight: the model's queue never fills. */
-_Static_assert (ENGINE_DEPTH_MAX <= DEVMODEL_MAX_QUEUE,
-                "the device model must hold queue_depth requests");
-
-/* creq->emu: with an emulated device, which end of a request came first. */
-enum {
-  EMU_NONE = 0,                 /* neither the real I/O nor the model done */
-  EMU_IO_DONE,                  /* real I/O done (res kept): held */
-  EMU_DEV_DONE,                 /* the model's time came: finish on real I/O */
-};
 
 /* creq->state values (the futex word). */
 enum {
@@ -156,7 +137,6 @@ struct engine {
   pthread_t owner;              /* holder of the lock, for assertions */
   bool reaper;                  /* a worker waits on the ring, quiet */
   struct sched *sched;          /* the policy instance */
-  struct sched_group *grp;      /* the default group, weight 500 */
   unsigned inflight;            /* requests: dispatched, not completed;
                                    written under the lock, read without
                                    it (atomic, relaxed) as a hint by
@@ -168,20 +148,16 @@ struct engine {
   struct devmodel *dm;          /* emulated device or NULL */
   const struct engine_hooks *hooks;     /* never NULL (may be empty) */
   void *opaque;                 /* for hooks */
-  unsigned nheld;               /* requests in EMU_IO_DONE */
-  ev_io hold_io;                /* hold_fd readable: the model's next
+  struct hold held;             /* emulation: real I/O and model meet */
+  ev_io hold_io;                /* held.fd readable: the model's next
                                    completion is due */
-  int hold_fd;                  /* timerfd (CLOCK_MONOTONIC) or -1 */
-  uint64_t hold_at;             /* ns: the deadline hold_fd is set for;
-                                   NEVER: off */
-  uint64_t hold_fire;           /* ns: when hold_fd fires (hold_at less
-                                   hold_lead, as it was armed) */
-  uint64_t hold_lead;           /* ns: median lateness of a timerfd
-                                   wake-up, learned */
   struct engine_stats st;       /* counters, read after the thread is gone */
 };
 
-static struct engine *eng;      /* one per nbdkit process */
+/* One per process: the worker side (engine_run_many, the connection
+ * messages) finds it here; the dispatcher side is handed it.
+ */
+static struct engine *eng;
 
 #define ASSERT_LOCKED(e) assert (pthread_equal (pthread_self (), (e)->owner))
 
@@ -311,12 +287,10 @@ finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
   assert (e->inflight > 0);
   __atomic_store_n (&e->inflight, e->inflight - 1, __ATOMIC_RELAXED);
   if (e->hooks->done)
-    e->hooks->done (e->opaque, r, res, now);
+    e->hooks->done (e, e->opaque, r, res, now);
   r->res = res;
   creq_wake (r, CREQ_ST_DONE);
 }
-
-/* ---- emulation: the real I/O and the device model ----------------------- */
 
 /* Dispatcher: the request left the device (or its worker).  With an
  * emulated device, hold it until the model is done with it too.
@@ -325,39 +299,25 @@ static void
 finish (struct engine *e, struct creq *r, int res, uint64_t now)
 {
   ASSERT_LOCKED (e);
-  if (e->dm && r->emu != EMU_DEV_DONE) {
-    r->res = res;
-    r->emu = EMU_IO_DONE;
-    e->nheld++;
+  if (e->dm && hold_io_done (&e->held, r, res))
     return;
-  }
   finish_now (e, r, res, now);
 }
 
-/* Take what the model has completed by now, in its order. */
+/* Finish what the emulated device has released by now. */
 static void
 held_release (struct engine *e, uint64_t now)
 {
-  struct rq *rq;
+  struct creq *r;
 
-  if (!e->dm)
-    return;
-  while ((rq = devmodel_complete (e->dm, now, NULL)) != NULL) {
-    struct creq *r = rq->priv;
-
-    if (r->emu == EMU_IO_DONE) {
-      e->nheld--;
-      finish_now (e, r, r->res, now);
-    }
-    else
-      r->emu = EMU_DEV_DONE;
-  }
+  while (e->dm && (r = hold_release (&e->held, now)) != NULL)
+    finish_now (e, r, r->res, now);
 }
 
 void
-engine_complete (struct creq *r, int res)
+engine_complete (struct engine *e, struct creq *r, int res)
 {
-  finish (eng, r, res, now_ns ());
+  finish (e, r, res, now_ns ());
 }
 
 /* Dispatcher: take everything posted so far, in arrival order. */
@@ -384,20 +344,16 @@ drain (struct engine *e, uint64_t now)
     case CREQ_OPEN: {
       const struct engine_qspec *sp = r->arg;
 
-      if (sp)
-        r->rq.q = sched_queue_new (e->sched, sp->grp ? sp->grp : e->grp,
-                                   sp->cls, sp->level);
-      else
-        r->rq.q = sched_queue_new (e->sched, e->grp, SCHED_CLASS_BE, 4);
+      r->rq.q = sched_queue_new (e->sched, sp->grp, sp->cls, sp->level);
       r->res = r->rq.q ? 0 : -ENOMEM;
       if (r->rq.q && r->acct && e->hooks->conn)
-        e->hooks->conn (e->opaque, r->acct, true);
+        e->hooks->conn (e, e->opaque, r->acct, true);
       creq_wake (r, CREQ_ST_DONE);
       break;
     }
     case CREQ_CLOSE:
       if (r->acct && e->hooks->conn)
-        e->hooks->conn (e->opaque, r->acct, false);
+        e->hooks->conn (e, e->opaque, r->acct, false);
       sched_queue_free (e->sched, r->rq.q);
       r->res = 0;
       creq_wake (r, CREQ_ST_DONE);
@@ -426,29 +382,6 @@ timer_arm (struct engine *e, ev_timer *t, uint64_t at, uint64_t now)
   }
 }
 
-#define HOLD_LEAD_MAX (200 * NSEC_PER_USEC)   /* most we spin per wake-up */
-#define HOLD_LEAD_STEP (2 * NSEC_PER_USEC)    /* median tracker's step */
-
-/* Arm the hold timerfd for deadline `at' (ns, CLOCK_MONOTONIC like
- * now_ns; SCHED_NEVER: disarm), hold_lead early.  A time already past
- * fires at once.
- */
-static void
-hold_arm (struct engine *e, uint64_t at)
-{
-  struct itimerspec its;
-
-  memset (&its, 0, sizeof its);
-  if (at != SCHED_NEVER) {
-    uint64_t fire = at > e->hold_lead ? at - e->hold_lead : 1;
-
-    e->hold_fire = fire;        /* 1 not 0: 0 would disarm */
-    its.it_value.tv_sec = fire / NSEC_PER_SEC;
-    its.it_value.tv_nsec = fire % NSEC_PER_SEC;
-  }
-  timerfd_settime (e->hold_fd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
 /* Under the lock: take what was posted, dispatch while the device has
  * room, submit, set the timers.  Returns true if the loop must look
  * again before it sleeps on: a deadline moved earlier, a retry was
@@ -459,7 +392,8 @@ static bool
 pass (struct engine *e, uint64_t now)
 {
   uint64_t next = SCHED_NEVER;
-  uint64_t timer0 = e->timer_at, hold0 = e->hold_at;
+  uint64_t timer0 = e->timer_at;
+  bool hold_earlier = false;
   struct rq *rq = NULL;
   uint64_t dispatched0 = e->st.dispatched;
   unsigned inflight0;
@@ -477,10 +411,8 @@ pass (struct engine *e, uint64_t now)
       int err;
 
       rq->t_dispatch = now;
-      if (e->dm) {
-        r->emu = EMU_NONE;
-        devmodel_submit (e->dm, rq, now);  /* cannot fail: see above */
-      }
+      if (e->dm)
+        hold_submit (&e->held, r, now);
       __atomic_store_n (&e->inflight, e->inflight + 1, __ATOMIC_RELAXED);
       e->st.dispatched++;
       if (e->inflight > e->st.max_inflight)
@@ -524,14 +456,11 @@ pass (struct engine *e, uint64_t now)
     timer_arm (e, &e->timer, next, now);
   }
 
-  /* The model's next completion. */
-  next = e->dm ? devmodel_next (e->dm) : SCHED_NEVER;
-  if (next != e->hold_at) {
-    e->hold_at = next;
-    hold_arm (e, next);
-  }
+  /* The emulated device's next completion. */
+  if (e->dm)
+    hold_earlier = hold_arm (&e->held);
 
-  return look || e->timer_at < timer0 || e->hold_at < hold0 || e->stopping;
+  return look || e->timer_at < timer0 || hold_earlier || e->stopping;
 }
 
 static void
@@ -558,24 +487,9 @@ static void
 hold_cb (struct ev_loop *loop, ev_io *w, int revents)
 {
   struct engine *e = w->data;
-  uint64_t expirations, now;
 
   ASSERT_LOCKED (e);
-  if (read (e->hold_fd, &expirations, sizeof expirations) < 0)
-    return;                     /* EAGAIN: re-armed before we got here */
-  /* Learn how late a wake-up is (a median, by steps), then spin to the
-   * deadline if we are early.
-   */
-  now = now_ns ();
-  if (now > e->hold_fire && now - e->hold_fire > e->hold_lead)
-    e->hold_lead = e->hold_lead + HOLD_LEAD_STEP < HOLD_LEAD_MAX ?
-      e->hold_lead + HOLD_LEAD_STEP : HOLD_LEAD_MAX;
-  else
-    e->hold_lead = e->hold_lead > HOLD_LEAD_STEP ?
-      e->hold_lead - HOLD_LEAD_STEP : 0;
-  while (now < e->hold_at && e->hold_at - now <= HOLD_LEAD_MAX)
-    now = now_ns ();
-  e->hold_at = SCHED_NEVER;     /* the pump releases what is due */
+  hold_fired (&e->held);        /* the pump releases what is due */
 }
 
 static void
@@ -595,22 +509,6 @@ dispatcher_main (void *arg)
   return NULL;
 }
 
-static const struct backend_ops *
-backend_lookup (const char *name)
-{
-  if (name == NULL || strcmp (name, "io_uring") == 0)
-    return &uring_backend_ops;
-  if (strcmp (name, "null") == 0)
-    return &null_backend_ops;
-  return NULL;
-}
-
-const char *
-engine_backends (void)
-{
-  return "io_uring,null";
-}
-
 /* Free whatever engine_start made; the thread must not be running. */
 static void
 engine_free (struct engine *e)
@@ -621,15 +519,14 @@ engine_free (struct engine *e)
     ev_async_stop (e->loop, &e->wake);
     ev_prepare_stop (e->loop, &e->pump);
     ev_timer_stop (e->loop, &e->timer);
-    if (e->hold_fd >= 0)
+    if (e->held.fd >= 0)
       ev_io_stop (e->loop, &e->hold_io);
     ev_loop_destroy (e->loop);
   }
-  if (e->hold_fd >= 0)
-    close (e->hold_fd);
   pthread_mutex_destroy (&e->lock);
   if (e->sched)
     sched_destroy (e->sched);   /* frees its groups and queues */
+  hold_fini (&e->held);
   free (e);
 }
 
@@ -647,24 +544,18 @@ engine_start (const struct engine_cfg *cfg)
     return -ENOMEM;
   e->depth = cfg->queue_depth;
   e->timer_at = SCHED_NEVER;
-  e->hold_at = SCHED_NEVER;
-  e->hold_fd = -1;
+  e->held.fd = -1;
   e->dm = cfg->dm;
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
   e->opaque = cfg->opaque;
   pthread_mutex_init (&e->lock, NULL);
-  e->bops = backend_lookup (cfg->backend);
+  e->bops = cfg->backend;
   if (!e->bops) {
     err = -EINVAL;
     goto err;
   }
   e->sched = sched_create (cfg->sched_ops);
   if (!e->sched) {
-    err = -ENOMEM;
-    goto err;
-  }
-  e->grp = sched_group_new (e->sched, "default", SCHED_WEIGHT_DEFAULT);
-  if (!e->grp) {
     err = -ENOMEM;
     goto err;
   }
@@ -684,23 +575,21 @@ engine_start (const struct engine_cfg *cfg)
   ev_timer_init (&e->timer, timer_cb, 0., 0.);
   e->timer.data = e;
   if (e->dm) {
-    e->hold_fd = timerfd_create (CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (e->hold_fd < 0) {
-      err = -errno;
+    err = hold_init (&e->held, e->dm);
+    if (err)
       goto err;
-    }
-    ev_io_init (&e->hold_io, hold_cb, e->hold_fd, EV_READ);
+    ev_io_init (&e->hold_io, hold_cb, e->held.fd, EV_READ);
     e->hold_io.data = e;
     ev_io_start (e->loop, &e->hold_io);
   }
 
-  err = e->bops->create (e->loop, cfg, &e->be);
+  err = e->bops->create (e, e->loop, cfg, &e->be);
   if (err)
     goto err;
   e->direct = !cfg->no_direct && !e->dm;
   if (e->hooks->setup) {
     eng_lock (e);
-    err = e->hooks->setup (e->opaque, e->sched, e->loop);
+    err = e->hooks->setup (e, e->opaque, e->sched, e->loop);
     eng_unlock (e);
     if (err)
       goto err;
@@ -743,7 +632,7 @@ engine_stop (struct engine_stats *stats)
     pthread_join (e->thread, NULL);
     if (e->hooks->teardown) {
       eng_lock (e);
-      e->hooks->teardown (e->opaque);
+      e->hooks->teardown (e, e->opaque);
       eng_unlock (e);
     }
   }
@@ -883,60 +772,49 @@ queue_msg (enum creq_kind kind, struct sched_queue **qp,
 }
 
 int
-engine_queue_new (struct sched_queue **qp)
+engine_queue_new (struct sched_queue **qp, const struct engine_qspec *spec,
+                  void *acct)
 {
-  *qp = NULL;
-  return queue_msg (CREQ_OPEN, qp, NULL, NULL);
-}
-
-void
-engine_queue_free (struct sched_queue *q)
-{
-  if (q)
-    queue_msg (CREQ_CLOSE, &q, NULL, NULL);
-}
-
-int
-engine_queue_new_in (struct sched_queue **qp, const struct engine_qspec *spec,
-                     void *acct)
-{
+  assert (spec && spec->grp);
   *qp = NULL;
   return queue_msg (CREQ_OPEN, qp, spec, acct);
 }
 
 void
-engine_queue_free_acct (struct sched_queue *q, void *acct)
+engine_queue_free (struct sched_queue *q, void *acct)
 {
   if (q)
     queue_msg (CREQ_CLOSE, &q, NULL, acct);
 }
 
 unsigned
-engine_inflight (void)
+engine_inflight (const struct engine *e)
 {
-  return eng ? eng->inflight : 0;
+  ASSERT_LOCKED (e);
+  return e->inflight;
 }
 
 unsigned
-engine_held (void)
+engine_held (const struct engine *e)
 {
-  return eng ? eng->nheld : 0;
+  ASSERT_LOCKED (e);
+  return e->held.n;
 }
 
 unsigned
-engine_depth (void)
+engine_depth (const struct engine *e)
 {
-  return eng ? eng->depth : 0;
+  ASSERT_LOCKED (e);
+  return e->depth;
 }
 
 int
-engine_set_depth (unsigned depth)
+engine_set_depth (struct engine *e, unsigned depth)
 {
-  if (!eng)
-    return -ESHUTDOWN;
-  if (depth < 1 || depth > ENGINE_DEPTH_MAX)
+  ASSERT_LOCKED (e);
+  if (depth < 1 || depth > SCHED_DEPTH_MAX)
     return -ERANGE;
-  eng->depth = depth;
+  e->depth = depth;
   return 0;
 }
 
