@@ -8,7 +8,8 @@
  *     model's order and at its times, each exactly once;
  *  4. the timer: armed for the model's next completion (and disarmed when
  *     nothing is at the device), says when the deadline moved earlier,
- *     fires for a deadline that has passed and not for one 10 s away;
+ *     fires for a deadline that has passed (and learns it woke late) and
+ *     not for one 10 s away;
  *  5. the lead: the median tracker climbs to the median of the lateness it
  *     sees, never past HOLD_LEAD_MAX, and back to 0 when wake-ups are on
  *     time.
@@ -189,7 +190,9 @@ test_timer (void)
   hold_submit (&h, &rqs[1], 0);                 /* due long ago */
   CHECK (hold_arm (&h));
   CHECK (readable (h.fd, 10000));
+  CHECK_EQ (h.lead, 0u);
   CHECK (hold_fired (&h));
+  CHECK_EQ (h.lead, HOLD_LEAD_STEP);            /* it woke late: learnt */
   CHECK_EQ (h.at, SCHED_NEVER);
   CHECK (!hold_fired (&h));                     /* read once */
   hold_fini (&h);
