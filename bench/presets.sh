@@ -66,7 +66,7 @@ die() { echo "presets.sh: $*" >&2; exit 1; }
 [ -x "$CFQSIM" ] || die "$CFQSIM not built (make)"
 stamp=$(date +%Y%m%d-%H%M%S)
 raw=$OUT/presets-$stamp
-mkdir -p "$raw" "$DIR"
+mkdir -p "$raw"
 "$CFQSIM" --json --list-models >"$raw/models.json" || die "cfqsim --list-models"
 
 # The workloads of a preset: "seq" and "randDEPTH" for 1, 32 and the
@@ -158,6 +158,7 @@ if [ "$SERVER" = 1 ]; then
   command -v nbdkit >/dev/null || die "nbdkit not installed"
   command -v fio >/dev/null || die "fio not installed"
   [ -f "$PLUGIN" ] || die "$PLUGIN not built (make)"
+  mkdir -p "$DIR"
   if [ ! -f "$DIR/image" ] ||
      [ "$(stat -c %s "$DIR/image")" != "$(numfmt --from=iec "$SIZE")" ]; then
     rm -f "$DIR/image"
