@@ -94,6 +94,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,8 +157,35 @@ struct engine {
 
 /* One per process: the worker side (engine_run_many, the connection
  * messages) finds it here; the dispatcher side is handed it.
+ *
+ * eng_users counts the workers inside those calls.  nbdkit stops the
+ * engine (.cleanup) only after the last connection closed, but that is
+ * not enough to free it: a worker may still be between its push and its
+ * ev_async_send, or just woken and leaving (nbdkit 1.32 even counts a
+ * connection thread out before it has finished).  So engine_stop clears
+ * eng, fails whatever was pushed after the loop left, and frees the
+ * engine only once no worker is inside (eng_enter / eng_leave).
  */
 static struct engine *eng;
+static unsigned eng_users;      /* atomic */
+
+static struct engine *
+eng_enter (void)
+{
+  struct engine *e;
+
+  __atomic_add_fetch (&eng_users, 1, __ATOMIC_SEQ_CST);
+  e = __atomic_load_n (&eng, __ATOMIC_SEQ_CST);
+  if (!e)
+    __atomic_sub_fetch (&eng_users, 1, __ATOMIC_RELEASE);
+  return e;
+}
+
+static void
+eng_leave (void)
+{
+  __atomic_sub_fetch (&eng_users, 1, __ATOMIC_RELEASE);
+}
 
 #define ASSERT_LOCKED(e) assert (pthread_equal (pthread_self (), (e)->owner))
 
@@ -639,7 +667,26 @@ engine_stop (struct engine_stats *stats)
   ran = e->thread_started;
   if (stats)
     *stats = e->st;
-  eng = NULL;
+  __atomic_store_n (&eng, NULL, __ATOMIC_SEQ_CST);
+  /* Wait for the workers still inside (see eng_users).  One that pushed
+   * after the loop had left is told the engine is gone.
+   */
+  for (;;) {
+    struct creq *late = __atomic_exchange_n (&e->subs, NULL,
+                                             __ATOMIC_ACQUIRE);
+
+    while (late) {
+      struct creq *next = late->next;
+
+      late->res = -ESHUTDOWN;
+      creq_wake (late, CREQ_ST_DONE);
+      late = next;
+    }
+    if (__atomic_load_n (&eng_users, __ATOMIC_ACQUIRE) == 0 &&
+        __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) == NULL)
+      break;
+    sched_yield ();
+  }
   engine_free (e);
   return ran;
 }
@@ -703,14 +750,16 @@ direct (struct engine *e, struct creq *r)
 int
 engine_run_many (struct creq **rs, unsigned n)
 {
-  struct engine *e = eng;
+  struct engine *e = eng_enter ();
   int err, first = 0;
 
   if (!e)
     return -ESHUTDOWN;
   err = push (e, rs, n);
-  if (err)
+  if (err) {
+    eng_leave ();
     return err;
+  }
   /* The direct path, for one request on an idle engine.  The unlocked
    * look at inflight first keeps a busy engine's workers off the lock:
    * a worker holding it, even briefly, when the loop wakes would put the
@@ -746,6 +795,7 @@ engine_run_many (struct creq **rs, unsigned n)
     if (r->res && !first)
       first = r->res;
   }
+  eng_leave ();
   return first;
 }
 
@@ -754,6 +804,7 @@ queue_msg (enum creq_kind kind, struct sched_queue **qp,
            const struct engine_qspec *spec, void *acct)
 {
   struct creq m, *r = &m;
+  struct engine *e;
   int err;
 
   memset (&m, 0, sizeof m);
@@ -761,12 +812,15 @@ queue_msg (enum creq_kind kind, struct sched_queue **qp,
   m.rq.q = *qp;
   m.arg = (void *) spec;
   m.acct = acct;
-  if (!eng)
+  e = eng_enter ();
+  if (!e)
     return -ESHUTDOWN;
-  err = post (eng, &r, 1);
+  err = post (e, &r, 1);
+  if (!err)
+    creq_wait (&m);
+  eng_leave ();
   if (err)
     return err;
-  creq_wait (&m);
   *qp = m.rq.q;
   return m.res;
 }

@@ -33,6 +33,9 @@
 
 static unsigned long check_count;
 
+/* Checks may run on several threads (test-engine's workers). */
+#define CHECK_COUNT_() __atomic_fetch_add (&check_count, 1, __ATOMIC_RELAXED)
+
 static inline void __attribute__ ((noreturn))
 check_exit_ (void)
 {
@@ -104,7 +107,7 @@ check_fmt_p_ (char *buf, size_t len, const void *v)
 
 #define CHECK(cond)                                                     \
   do {                                                                  \
-    check_count++;                                                      \
+    CHECK_COUNT_ ();                                                    \
     if (!(cond))                                                        \
       check_fail_ (__FILE__, __LINE__, #cond, NULL);                    \
   } while (0)
@@ -112,7 +115,7 @@ check_fmt_p_ (char *buf, size_t len, const void *v)
 #define CHECK_OP(a, op, b)                                              \
   do {                                                                  \
     __typeof__ ((a) + (b)) check_a_ = (a), check_b_ = (b);              \
-    check_count++;                                                      \
+    CHECK_COUNT_ ();                                                    \
     if (!(check_a_ op check_b_)) {                                      \
       char check_sa_[48], check_sb_[48], check_v_[112];                 \
       CHECK_FMT_ (check_sa_, check_a_);                                 \
@@ -133,7 +136,7 @@ check_fmt_p_ (char *buf, size_t len, const void *v)
 #define CHECK_PTR_OP_(a, op, b)                                         \
   do {                                                                  \
     const void *check_a_ = (a), *check_b_ = (b);                        \
-    check_count++;                                                      \
+    CHECK_COUNT_ ();                                                    \
     if (!(check_a_ op check_b_)) {                                      \
       char check_v_[64];                                                \
       snprintf (check_v_, sizeof check_v_, "%p " #op " %p",             \
@@ -149,7 +152,7 @@ check_fmt_p_ (char *buf, size_t len, const void *v)
 #define CHECK_STREQ(a, b)                                               \
   do {                                                                  \
     const char *check_a_ = (a), *check_b_ = (b);                        \
-    check_count++;                                                      \
+    CHECK_COUNT_ ();                                                    \
     if (!check_a_ || !check_b_ || strcmp (check_a_, check_b_) != 0)    \
       check_fail_str_ (__FILE__, __LINE__, #a " == " #b,                \
                        check_a_, check_b_);                             \
@@ -158,7 +161,7 @@ check_fmt_p_ (char *buf, size_t len, const void *v)
 #define CHECK_NEAR(a, b, tol)                                           \
   do {                                                                  \
     double check_a_ = (a), check_b_ = (b), check_t_ = (tol);            \
-    check_count++;                                                      \
+    CHECK_COUNT_ ();                                                    \
     if (!(fabs (check_a_ - check_b_) <= check_t_)) {                    \
       char check_v_[128];                                               \
       snprintf (check_v_, sizeof check_v_, "%.17g vs %.17g, tol %g",    \
@@ -172,7 +175,8 @@ check_fmt_p_ (char *buf, size_t len, const void *v)
 static inline void
 check_done (const char *name)
 {
-  printf ("%s: %lu checks passed\n", name, check_count);
+  printf ("%s: %lu checks passed\n", name,
+          __atomic_load_n (&check_count, __ATOMIC_RELAXED));
 }
 
 #endif /* CFQ_TEST_CHECK_H */

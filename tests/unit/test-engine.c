@@ -85,7 +85,7 @@ h_done (struct engine *e, void *opaque, struct creq *r, int res, uint64_t now)
 
   CHECK_PTR_EQ (e, hk.e);
   hk.done[t->id]++;
-  hk.ndone++;
+  __atomic_add_fetch (&hk.ndone, 1, __ATOMIC_RELAXED);
   if (res)
     hk.bad_res++;
   if (engine_inflight (e) >= engine_depth (e))
@@ -422,7 +422,7 @@ test_depth (void)
   CHECK (wait_at_dev (GATE_DEPTH));
   usleep (20000);
   CHECK_EQ (at_dev (), (unsigned) GATE_DEPTH);
-  CHECK_EQ (hk.ndone, 0u);
+  CHECK_EQ (__atomic_load_n (&hk.ndone, __ATOMIC_RELAXED), 0u);
   /* Open the gate a batch at a time until everyone is done. */
   while (__atomic_load_n (&gate_workers_left, __ATOMIC_ACQUIRE)) {
     ev_async_send (gate->loop, &gate->open);
