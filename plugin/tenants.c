@@ -378,6 +378,8 @@ tn_conn_new (size_t export_index)
 void
 tn_conn_free (struct tn_conn *c)
 {
+  if (c)
+    iostat_free (&c->io);
   free (c);
 }
 
@@ -506,6 +508,11 @@ hook_teardown (void *opaque)
   tn.ctl = NULL;
   ev_ref (tn.loop);
   ev_timer_stop (tn.loop, &tn.tick);
+  for (size_t i = 0; i < tn.m->nr_groups; i++)
+    iostat_free (&tn.groups[i].io);
+  for (size_t i = 0; i < tn.m->nr_exports; i++)
+    iostat_free (&tn.exports[i].io);
+  iostat_free (&tn.total);
   tn.s = NULL;
 }
 
@@ -515,7 +522,7 @@ hook_conn (void *opaque, void *acct, bool open)
   struct tn_conn *c = acct;
 
   if (open) {
-    iostat_init (&c->io, engine_now ());
+    iostat_reset (&c->io, engine_now ());
     list_add_tail (&c->link, &tn.conns);
   }
   else
@@ -936,7 +943,7 @@ write_stats_file (void)
 static void
 reset_one (struct iostat *io, uint64_t now)
 {
-  iostat_init (io, now);
+  iostat_reset (io, now);
 }
 
 static void
