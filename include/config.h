@@ -39,6 +39,8 @@
 #define CFG_ALIGN 4096                  /* bytes: export offset/size unit */
 #define CFG_QUEUE_DEPTH_DEFAULT 32      /* requests in flight on the device */
 #define CFG_QUEUE_DEPTH_MAX 4096
+#define CFG_MAX_CONNECTIONS_DEFAULT 1024 /* client connections at once */
+#define CFG_MAX_CONNECTIONS_MAX 1000000
 #define CFG_PRIO_DEFAULT 4              /* CFQ's default BE level */
 #define CFG_DEFAULT_GROUP "default"     /* exports with no group= join it */
 #define CFG_DEFAULT_SCHEDULER "cfq"
@@ -69,6 +71,7 @@ struct cfg_device {
   unsigned queue_depth;         /* requests in flight, 1..4096 */
   enum cfg_mode mode;
   enum cfg_emulate emulate;
+  unsigned max_connections;     /* clients connected at once, all exports */
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
 };
@@ -107,6 +110,8 @@ struct cfg_export {
   uint64_t size;                /* bytes; 0 with own file (the file's size) */
   bool readonly;                /* refuse writes, trims and zeroes */
   bool writes_sync;             /* writes=sync: every write is FUA */
+  bool tls_required;            /* tls=require: refuse plaintext clients */
+  unsigned max_connections;     /* clients at once; 0: only the total */
   const struct cfg_net *allow;  /* clients allowed; nr_allow == 0: anyone */
   size_t nr_allow;
   unsigned line;                /* of the [export] header; 0 = implicit */

@@ -107,6 +107,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
           cfg_format_size (size, b1, sizeof b1), (unsigned long long) size);
   printf ("  queue_depth = %u\n  mode = %s\n  emulate = %s\n",
           m->dev.queue_depth, modes[m->dev.mode], emus[m->dev.emulate]);
+  printf ("  max_connections = %u\n", m->dev.max_connections);
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 
@@ -163,6 +164,10 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
         printf (",");
       print_net (&e->allow[j]);
     }
+    if (e->tls_required)
+      printf (" tls=require");
+    if (e->max_connections)
+      printf (" max_connections=%u", e->max_connections);
     printf ("\n");
   }
 }
