@@ -70,6 +70,7 @@ static struct {
   struct tn_group *groups;      /* m->nr_groups */
   struct tn_export *exports;    /* m->nr_exports */
   char *control_path;           /* control=PATH or NULL */
+  struct control_opts ctl_opts; /* control_mode= ... */
   char *stats_path;             /* stats=FILE or NULL */
   const char *sched_name;       /* the scheduler in use */
   struct devmodel *dm;          /* emulate=, or NULL */
@@ -83,7 +84,8 @@ static struct {
   struct list conns;            /* open connections */
   struct iostat total;          /* everything */
   uint64_t next_id;             /* atomic: connection ids */
-} tn = { .rotational = -1, .conns = LIST_INIT (tn.conns) };
+} tn = { .rotational = -1, .conns = LIST_INIT (tn.conns),
+         .ctl_opts = CONTROL_OPTS_INIT };
 
 /* ---- configuration (main thread) ------------------------------------------ */
 
@@ -203,6 +205,12 @@ tn_config (const char *key, const char *value)
     return load_file (value) == -1 ? -1 : 1;
   if (strcmp (key, "control") == 0)
     return set_path (&tn.control_path, key, value) == -1 ? -1 : 1;
+  if (strncmp (key, "control_", 8) == 0) {
+    int r = control_config (&tn.ctl_opts, key, value);
+
+    if (r != 0)
+      return r;
+  }
   if (strcmp (key, "stats") == 0)
     return set_path (&tn.stats_path, key, value) == -1 ? -1 : 1;
   return tn_override (key, value) == -1 ? -1 : 1;
@@ -226,6 +234,13 @@ tn_validate (uint64_t size)
   int err;
 
   if (ensure_cfg () == -1)
+    return -1;
+  if (tn.ctl_opts.given && !tn.control_path) {
+    nbdkit_error ("cfq: control_mode, control_uid, control_clients and "
+                  "control_timeout need control=PATH");
+    return -1;
+  }
+  if (tn.control_path && control_check (tn.control_path) == -1)
     return -1;
   err = cfg_validate (tn.cfg, size);
   if (err == -ENOMEM) {
@@ -487,11 +502,10 @@ hook_setup (void *opaque, struct sched *s, struct ev_loop *loop)
   ev_timer_start (loop, &tn.tick);
   ev_unref (loop);              /* the tick alone does not keep it running */
   if (tn.control_path) {
-    tn.ctl = control_start (loop, tn.control_path, control_cmd, NULL, &err);
-    if (!tn.ctl) {
-      nbdkit_error ("cfq: control=%s: %s", tn.control_path, strerror (-err));
-      return err;
-    }
+    tn.ctl = control_start (loop, tn.control_path, &tn.ctl_opts, control_cmd,
+                            NULL);
+    if (!tn.ctl)
+      return -EINVAL;           /* reported */
   }
   return 0;
 }
