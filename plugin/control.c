@@ -7,16 +7,20 @@
  * request is dispatched or completed.  So the socket is built to keep
  * its share of the loop small whatever its clients do.
  *
- * Bounded work per loop iteration.  Complete lines are handled in order,
- * but at most CTL_BATCH of one client's at a time and only while the
- * iteration's control slice (CTL_SLICE_NS of command time, shared by all
- * clients) lasts; at least one command runs per iteration, so every
- * client progresses.  What is left waits for the next iteration: the
- * client stops being read, a zero-delay timer brings the loop back
- * without sleeping, and between the two the engine's pass dispatches and
- * reaps as usual.  The clients take turns: one that was served goes to
- * the back of the line.  A 680-command write costs the tenants at most a
- * slice (plus one command) per iteration, not 0.5 s at once.
+ * Bounded work.  Complete lines are handled in order, but at most
+ * CTL_BATCH of one client's at a time, only while the iteration's
+ * control slice (CTL_SLICE_NS of command time, shared by all clients)
+ * lasts, and only while the duty cycle allows: commands may use
+ * CTL_DUTY_PCT of the dispatcher's time, with CTL_BURST_NS saved up for
+ * an operator's occasional command (a token bucket in ns; a command that
+ * overdraws it makes the next wait longer).  What is left waits: the
+ * client stops being read, a timer brings the loop back when a command
+ * may run again (at once for the next iteration's slice), and meanwhile
+ * the engine's pass dispatches and reaps as usual.  The clients take
+ * turns: one that was served goes to the back of the line.  So a
+ * 680-command write costs a tenant's request at most about one command
+ * per trip through the loop, and the dispatcher's time at most
+ * CTL_DUTY_PCT, not 0.5 s at once; the flood is answered, slowly.
  *
  * Bounded memory.  A client has a CTL_LINE_MAX line buffer (a longer line
  * closes it) and its unsent answers.  Before each command the unsent
@@ -69,6 +73,8 @@
 #define CTL_KEEP (64u << 10)            /* bytes: answer buffer kept */
 #define CTL_BATCH 16                    /* commands per client per turn */
 #define CTL_SLICE_NS 200000             /* ns of commands per iteration */
+#define CTL_DUTY_PCT 10                 /* % of the time for commands */
+#define CTL_BURST_NS 2000000            /* ns of commands saved up */
 #define CTL_RETRY_S 0.25                /* s: accept paused (EMFILE) */
 #define CTL_BACKLOG 64                  /* listen(2) backlog */
 #define CTL_LOG_NS 1000000000ULL        /* ns: at most one refusal logged */
@@ -101,6 +107,8 @@ struct control {
   unsigned nr_clients;
   unsigned iter;                /* ev_iteration of the slice below */
   uint64_t spent;               /* ns of commands in that iteration */
+  int64_t tokens;               /* ns of command time we may spend now */
+  uint64_t refilled;            /* ns: when tokens were last topped up */
   bool pausing;                 /* accept failed for lack of resources */
   uint64_t pauses;              /* times accepting was paused */
   uint64_t refused;             /* clients refused since last logged */
@@ -305,17 +313,58 @@ client_progress (struct ctl_client *cl)
   ev_timer_again (cl->c->loop, &cl->idle);
 }
 
-/* Wait for a turn on the next iteration. */
+/* Top up the command time: CTL_DUTY_PCT of the time since, at most
+ * CTL_BURST_NS saved up.
+ */
+static void
+refill (struct control *c, uint64_t now)
+{
+  c->tokens += (int64_t) ((now - c->refilled) * CTL_DUTY_PCT / 100);
+  if (c->tokens > CTL_BURST_NS)
+    c->tokens = CTL_BURST_NS;
+  c->refilled = now;
+}
+
+/* May a command run now?  Not when this iteration's slice is used up
+ * (come back on the next one) nor when the duty cycle's time is (come
+ * back when it has been earned again).
+ */
+static bool
+may_run (struct control *c)
+{
+  unsigned it = ev_iteration (c->loop);
+
+  if (it != c->iter) {
+    c->iter = it;
+    c->spent = 0;
+  }
+  refill (c, now_ns ());
+  return c->spent < CTL_SLICE_NS && c->tokens > 0;
+}
+
+/* Arm the resume timer for the earliest moment a command may run. */
+static void
+schedule_turn (struct control *c)
+{
+  double after = 0.;
+
+  refill (c, now_ns ());
+  if (c->tokens <= 0)
+    after = (double) (-c->tokens) * 100 / CTL_DUTY_PCT / 1e9 + 1e-6;
+  if (ev_is_active (&c->resume) &&
+      ev_timer_remaining (c->loop, &c->resume) <= after)
+    return;
+  ev_timer_stop (c->loop, &c->resume);
+  ev_timer_set (&c->resume, after, 0.);
+  ev_timer_start (c->loop, &c->resume);
+}
+
+/* Wait for a turn. */
 static void
 client_defer (struct ctl_client *cl)
 {
-  struct control *c = cl->c;
-
   cl->backlog = true;
-  if (!ev_is_active (&c->resume)) {
-    ev_timer_set (&c->resume, 0., 0.);
-    ev_timer_start (c->loop, &c->resume);
-  }
+  schedule_turn (cl->c);
 }
 
 /* Read only while there is no complete line to handle. */
@@ -400,19 +449,6 @@ client_line (struct ctl_client *cl, char *line)
   strbuf_printf (o, "\n");
 }
 
-/* Is there command time left in this loop iteration? */
-static bool
-slice_left (struct control *c)
-{
-  unsigned it = ev_iteration (c->loop);
-
-  if (it != c->iter) {
-    c->iter = it;
-    c->spent = 0;
-  }
-  return c->spent < CTL_SLICE_NS;
-}
-
 /* Handle this client's complete lines, within its batch and the slice.
  * false if the client was closed.
  */
@@ -430,14 +466,16 @@ client_work (struct ctl_client *cl)
 
     if (unsent (cl) > CTL_OUT_HIGH)
       break;                    /* client_flush defers us when it reads */
-    if (n == CTL_BATCH || !slice_left (c)) {
+    if (n == CTL_BATCH || !may_run (c)) {
       client_defer (cl);
       break;
     }
     *nl = '\0';
     t0 = now_ns ();
     client_line (cl, cl->in);
-    c->spent += now_ns () - t0;
+    t0 = now_ns () - t0;
+    c->spent += t0;
+    c->tokens -= (int64_t) t0;
     memmove (cl->in, cl->in + used, cl->in_len - used);
     cl->in_len -= used;
     n++;
@@ -506,12 +544,11 @@ control_resume (struct ev_loop *loop, ev_timer *w, int revents)
     list_add_tail (&cl->link, &c->clients);
     if (!cl->backlog)
       continue;
-    if (!slice_left (c)) {
+    if (!may_run (c)) {
       /* ... except the first that must wait: it is next. */
       list_del (&cl->link);
       list_add (&cl->link, &c->clients);
-      ev_timer_set (&c->resume, 0., 0.);
-      ev_timer_start (loop, &c->resume);
+      schedule_turn (c);
       return;
     }
     client_work (cl);
@@ -730,6 +767,8 @@ control_start (struct ev_loop *loop, const char *path,
   }
   c->fd = -1;
   c->o = *opts;
+  c->tokens = CTL_BURST_NS;
+  c->refilled = now_ns ();
   list_init (&c->clients);
   if (clear_path (path, &sun, true) == -1)
     goto err;
