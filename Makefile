@@ -3,6 +3,7 @@
 #   make            build the plugin, the tools and the tests
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
+#   make check-stress  the long hostile-tenant tests (tests/stress/)
 #   make demo       serve a demo image and show how to connect
 #   make bench      run the benchmarks (not tests: numbers, not verdicts)
 #   make install    install the plugin into nbdkit's plugin directory
@@ -59,7 +60,7 @@ MANDIR  ?= /usr/local/share/man
 
 ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) $(MAN)
 
-.PHONY: all deps deps-kernel check check-kernel demo bench install clean
+.PHONY: all deps deps-kernel check check-stress check-kernel demo bench install clean
 all: $(ALL)
 
 core/%.o: core/%.c
@@ -109,6 +110,13 @@ deps:
 
 check: all
 	@tests/run.sh
+
+# The hostile-tenant tests that take minutes (tests/stress/): a command
+# flood, 1,000 connections, kill -9 durability, disconnect churn.  Their
+# length: CFQ_STRESS_SECONDS, CFQ_STRESS_ROUNDS (see each test); .ci/run
+# runs a bounded form.  Timing-sensitive: run them on a quiet machine.
+check-stress: all
+	@tests/run.sh tests/stress/test-*.sh
 
 
 # The real kernel NBD client runs in a software-emulated VM: its packages
