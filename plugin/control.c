@@ -63,9 +63,9 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "config.h"
 #include "control.h"
 #include "list.h"
+#include "units.h"
 
 #define CTL_LINE_MAX 4096               /* bytes: longest command line */
 #define CTL_OUT_MAX (16u << 20)         /* bytes: largest single answer */
@@ -252,21 +252,22 @@ control_config (struct control_opts *o, const char *key, const char *value)
       return -1;
   }
   else if (strcmp (key, "control_clients") == 0) {
-    errno = 0;
-    v = strtoul (value, &end, 10);
-    if (value[0] < '0' || value[0] > '9' || *end || errno || v < 1 ||
-        v > CTL_CLIENTS_MAX) {
+    uint64_t n;
+
+    if (units_parse_count (value, &n) < 0 || n < 1 || n > CTL_CLIENTS_MAX) {
       nbdkit_error ("cfq: control_clients=%s: want 1..%d (default %d)",
                     value, CTL_CLIENTS_MAX, CTL_CLIENTS_DEFAULT);
       return -1;
     }
-    o->max_clients = (unsigned) v;
+    o->max_clients = (unsigned) n;
   }
   else if (strcmp (key, "control_timeout") == 0) {
-    if (cfg_parse_time (value, &ns) < 0 || ns < 10000000ULL ||
+    char want[96];
+
+    if (units_parse_time (value, 0, &ns) < 0 || ns < 10000000ULL ||
         ns > 86400000000000ULL) {
       nbdkit_error ("cfq: control_timeout=%s: want a time from 10ms to 24h "
-                    "(ns, us, ms or s; a bare number is ms)", value);
+                    "(%s)", value, units_expect_time (0, want, sizeof want));
       return -1;
     }
     o->timeout = ns;
