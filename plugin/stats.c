@@ -19,6 +19,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "backing.h"
 #include "bounce.h"
 #include "cfq.h"
 #include "devmodel.h"
@@ -293,6 +294,17 @@ stats_json (const struct tenants *tn, struct strbuf *o)
                    e->ce->offset, e->ce->size,
                    e->ce->readonly ? "true" : "false",
                    e->ce->writes_sync ? "sync" : "async");
+    {
+      /* The file's, shared by every export on the same file. */
+      const struct backing *b = bk_export (i);
+
+      if (b->shared)
+        strbuf_printf (o, "\"range_lock_waits\":%" PRIu64 ","
+                       "\"writeback_errors\":%" PRIu64 ",",
+                       rl_waits (&b->shared->rl),
+                       __atomic_load_n (&b->shared->wb_errors,
+                                        __ATOMIC_RELAXED));
+    }
     json_iostat (o, &e->io, now, sn.eshare[i]);
     strbuf_printf (o, "}");
   }
