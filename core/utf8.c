@@ -1,4 +1,7 @@
-/* utf8.c: UTF-8 validation (see include/utf8.h). */
+/* utf8.c: UTF-8 validation and escaping (see include/utf8.h). */
+#include <stdio.h>
+#include <string.h>
+
 #include "utf8.h"
 
 size_t
@@ -50,4 +53,50 @@ utf8_check (const char *s, size_t n, bool no_controls)
     i += len;
   }
   return n;
+}
+
+/* The escaped form of the character at s[i] (n bytes in all): into
+ * piece, its length returned; *cl: the bytes of s it stands for.
+ */
+static size_t
+escape_one (const char *s, size_t i, size_t n, char *piece, size_t *cl)
+{
+  uint32_t cp;
+
+  *cl = utf8_decode (s + i, n - i, &cp);
+  if (*cl && !utf8_is_control (cp) && cp != '\\') {
+    memcpy (piece, s + i, *cl);
+    return *cl;
+  }
+  if (*cl == 1 && cp == '\\') {
+    memcpy (piece, "\\\\", 2);
+    return 2;
+  }
+  snprintf (piece, 8, "\\x%02x", (unsigned char) s[i]);
+  *cl = 1;                      /* one byte at a time */
+  return 4;
+}
+
+char *
+utf8_escape (const char *s, char *out, size_t len)
+{
+  size_t o = 0, n = strlen (s), total = 0, cl;
+  char piece[8];
+
+  for (size_t i = 0; i < n; i += cl)
+    total += escape_one (s, i, n, piece, &cl);
+  for (size_t i = 0; i < n; i += cl) {
+    size_t pl = escape_one (s, i, n, piece, &cl);
+
+    /* If it does not all fit, keep room for "..." after this piece. */
+    if (o + pl + (total < len ? 0 : 3) > len - 1) {
+      memcpy (out + o, "...", 3);
+      o += 3;
+      break;
+    }
+    memcpy (out + o, piece, pl);
+    o += pl;
+  }
+  out[o] = '\0';
+  return out;
 }

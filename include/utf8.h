@@ -32,4 +32,13 @@ utf8_is_control (uint32_t cp)
  */
 extern size_t utf8_check (const char *s, size_t n, bool no_controls);
 
+/* s (NUL-terminated, from anyone) as printable text on one line, for a
+ * log message: valid UTF-8 other than control characters is kept, a
+ * backslash is doubled, and every other byte (controls, newlines, bytes
+ * that are not UTF-8) is written \xHH, so no name can forge a log line.
+ * At most len - 1 bytes (len >= 8) and a NUL go to out; a longer result
+ * is cut at a character boundary and ends "...".  Returns out.
+ */
+extern char *utf8_escape (const char *s, char *out, size_t len);
+
 #endif /* CFQ_UTF8_H */

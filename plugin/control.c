@@ -110,9 +110,10 @@ struct control {
   int64_t tokens;               /* ns of command time we may spend now */
   uint64_t refilled;            /* ns: when tokens were last topped up */
   bool pausing;                 /* accept failed for lack of resources */
-  uint64_t pauses;              /* times accepting was paused */
+  uint64_t pauses;              /* times accepting was paused, in a row */
   uint64_t refused;             /* clients refused since last logged */
   uint64_t logged_at;           /* ns: last refusal logged */
+  struct control_stats st;      /* what it did, for the statistics */
 };
 
 static uint64_t
@@ -364,6 +365,7 @@ schedule_turn (struct control *c)
 static void
 client_defer (struct ctl_client *cl)
 {
+  cl->c->st.deferred++;
   cl->backlog = true;
   schedule_turn (cl->c);
 }
@@ -475,6 +477,8 @@ client_work (struct ctl_client *cl)
     t0 = now_ns ();
     client_line (cl, cl->in);
     t0 = now_ns () - t0;
+    c->st.commands++;
+    c->st.busy_ns += t0;
     c->spent += t0;
     c->tokens -= (int64_t) t0;
     memmove (cl->in, cl->in + used, cl->in_len - used);
@@ -526,6 +530,7 @@ client_idle (struct ev_loop *loop, ev_timer *w, int revents)
 
   nbdkit_debug ("cfq: control: closing a client that made no progress for "
                 "%.3f s (control_timeout)", w->repeat);
+  cl->c->st.timeouts++;
   client_close (cl);
 }
 
@@ -567,6 +572,7 @@ log_refusal (struct control *c, const char *fmt, ...)
   va_list ap;
 
   c->refused++;
+  c->st.refused++;
   if (c->logged_at && now - c->logged_at < CTL_LOG_NS)
     return;
   va_start (ap, fmt);
@@ -622,6 +628,7 @@ control_accept (struct ev_loop *loop, ev_io *w, int revents)
                       c->path, CTL_RETRY_S);
       c->pausing = true;
       c->pauses++;
+      c->st.pauses++;
       ev_io_stop (loop, &c->accept);
       ev_timer_set (&c->retry, CTL_RETRY_S, 0.);
       ev_timer_start (loop, &c->retry);
@@ -818,6 +825,15 @@ control_start (struct ev_loop *loop, const char *path,
   free (c->path);
   free (c);
   return NULL;
+}
+
+void
+control_get_stats (const struct control *c, struct control_stats *st)
+{
+  *st = c->st;
+  st->clients = c->nr_clients;
+  st->max_clients = c->o.max_clients;
+  st->timeout_ns = c->o.timeout;
 }
 
 void

@@ -91,4 +91,20 @@ extern struct control *control_start (struct ev_loop *loop, const char *path,
  */
 extern void control_stop (struct control *c);
 
+/* The socket's budget and what it did, for the statistics. */
+struct control_stats {
+  unsigned clients;             /* connected now */
+  unsigned max_clients;         /* control_clients */
+  uint64_t timeout_ns;          /* control_timeout */
+  uint64_t refused;             /* clients refused: the cap, control_uid */
+  uint64_t timeouts;            /* clients closed by control_timeout */
+  uint64_t commands;            /* commands run */
+  uint64_t deferred;            /* turns that waited for the slice or the
+                                   duty cycle */
+  uint64_t pauses;              /* accept paused (EMFILE ...) */
+  uint64_t busy_ns;             /* time spent running commands */
+};
+extern void control_get_stats (const struct control *c,
+                               struct control_stats *st);
+
 #endif /* CFQ_CONTROL_H */

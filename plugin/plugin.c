@@ -54,6 +54,7 @@
 #include "io.h"
 #include "sched.h"
 #include "tenants.h"
+#include "utf8.h"
 
 #ifndef CFQ_LIBURING_VERSION
 #define CFQ_LIBURING_VERSION "unknown"
@@ -321,15 +322,45 @@ cfqp_cleanup (void)
 
 /* ---- connections ---------------------------------------------------------------- */
 
-/* The export a client asked for, and whether it may have it. */
+/* May this client see and open export e?  1 yes, 0 no (why in *why),
+ * as allow= and tls= say.  is_tls: the connection negotiated TLS.
+ */
+static int
+client_allowed (const struct cfg_export *e, bool is_tls, const char **why)
+{
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+
+  if (e->tls_required && !is_tls) {
+    *why = "it requires TLS (tls=require), the client did not negotiate "
+      "it";
+    return 0;
+  }
+  if (e->nr_allow) {
+    memset (&ss, 0, sizeof ss);
+    if (nbdkit_peer_name ((struct sockaddr *) &ss, &len) == -1) {
+      *why = "cannot tell the client's address (the export has allow=)";
+      return 0;
+    }
+    if (cfg_export_allows (e, (struct sockaddr *) &ss, len) != 1) {
+      *why = "client not in its allow= list";
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* The export a client asked for, and whether it may have it.  The name
+ * comes from the client: it is escaped wherever it is logged.
+ */
 static int
 pick_export (size_t *ip)
 {
   const struct cfg_model *m = tn_model ();
   const char *name = nbdkit_export_name ();
   const struct cfg_export *e;
-  struct sockaddr_storage ss;
-  socklen_t len = sizeof ss;
+  const char *why;
+  char esc[256];
 
   if (!name)
     name = "";
@@ -341,21 +372,13 @@ pick_export (size_t *ip)
     for (size_t i = 0; i < m->nr_exports && n < sizeof list; i++)
       n += snprintf (list + n, sizeof list - n, "%s%s", i ? ", " : "",
                      *m->exports[i].name ? m->exports[i].name : "\"\"");
-    nbdkit_error ("unknown export '%s' (exports: %s)", name, list);
+    nbdkit_error ("unknown export '%s' (exports: %s)",
+                  utf8_escape (name, esc, sizeof esc), list);
     return -1;
   }
-  if (e->nr_allow) {
-    memset (&ss, 0, sizeof ss);
-    if (nbdkit_peer_name ((struct sockaddr *) &ss, &len) == -1) {
-      nbdkit_error ("export '%s': cannot tell the client's address, "
-                    "refused (the export has allow=)", name);
-      return -1;
-    }
-    if (cfg_export_allows (e, (struct sockaddr *) &ss, len) != 1) {
-      nbdkit_error ("export '%s': client not in its allow= list: refused",
-                    name);
-      return -1;
-    }
+  if (!client_allowed (e, nbdkit_is_tls () == 1, &why)) {
+    nbdkit_error ("export '%s': %s: refused", e->name, why);
+    return -1;
   }
   *ip = (size_t) (e - m->exports);
   return 0;
@@ -384,9 +407,10 @@ cfqp_open (int readonly)
   h->io.base = e->file ? 0 : e->offset;
   h->io.size = e->file ? h->io.b->dev.size : e->size;
   h->io.writes_sync = e->writes_sync;
-  conn = tn_conn_new (i);
-  if (!conn) {
-    nbdkit_error ("cfq: calloc: %m");
+  err = tn_conn_new (i, &conn);
+  if (err) {
+    if (err != -EUSERS)         /* a refusal is logged by tenants.c */
+      nbdkit_error ("cfq: a connection's accounting: %s", strerror (-err));
     free (h);
     return NULL;
   }
@@ -413,6 +437,11 @@ cfqp_close (void *handle)
   free (h);
 }
 
+/* Only the exports this client may open (allow=, tls=): a listing must
+ * not tell a client about exports that are not its own.  nbdkit 1.32
+ * runs .list_exports on the connection's thread during the handshake,
+ * so nbdkit_peer_name works here as in .open.
+ */
 static int
 cfqp_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
 {
@@ -420,8 +449,11 @@ cfqp_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
 
   for (size_t i = 0; i < m->nr_exports; i++) {
     const struct cfg_export *e = &m->exports[i];
+    const char *why;
     char desc[256];
 
+    if (!client_allowed (e, is_tls, &why))
+      continue;
     snprintf (desc, sizeof desc, "group %s, %" PRIu64 " bytes at offset %"
               PRIu64 "%s", m->groups[e->group].name, e->size, e->offset,
               e->readonly ? ", read-only" : "");

@@ -40,6 +40,7 @@
 #include "devmodel.h"
 #include "stats.h"
 #include "tenants.h"
+#include "utf8.h"
 
 /* -D cfq.trace=1: log every scheduling decision of the CFQ core. */
 NBDKIT_DLL_PUBLIC int cfq_debug_trace;
@@ -198,6 +199,8 @@ tn_validate (uint64_t size)
   }
   if (tn.control_path && control_check (tn.control_path) == -1)
     return -1;
+  if (tn.stats_path && stats_check_path (tn.stats_path) == -1)
+    return -1;
   err = cfg_validate (tn.cfg, size);
   if (err == -ENOMEM) {
     nbdkit_error ("cfq: configuration: out of memory");
@@ -328,24 +331,91 @@ tn_qspec (size_t i, struct engine_qspec *spec)
   spec->level = g->cg->prio;
 }
 
-struct tn_conn *
-tn_conn_new (size_t export_index)
+/* Take a place under limit in *count: false if it is full. */
+static bool
+take_place (unsigned *count, unsigned limit)
 {
-  struct tn_conn *c = calloc (1, sizeof *c);
+  unsigned n = __atomic_load_n (count, __ATOMIC_RELAXED);
 
-  if (!c)
-    return NULL;
+  do
+    if (n >= limit)
+      return false;
+  while (!__atomic_compare_exchange_n (count, &n, n + 1, true,
+                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return true;
+}
+
+/* Say why a client was refused: at most one line a second (a flood of
+ * refused clients must not flood the log), with how many were refused
+ * since the last line.
+ */
+static void
+log_refusal (const char *name, const char *why, unsigned n, unsigned max,
+             const char *where)
+{
+  uint64_t now = engine_now ();
+  uint64_t last = __atomic_load_n (&tn.refused_log_at, __ATOMIC_RELAXED);
+  uint64_t total = __atomic_load_n (&tn.refused, __ATOMIC_RELAXED);
+  uint64_t before;
+  char esc[256];
+
+  if (last && now - last < 1000000000ULL)
+    return;
+  if (!__atomic_compare_exchange_n (&tn.refused_log_at, &last, now, false,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    return;                     /* another thread logs this second */
+  before = __atomic_exchange_n (&tn.refused_logged, total, __ATOMIC_RELAXED);
+  nbdkit_error ("cfq: export '%s': connection refused: %u clients %s "
+                "already (max_connections=%u in %s)%s",
+                utf8_escape (name, esc, sizeof esc), n, why, max, where,
+                total - before > 1 ? " (and more since the last such line:"
+                " see refused_connections in stats)" : "");
+}
+
+int
+tn_conn_new (size_t export_index, struct tn_conn **cp)
+{
+  struct tn_export *e = &tn.exports[export_index];
+  unsigned max = tn.m->dev.max_connections;
+  unsigned emax = e->ce->max_connections;
+  struct tn_conn *c;
+
+  if (!take_place (&tn.nconns, max)) {
+    __atomic_add_fetch (&tn.refused, 1, __ATOMIC_RELAXED);
+    log_refusal (e->ce->name, "connected to the server", max, max,
+                 "[device]");
+    return -EUSERS;
+  }
+  if (emax && !take_place (&e->nconns, emax)) {
+    __atomic_sub_fetch (&tn.nconns, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch (&tn.refused, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch (&e->refused, 1, __ATOMIC_RELAXED);
+    log_refusal (e->ce->name, "on this export", emax, emax, "its [export]");
+    return -EUSERS;
+  }
+  if (!emax)
+    __atomic_add_fetch (&e->nconns, 1, __ATOMIC_RELAXED);
+  c = calloc (1, sizeof *c);
+  if (!c) {
+    __atomic_sub_fetch (&e->nconns, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch (&tn.nconns, 1, __ATOMIC_RELAXED);
+    return -ENOMEM;
+  }
   c->id = __atomic_add_fetch (&tn.next_id, 1, __ATOMIC_RELAXED);
   c->exp = export_index;
   iostat_init (&c->io, engine_now ());
-  return c;
+  *cp = c;
+  return 0;
 }
 
 void
 tn_conn_free (struct tn_conn *c)
 {
-  if (c)
-    iostat_free (&c->io);
+  if (!c)
+    return;
+  __atomic_sub_fetch (&tn.exports[c->exp].nconns, 1, __ATOMIC_RELAXED);
+  __atomic_sub_fetch (&tn.nconns, 1, __ATOMIC_RELAXED);
+  iostat_free (&c->io);
   free (c);
 }
 
