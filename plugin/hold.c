@@ -6,7 +6,6 @@
  * push and pop costs O(log n).  n is at most the queue depth, since a
  * held request still counts as in flight.
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -29,12 +28,13 @@ hold_fini (struct hold *h)
   h->n = h->cap = 0;
 }
 
-void
+int
 hold_push (struct hold *h, struct creq *r)
 {
   unsigned i;
 
-  assert (h->n < h->cap);
+  if (h->n >= h->cap)
+    return -ENOSPC;
   i = h->n++;
   while (i > 0) {
     unsigned p = (i - 1) / 2;
@@ -45,6 +45,7 @@ hold_push (struct hold *h, struct creq *r)
     i = p;
   }
   h->v[i] = r;
+  return 0;
 }
 
 struct creq *
@@ -53,7 +54,8 @@ hold_pop (struct hold *h)
   struct creq *top, *last;
   unsigned i = 0, n;
 
-  assert (h->n > 0);
+  if (h->n == 0)
+    return NULL;
   top = h->v[0];
   last = h->v[--h->n];
   n = h->n;

@@ -21,11 +21,11 @@ struct hold {
 extern int hold_init (struct hold *h, unsigned cap);
 extern void hold_fini (struct hold *h);
 
-/* Add r (h->n < h->cap).  Requests with equal t_hold leave in no
- * particular order.
+/* Add r: 0, or -ENOSPC if the heap is full (nothing changed).  Requests
+ * with equal t_hold leave in no particular order.
  */
-extern void hold_push (struct hold *h, struct creq *r);
-/* Remove and return the request with the smallest t_hold (h->n > 0). */
+extern int hold_push (struct hold *h, struct creq *r);
+/* Remove and return the request with the smallest t_hold, or NULL. */
 extern struct creq *hold_pop (struct hold *h);
 
 /* The request hold_pop would return, or NULL if empty. */

@@ -42,9 +42,9 @@
  * Threads: nbdkit's workers, one command each.  The capability flags are
  * shared and atomic; the zero buffer is read-only after io_init.
  */
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -114,23 +114,51 @@ io_fini (void)
 
 /* ---- requests to the engine ------------------------------------------------- */
 
+static const char *
+op_name (enum rq_op op)
+{
+  static const char *const names[] = { "read", "write", "flush", "trim",
+                                       "zero" };
+
+  return (unsigned) op < sizeof names / sizeof names[0] ? names[op] : "?";
+}
+
+/* -D cfq.bad_request=N: the N-th request built is put outside its
+ * export, as a bug in the offset arithmetic would, to show that the
+ * check below fails it with EIO and the server goes on.
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_bad_request;
+
 /* Every request of a connection: charged to its queue and accounting,
  * sync by the export's rule, and never outside the export's region (the
  * callbacks translate offsets; nbdkit refuses anything past get_size).  A
  * span rounded up to the block may reach past a region that ends at the
- * device's unaligned end, never further.
+ * device's unaligned end, never further.  A request that would (a bug of
+ * ours, or a device whose block is larger than the regions' alignment)
+ * is failed with EIO and logged: never an assert, which a client could
+ * reach and which would kill every tenant.  0 or -EIO.
  */
-static void
+static int
 creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
             int file, void *buf, uint64_t off, uint32_t len)
 {
+  uint64_t end = c->base + c->size + (c->b->bs ? c->b->bs - 1 : 0);
+
+  if (cfq_debug_bad_request > 0 &&
+      __atomic_sub_fetch (&cfq_debug_bad_request, 1, __ATOMIC_RELAXED) == 0)
+    off += c->size + c->b->bs;
   creq_init (r, c->q, op, eop, file + c->b->slot, buf, off, len);
   r->acct = c->acct;
   if (c->writes_sync && (op == RQ_WRITE || op == RQ_TRIM || op == RQ_ZERO))
     r->rq.flags |= RQ_SYNC;
-  if (op != RQ_FLUSH)
-    assert (off >= c->base &&
-            off + len <= c->base + c->size + (c->b->bs ? c->b->bs - 1 : 0));
+  if (op != RQ_FLUSH && (off < c->base || off + len < off || off + len > end)) {
+    nbdkit_error ("cfq: internal error: a %s request for [%" PRIu64 ", %"
+                  PRIu64 ") outside its export [%" PRIu64 ", %" PRIu64
+                  ") of %s: failed with EIO", op_name (op), off,
+                  off + len, c->base, c->base + c->size, c->b->path);
+    return -EIO;
+  }
+  return 0;
 }
 
 static int
@@ -139,8 +167,9 @@ run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
 {
   struct creq r;
 
-  creq_build (c, &r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file, buf,
-              off, (uint32_t) len);
+  if (creq_build (c, &r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file,
+                  buf, off, (uint32_t) len))
+    return -EIO;
   r.rw_flags = rw_flags;
   if (rw_flags & RWF_DSYNC)
     r.rq.flags |= RQ_FUA | RQ_SYNC;
@@ -153,8 +182,9 @@ run_fallocate (struct io_conn *c, enum rq_op op, int mode,
 {
   struct creq r;
 
-  creq_build (c, &r, op, EOP_FALLOCATE, FILE_DIRECT, NULL, off,
-              (uint32_t) len);
+  if (creq_build (c, &r, op, EOP_FALLOCATE, FILE_DIRECT, NULL, off,
+                  (uint32_t) len))
+    return -EIO;
   r.mode = mode;
   return engine_run (&r);
 }
@@ -164,7 +194,8 @@ run_flush (struct io_conn *c)
 {
   struct creq r;
 
-  creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
+  if (creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
+    return -EIO;
   return engine_run (&r);
 }
 
@@ -187,8 +218,9 @@ run_discard (struct io_conn *c, uint64_t len, uint64_t off)
 {
   struct creq r;
 
-  creq_build (c, &r, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, off,
-              (uint32_t) len);
+  if (creq_build (c, &r, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, off,
+                  (uint32_t) len))
+    return -EIO;
   r.worker_fn = blkdiscard_fn;
   r.arg = (void *) c->b;
   return engine_run (&r);
@@ -248,12 +280,14 @@ do_rmw (struct io_conn *c, const void *buf, uint32_t count,
 
   if (!b)
     return -ENOMEM;
-  for (unsigned i = 0; i < p->nedges; i++) {
-    creq_build (c, &edge[i], RQ_READ, EOP_READ, FILE_DIRECT,
-                b + p->edge_buf[i], p->edge_off[i], c->b->bs);
+  err = 0;
+  for (unsigned i = 0; i < p->nedges && !err; i++) {
+    err = creq_build (c, &edge[i], RQ_READ, EOP_READ, FILE_DIRECT,
+                      b + p->edge_buf[i], p->edge_off[i], c->b->bs);
     rs[i] = &edge[i];
   }
-  err = engine_run_many (rs, p->nedges);
+  if (!err)
+    err = engine_run_many (rs, p->nedges);
   if (!err) {
     memcpy (b + p->head, buf, count);
     err = run_rw (c, RQ_WRITE, FILE_DIRECT, b, p->span_len, p->span_off,
