@@ -39,6 +39,22 @@
  * filesystem refuses O_DIRECT altogether both descriptors are buffered,
  * no alignment is needed and nothing is locked.
  *
+ * Write-back errors.  All connections write through the same two file
+ * descriptors, and the kernel reports a write-back error once per open
+ * file (errseq): to the first fsync after it, or to the first write with
+ * RWF_DSYNC, whichever connection that is.  Every other connection's next
+ * flush would then succeed, although writes it had acknowledged may be
+ * lost.  So the plugin keeps its own count per file (bk_shared.wb_errors)
+ * of errors that may stand for lost write-back: a failed flush, a failed
+ * RWF_DSYNC write, a failed write through the buffered descriptor.  A
+ * connection remembers the count at its last flush (and at its start);
+ * its next flush fails with EIO if the count has moved meanwhile, even
+ * when its own fsync succeeded.  So every connection that flushes after
+ * a failed write-back hears of it once, as every open file does from the
+ * kernel, and no write is ever acknowledged as durable when it may not
+ * be.  A flush may fail for another tenant's write on the same file: on a
+ * shared file that is the only safe answer.
+ *
  * Threads: nbdkit's workers, one command each.  The capability flags are
  * shared and atomic; the zero buffer is read-only after io_init.
  */
@@ -161,11 +177,25 @@ creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
   return 0;
 }
 
+/* An error that may stand for lost write-back (see the top). */
+static void
+wb_error (struct io_conn *c)
+{
+  __atomic_add_fetch (&c->b->shared->wb_errors, 1, __ATOMIC_SEQ_CST);
+}
+
+void
+io_conn_init (struct io_conn *c)
+{
+  c->wb_seen = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
+}
+
 static int
 run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
         uint64_t len, uint64_t off, int rw_flags)
 {
   struct creq r;
+  int err;
 
   if (creq_build (c, &r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file,
                   buf, off, (uint32_t) len))
@@ -173,7 +203,11 @@ run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
   r.rw_flags = rw_flags;
   if (rw_flags & RWF_DSYNC)
     r.rq.flags |= RQ_FUA | RQ_SYNC;
-  return engine_run (&r);
+  err = engine_run (&r);
+  if (err && op == RQ_WRITE &&
+      ((rw_flags & RWF_DSYNC) || file == FILE_BUFFERED || !c->b->direct))
+    wb_error (c);
+  return err;
 }
 
 static int
@@ -189,14 +223,29 @@ run_fallocate (struct io_conn *c, enum rq_op op, int mode,
   return engine_run (&r);
 }
 
+/* The flush, and the write-back errors since this connection's last one
+ * (see the top).
+ */
 static int
 run_flush (struct io_conn *c)
 {
   struct creq r;
+  uint64_t now, before;
+  int err;
 
   if (creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
     return -EIO;
-  return engine_run (&r);
+  err = engine_run (&r);
+  if (err)
+    wb_error (c);
+  now = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
+  before = __atomic_exchange_n (&c->wb_seen, now, __ATOMIC_SEQ_CST);
+  if (!err && before != now) {
+    nbdkit_debug ("cfq: flush: a write-back error on %s since this "
+                  "connection's last flush: EIO", c->b->path);
+    err = -EIO;
+  }
+  return err;
 }
 
 /* Runs on the worker, when the scheduler dispatches the discard: there is
