@@ -307,7 +307,7 @@ stats_json (const struct tenants *tn, struct strbuf *o)
   strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"queue_depth\":%u,"
                  "\"emulate\":\"%s\"", engine_inflight (tn->e),
                  engine_held (tn->e), engine_depth (tn->e),
-                 tn_emulate_names[tn->m->dev.emulate]);
+                 tn->m->dev.emulate ? tn->m->dev.emulate : "none");
   {
     struct bounce_stats bs;
 
@@ -519,7 +519,7 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
   strbuf_printf (o, " inflight=%u held=%u queue_depth=%u emulate=%s",
                  engine_inflight (tn->e), engine_held (tn->e),
                  engine_depth (tn->e),
-                 tn_emulate_names[tn->m->dev.emulate]);
+                 tn->m->dev.emulate ? tn->m->dev.emulate : "none");
   {
     struct bounce_stats bs;
 
