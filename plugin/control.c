@@ -73,7 +73,7 @@
 #define CTL_KEEP (64u << 10)            /* bytes: answer buffer kept */
 #define CTL_BATCH 16                    /* commands per client per turn */
 #define CTL_SLICE_NS 200000             /* ns of commands per iteration */
-#define CTL_DUTY_PCT 10                 /* % of the time for commands */
+#define CTL_DUTY_PCT 5                  /* % of the time for commands */
 #define CTL_BURST_NS 2000000            /* ns of commands saved up */
 #define CTL_RETRY_S 0.25                /* s: accept paused (EMFILE) */
 #define CTL_BACKLOG 64                  /* listen(2) backlog */
