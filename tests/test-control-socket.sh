@@ -27,8 +27,8 @@
 #     order, each ended by an empty line, and a tenant is served during
 #     it.
 # timeout: 240
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_python_nbd
 requires_cmd prlimit setpriv
 
@@ -70,14 +70,14 @@ part1 ()
 {
 # (not in a subshell: its exit would run the cleanup that stops nbdkit)
 umask 000
-t4_start m1 "$TESTDIR/c.conf"
+tenant_start m1 "$TESTDIR/c.conf"
 umask 022
 m1_ctl=$TESTDIR/m1.ctl
 [ "$(mode_of "$m1_ctl")" = 600 ] ||
   fail "control socket made with umask 000 has mode $(mode_of "$m1_ctl"), want 600"
 ctl_raw "$m1_ctl" "get queue_depth" | grep -qx 'queue_depth=32' ||
   fail "the owner cannot use the 0600 socket"
-t4_start m2 "$TESTDIR/c.conf" control_mode=0660
+tenant_start m2 "$TESTDIR/c.conf" control_mode=0660
 [ "$(mode_of "$TESTDIR/m2.ctl")" = 660 ] ||
   fail "control_mode=0660 gave mode $(mode_of "$TESTDIR/m2.ctl")"
 stop_nbdkit m2
@@ -110,7 +110,7 @@ must_refuse lnk "$TESTDIR/link" "exists and is not a socket"
 mkdir "$TESTDIR/adir"
 must_refuse dir "$TESTDIR/adir" "exists and is not a socket"
 [ -d "$TESTDIR/adir" ] || fail "the directory went"
-t4_start live "$TESTDIR/c.conf"
+tenant_start live "$TESTDIR/c.conf"
 must_refuse live2 "$TESTDIR/live.ctl" "another server is listening on it"
 ctl_raw "$TESTDIR/live.ctl" "get queue_depth" >/dev/null ||
   fail "the live server's socket stopped working"
@@ -129,12 +129,12 @@ echo "== 2. control=PATH never deletes what is not a stale socket"
 # ---- 3. uids ------------------------------------------------------------------
 part3 ()
 {
-t4_start m3 "$TESTDIR/c.conf"
+tenant_start m3 "$TESTDIR/c.conf"
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
   nob=$(id -u nobody)
   as_nobody () { setpriv --reuid="$nob" --regid="$(id -g nobody)" --clear-groups "$@"; }
   chmod 0711 "$TESTDIR"           # nobody may reach the sockets, not list
-  t4_start u1 "$TESTDIR/c.conf" control_mode=0666 control_uid=12345
+  tenant_start u1 "$TESTDIR/c.conf" control_mode=0666 control_uid=12345
   out=$(as_nobody "$CFQCTL" -s "$TESTDIR/u1.ctl" raw "get queue_depth" 2>&1) &&
     fail "uid $nob was served though not in control_uid: $out"
   grep -q "uid $nob may not use this control socket" <<<"$out" ||
@@ -143,7 +143,7 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
   grep -q "refused a client with uid $nob" "$TESTDIR/u1.log" ||
     fail "the refusal was not logged"
   stop_nbdkit u1
-  t4_start u2 "$TESTDIR/c.conf" control_mode=0666 control_uid=12345,nobody
+  tenant_start u2 "$TESTDIR/c.conf" control_mode=0666 control_uid=12345,nobody
   as_nobody "$CFQCTL" -s "$TESTDIR/u2.ctl" raw "get queue_depth" | grep -qx 'queue_depth=32' ||
     fail "listed user nobody was not served"
   stop_nbdkit u2
@@ -160,7 +160,7 @@ stop_nbdkit m3
 # ---- 4, 5. client cap, slowloris, long lines ------------------------------------
 part4 ()
 {
-t4_start cap "$TESTDIR/c.conf" control_clients=2 control_timeout=1s
+tenant_start cap "$TESTDIR/c.conf" control_clients=2 control_timeout=1s
 cap_ctl=$TESTDIR/cap.ctl
 # Two slowloris clients: a byte of a line every 0.2 s, never a newline.
 # Prints, for each, the seconds until the server closed it (or "open").
@@ -231,13 +231,13 @@ echo "== 4, 5. the client cap, the timeout and the line limit hold"
 # ---- 6. EMFILE ------------------------------------------------------------------
 part6 ()
 {
-t4_start fd "$TESTDIR/c.conf"
+tenant_start fd "$TESTDIR/c.conf"
 fd_ctl=$TESTDIR/fd.ctl
 disp=
-for t in /proc/"$fd_pid"/task/*; do
+for t in /proc/"${NBDKIT_PID[fd]}"/task/*; do
   [ "$(cat "$t/comm")" = cfq-dispatch ] && disp=$t
 done
-[ -n "$disp" ] || fail "no cfq-dispatch thread in nbdkit $fd_pid"
+[ -n "$disp" ] || fail "no cfq-dispatch thread in nbdkit ${NBDKIT_PID[fd]}"
 cpu_ticks () { awk '{print $14 + $15}' "$disp/stat"; }
 # A tenant connected before the limit drops: it reads on a signal.
 mkfifo "$TESTDIR/go"
@@ -256,20 +256,20 @@ EOF
 tenant=$!
 cleanup_fn kill "$tenant"
 wait_for "the tenant to connect" 30 grep -q connected "$TESTDIR/tenant.out"
-hard=$(prlimit --pid "$fd_pid" --nofile --noheadings --output HARD)
+hard=$(prlimit --pid "${NBDKIT_PID[fd]}" --nofile --noheadings --output HARD)
 # The lowest free descriptor number: with the limit there, none is left.
 # (The server may still close a descriptor of its own just then: if the
 # waiting client is served after all, try again.)
 for (( try = 0; try < 10; try++ )); do
-  nfree=$(ls /proc/"$fd_pid"/fd | sort -n |
+  nfree=$(ls /proc/"${NBDKIT_PID[fd]}"/fd | sort -n |
           awk 'BEGIN { n = 0 } $1 == n { n++ } END { print n }')
-  prlimit --pid "$fd_pid" --nofile="$nfree:$hard"
+  prlimit --pid "${NBDKIT_PID[fd]}" --nofile="$nfree:$hard"
   "$CFQCTL" -s "$fd_ctl" raw "get queue_depth" >"$TESTDIR/late.out" 2>&1 &
   late=$!
   sleep 0.5
   kill -0 "$late" 2>/dev/null && break
   wait "$late" || true
-  prlimit --pid "$fd_pid" --nofile="$hard:$hard"
+  prlimit --pid "${NBDKIT_PID[fd]}" --nofile="$hard:$hard"
 done
 cleanup_fn kill "$late"
 kill -0 "$late" 2>/dev/null ||
@@ -286,7 +286,7 @@ grep -q "served 500 reads" "$TESTDIR/tenant.out" || fail "tenant: $(cat "$TESTDI
 kill -0 "$late" 2>/dev/null || fail "the control client was served or failed during EMFILE: $(cat "$TESTDIR/late.out")"
 grep -q "accept: Too many open files: not accepting" "$TESTDIR/fd.log" ||
   fail "the pause was not logged"
-prlimit --pid "$fd_pid" --nofile="$hard:$hard"
+prlimit --pid "${NBDKIT_PID[fd]}" --nofile="$hard:$hard"
 wait "$late" || fail "the waiting control client failed: $(cat "$TESTDIR/late.out")"
 grep -qx 'queue_depth=32' "$TESTDIR/late.out" || fail "late client: $(cat "$TESTDIR/late.out")"
 echo "== 6. EMFILE pauses accepting instead of spinning"
@@ -296,7 +296,7 @@ stop_nbdkit fd
 # ---- 7. a flood of commands in one write ------------------------------------------
 part7 ()
 {
-t4_start fl "$TESTDIR/c.conf"
+tenant_start fl "$TESTDIR/c.conf"
 fd_ctl=$TESTDIR/fl.ctl
 "$PYTHON" - "$fd_ctl" <<'EOF' &
 import socket, sys

@@ -15,8 +15,8 @@
 #     two writable exports on one file through a hard link: nbdkit refuses
 #     to start, naming both; two readonly exports may share a file.
 # timeout: 180
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_python_nbd
 
 M=$((1 << 20))
@@ -33,7 +33,7 @@ file = a.img
 [export b]
 file = b.img
 EOC
-t4_start srv "$TESTDIR/f.conf"
+tenant_start srv "$TESTDIR/f.conf"
 "$PYTHON" - "$(export_uri srv a)" "$(export_uri srv b)" <<'EOP'
 import nbd, sys, threading
 def hammer_a():
@@ -101,7 +101,7 @@ refused share "$TESTDIR/share.conf" \
   "export 'y': file .*a2.img is also the file of export 'x'"
 printf '[device]\nfile = dev.img\n[export x]\nfile = a.img\nreadonly = yes\n[export y]\nfile = a2.img\nreadonly = yes\n' \
   >"$TESTDIR/ro.conf"
-t4_start ro "$TESTDIR/ro.conf"
+tenant_start ro "$TESTDIR/ro.conf"
 stop_nbdkit ro
 if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null && losetup -f >/dev/null 2>&1; then
   loop_attach "$TESTDIR/dev.img"

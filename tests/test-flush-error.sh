@@ -25,8 +25,8 @@
 # Skips without root, /dev/fuse, nbdfuse, a loop device, mkfs.ext4 or
 # nbdkit's error filter.
 # timeout: 180
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_fuse
 requires_loop
 requires_python_nbd
@@ -37,7 +37,7 @@ nbdkit -U - --filter=error memory 1M --run true >/dev/null 2>&1 </dev/null ||
 devsize=$((64 << 20))
 CFQ_PLUGIN=memory start_nbdkit dev --filter=error -- size="$devsize" \
   error-pwrite=EIO error-pwrite-rate=100% error-pwrite-file="$TESTDIR/wtrig"
-fuse_start "$TESTDIR/fuse/disk" "$devsize" --unix "$dev_sock"
+fuse_start "$TESTDIR/fuse/disk" "$devsize" --unix "${NBDKIT_SOCK[dev]}"
 loop_attach "$TESTDIR/fuse/disk"
 mkfs.ext4 -q -F -O ^has_journal "$LOOPDEV" || skip "mkfs.ext4 failed"
 mkdir -p "$TESTDIR/mnt"
@@ -46,9 +46,9 @@ cleanup_fn umount -l "$TESTDIR/mnt"
 head -c $(((1 << 20) + 1000)) /dev/urandom >"$TESTDIR/mnt/disk.img"
 sync
 printf '[device]\nfile = %s\n[export]\n' "$TESTDIR/mnt/disk.img" >"$TESTDIR/f.conf"
-t4_start srv "$TESTDIR/f.conf"
+tenant_start srv "$TESTDIR/f.conf"
 
-"$PYTHON" - "$srv_sock" "$TESTDIR/wtrig" <<'EOP' || fail "see above"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$TESTDIR/wtrig" <<'EOP' || fail "see above"
 import errno, os, sys, nbd
 sock, trig = sys.argv[1:3]
 def conn():

@@ -17,8 +17,7 @@ plugin_is_ours || skip "the debug flag is our plugin's"
 make_image "$TESTDIR/disk.img" $((8 << 20))
 for n in 5 12; do
   start_nbdkit bad$n -D cfq.bad_request=$n -- file="$TESTDIR/disk.img"
-  sockv=bad${n}_sock
-  "$PYTHON" - "${!sockv}" <<'EOP' || fail "n=$n: the client did not see exactly one EIO"
+  "$PYTHON" - "${NBDKIT_SOCK[bad$n]}" <<'EOP' || fail "n=$n: the client did not see exactly one EIO"
 import errno, sys, nbd
 h = nbd.NBD(); h.set_strict_mode(0); h.connect_unix(sys.argv[1])
 eio = 0
@@ -37,12 +36,11 @@ h.shutdown()
 print("EIO for", eio, "request(s); the server went on")
 sys.exit(0 if eio == 1 else 1)
 EOP
-  pidv=bad${n}_pid
-  kill -0 "${!pidv}" || fail "n=$n: the server died"
+  kill -0 "${NBDKIT_PID[bad$n]}" || fail "n=$n: the server died"
   grep -q "internal error: a .* request for \[.*) outside its export .* failed with EIO" \
     "$TESTDIR/bad$n.log" || fail "n=$n: no log line: $(cat "$TESTDIR/bad$n.log")"
   stop_nbdkit bad$n
-  stv=bad${n}_status
-  [ "${!stv}" = 0 ] || fail "n=$n: nbdkit exited with ${!stv}"
+  [ "${NBDKIT_STATUS[bad$n]}" = 0 ] ||
+    fail "n=$n: nbdkit exited with ${NBDKIT_STATUS[bad$n]}"
 done
 echo ok

@@ -24,7 +24,7 @@ start_nbdkit srv -v -- file="$img"
 grep -q "block 512, .*O_DIRECT" "$TESTDIR/srv.log" ||
   skip "needs O_DIRECT with 512-byte blocks here: $(grep -m1 'file=' "$TESTDIR/srv.log")"
 
-"$PYTHON" - "$srv_sock" "$img" "${CFQ_TAIL_ROUNDS:-3000}" <<'EOP'
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$img" "${CFQ_TAIL_ROUNDS:-3000}" <<'EOP'
 import nbd, os, random, sys, threading
 sock, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 a = nbd.NBD(); a.connect_unix(sock)

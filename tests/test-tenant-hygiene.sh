@@ -25,8 +25,8 @@
 #     not followed at exit; a FIFO there does not hang the exit.
 # CTL_PARTS="1 3" runs some parts (to show what an old build fails).
 # timeout: 240
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_python_nbd
 
 want () { [[ " ${CTL_PARTS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
@@ -88,7 +88,7 @@ EOC
 
 part1 ()
 {
-  t4_start lim "$TESTDIR/lim.conf"
+  tenant_start lim "$TESTDIR/lim.conf"
   cat >"$TESTDIR/holder.py" <<'EOP'
 import os, sys, time, nbd
 uri_a, uri_b, cmds, outp = sys.argv[1:5]
@@ -160,8 +160,8 @@ EOP
 
 part2 ()
 {
-  t4_start lg "$TESTDIR/plain.conf"
-  "$PYTHON" - "$lg_sock" <<'EOP'
+  tenant_start lg "$TESTDIR/plain.conf"
+  "$PYTHON" - "${NBDKIT_SOCK[lg]}" <<'EOP'
 import sys, nbd
 h = nbd.NBD()
 h.set_export_name("x\nnbdkit: error: FORGED\x1b[31m\xe9")
@@ -201,8 +201,8 @@ EOC
 part3 ()
 {
   grep -v "^tls" "$TESTDIR/vis.conf" >"$TESTDIR/vis3.conf"
-  t4_start vis "$TESTDIR/vis3.conf"
-  got=$(listing "$vis_sock")
+  tenant_start vis "$TESTDIR/vis3.conf"
+  got=$(listing "${NBDKIT_SOCK[vis]}")
   [ "$got" = "mine pub sec" ] || fail "a Unix-socket client lists '$got', want 'mine pub sec' (not priv: allow = 10.9.9.9)"
   stop_nbdkit vis
   echo "== 3. list_exports shows only what the client may open"
@@ -219,7 +219,7 @@ part4 ()
   [ "$(probe tls sec)" = refused ] || fail "a plaintext client was served by sec (tls = require)"
   grep -q "export 'sec': it requires TLS (tls=require), the client did not negotiate it: refused" \
     "$TESTDIR/tls.log" || fail "the TLS refusal was not logged: $(cat "$TESTDIR/tls.log")"
-  "$PYTHON" - "$tls_sock" "$TESTDIR/keys.psk" <<'EOP' || fail "a TLS client was refused"
+  "$PYTHON" - "${NBDKIT_SOCK[tls]}" "$TESTDIR/keys.psk" <<'EOP' || fail "a TLS client was refused"
 import sys, nbd
 for name in ("sec", "pub"):
     h = nbd.NBD()
@@ -231,9 +231,9 @@ for name in ("sec", "pub"):
     h.pread(512, 0)
     h.shutdown()
 EOP
-  got=$(listing "$tls_sock")
+  got=$(listing "${NBDKIT_SOCK[tls]}")
   [ "$got" = "mine pub" ] || fail "a plaintext client lists '$got', want 'mine pub' (not sec: tls = require)"
-  got=$(listing "$tls_sock" "$TESTDIR/keys.psk")
+  got=$(listing "${NBDKIT_SOCK[tls]}" "$TESTDIR/keys.psk")
   [ "$got" = "mine pub sec" ] || fail "a TLS client lists '$got', want 'mine pub sec'"
   stop_nbdkit tls
   echo "== 4. tls = require refuses plaintext clients, serves TLS ones"
@@ -249,7 +249,7 @@ part5 ()
   grep -q "bad.conf:3: section name is not valid UTF-8 (byte 0xe9 at byte 3)" "$TESTDIR/bad.out" ||
     fail "no FILE:LINE error for the name: $(cat "$TESTDIR/bad.out")"
   printf '[device]\nfile = disk.img\n[export q"x\\y caf\xc3\xa9]\n' >"$TESTDIR/odd.conf"
-  t4_start odd "$TESTDIR/odd.conf"
+  tenant_start odd "$TESTDIR/odd.conf"
   ctl odd raw stats >"$TESTDIR/odd.json"
   "$PYTHON" - "$TESTDIR/odd.json" <<'EOP' || fail "stats with an odd name: $(cat "$TESTDIR/odd.json")"
 import json, sys
@@ -274,20 +274,20 @@ part6 ()
     fail "no error for the symlink: $(cat "$TESTDIR/sl.out")"
   [ "$(cat "$TESTDIR/victim")" = precious ] || fail "the symlink's target was written"
   # A symlink put there while the server runs.
-  t4_start sr "$TESTDIR/plain.conf" stats="$TESTDIR/late.json"
+  tenant_start sr "$TESTDIR/plain.conf" stats="$TESTDIR/late.json"
   ln -s "$TESTDIR/victim" "$TESTDIR/late.json"
   stop_nbdkit sr
   [ "$(cat "$TESTDIR/victim")" = precious ] || fail "the stats file was written through a symlink made later"
   grep -q "late.json: is a symbolic link: refusing to write through it" "$TESTDIR/sr.log" ||
     fail "no error at exit for the later symlink: $(cat "$TESTDIR/sr.log")"
   # A FIFO nobody reads: the exit must not hang on it.
-  t4_start sf "$TESTDIR/plain.conf" stats="$TESTDIR/fifo.json"
+  tenant_start sf "$TESTDIR/plain.conf" stats="$TESTDIR/fifo.json"
   mkfifo "$TESTDIR/fifo.json"
   stop_nbdkit sf
   grep -q "fifo.json: .*\(not a regular file\|No such device\)" "$TESTDIR/sf.log" ||
     fail "no error at exit for the FIFO: $(cat "$TESTDIR/sf.log")"
   # And a plain file is written, mode 0600.
-  t4_start sp "$TESTDIR/plain.conf" stats="$TESTDIR/plain.json"
+  tenant_start sp "$TESTDIR/plain.conf" stats="$TESTDIR/plain.json"
   stop_nbdkit sp
   "$PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TESTDIR/plain.json" ||
     fail "stats= did not write JSON"

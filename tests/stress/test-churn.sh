@@ -18,8 +18,8 @@
 # nbdkit runs with --threads=1 (each connection still pipelines on its
 # socket); on other versions with its default worker threads.
 # timeout: 900
-. "$(dirname "$0")/../t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/../tenant-functions.sh"
+tenant_requires
 requires_shadow
 
 secs=${CFQ_STRESS_SECONDS:-60}
@@ -38,14 +38,12 @@ cat >"$TESTDIR/c.conf" <<'EOC'
 file = disk.img
 [export]
 EOC
-start_nbdkit srv "${thr[@]}" -- config="$TESTDIR/c.conf" control="$TESTDIR/srv.ctl"
-srv_ctl=$TESTDIR/srv.ctl
-wait_for "the control socket" 30 test -S "$srv_ctl"
+control_start srv "${thr[@]}" -- config="$TESTDIR/c.conf"
 
-nfd () { ls "/proc/$srv_pid/fd" | wc -l; }
-rss () { awk '/^VmRSS/ {print $2}' "/proc/$srv_pid/status"; }
+nfd () { ls "/proc/${NBDKIT_PID[srv]}/fd" | wc -l; }
+rss () { awk '/^VmRSS/ {print $2}' "/proc/${NBDKIT_PID[srv]}/status"; }
 
-"$SHADOW" -u -q -s 7 -n 100000000 -c 2 -r "$half:$half" "$srv_sock" \
+"$SHADOW" -u -q -s 7 -n 100000000 -c 2 -r "$half:$half" "${NBDKIT_SOCK[srv]}" \
   >"$TESTDIR/checker.out" 2>&1 &
 checker=$!
 cleanup_fn kill "$checker"
@@ -59,7 +57,7 @@ churn ()
     for (( i = ${#pids[@]}; i < 16; i++ )); do
       seed=$((seed + 1))
       "$SHADOW" -u -q -s $seed -c 4 -d 32 -r "$(( (seed % 8) << 22 )):$((4 << 20))" \
-        --abort-after $((100 + seed % 400)) "$srv_sock" >/dev/null 2>&1 &
+        --abort-after $((100 + seed % 400)) "${NBDKIT_SOCK[srv]}" >/dev/null 2>&1 &
       pids+=($!)
       n=$((n + 1))
     done
@@ -67,7 +65,7 @@ churn ()
     local alive=()
     for i in "${pids[@]}"; do kill -0 "$i" 2>/dev/null && alive+=("$i"); done
     pids=("${alive[@]}")
-    kill -0 "$srv_pid" 2>/dev/null || break
+    kill -0 "${NBDKIT_PID[srv]}" 2>/dev/null || break
   done
   wait "${pids[@]}" 2>/dev/null || true
   echo "$n clients"
@@ -81,7 +79,7 @@ mon=$!
 cleanup_fn kill "$mon"
 clients=$(churn "$secs")
 kill "$mon"
-kill -0 "$srv_pid" 2>/dev/null || fail "the server died"
+kill -0 "${NBDKIT_PID[srv]}" 2>/dev/null || fail "the server died"
 sleep 2                                 # the last connections close
 fd1=$(nfd) rss1=$(rss)
 echo "after $secs s more ($clients, 4 connections each): $fd1 descriptors, RSS $((rss1 / 1024)) MiB"
@@ -94,8 +92,8 @@ wait "$checker" 2>/dev/null || true
 [ $((rss1 - rss0)) -le $((16 << 10)) ] ||
   fail "RSS grew by $(((rss1 - rss0) / 1024)) MiB in $secs s of churn"
 n=$("$PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["connections"]))' \
-      < <("$CFQCTL" -s "$srv_ctl" raw stats))
+      < <("$CFQCTL" -s "${NBDKIT_CTL[srv]}" raw stats))
 [ "$n" = 0 ] || fail "stats still lists $n connections"
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with $srv_status on SIGTERM"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with ${NBDKIT_STATUS[srv]} on SIGTERM"
 echo ok

@@ -15,8 +15,8 @@
 #    plugin): ours must add at most 16 KiB per connection over that;
 #  - the tenant is served, the server is alive.
 # timeout: 900
-. "$(dirname "$0")/../t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/../tenant-functions.sh"
+tenant_requires
 requires_python_nbd
 
 n=${CFQ_STRESS_CONNS:-1000}
@@ -44,8 +44,7 @@ rss_kib () { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 # file NAME.done appears.
 crowd ()
 {
-  local sockv=${1}_sock pidv=${1}_pid
-  "$PYTHON" - "nbd+unix:///$2?socket=${!sockv}" "$n" "${!pidv}" \
+  "$PYTHON" - "nbd+unix:///$2?socket=${NBDKIT_SOCK[$1]}" "$n" "${NBDKIT_PID[$1]}" \
     "$TESTDIR/$1.done" <<'EOP'
 import os, sys, time, nbd
 uri, n, pid, done = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -87,16 +86,17 @@ EOP
 measure ()
 {
   crowd "$1" "$2" >"$TESTDIR/$1.grow" &
-  local cpid=$! pidv=${1}_pid
+  local cpid=$!
   cleanup_fn kill "$cpid"
   wait_for "$n connections to $1" 600 test -s "$TESTDIR/$1.grow"
   tenant "$3" "${4:-}" || fail "$1: the tenant was not served with $n connections open"
-  kill -0 "${!pidv}" || fail "$1: the server died"
+  kill -0 "${NBDKIT_PID[$1]}" || fail "$1: the server died"
   touch "$TESTDIR/$1.done"
   wait "$cpid" || fail "$1: the crowd failed"
   grow=$(cat "$TESTDIR/$1.grow")
 }
 
+declare -A g_null=() g_ours=()      # threads -> KiB added
 for thr in 4 16; do
   CFQ_PLUGIN=null start_nbdkit null$thr --threads=$thr -- 1G
   measure null$thr "" "$(export_uri null$thr "")"
@@ -107,10 +107,11 @@ for thr in 4 16; do
   gours=$grow
   stop_nbdkit ours$thr
   echo "threads=$thr: $n idle connections add $((gnull / 1024)) MiB to nbdkit null, $((gours / 1024)) MiB to ours: $(( (gours - gnull) / n )) KiB a connection more"
-  eval "g_null_$thr=$gnull g_ours_$thr=$gours"
+  g_null[$thr]=$gnull
+  g_ours[$thr]=$gours
 done
-[ "$g_ours_4" -le $((64 * 1024 * n / 1000)) ] ||
-  fail "threads=4: $n idle connections added $((g_ours_4 / 1024)) MiB (limit 64 MiB per 1,000)"
-[ $(( (g_ours_16 - g_null_16) / n )) -le 16 ] ||
-  fail "threads=16: ours costs $(( (g_ours_16 - g_null_16) / n )) KiB a connection more than nbdkit null (limit 16)"
+[ "${g_ours[4]}" -le $((64 * 1024 * n / 1000)) ] ||
+  fail "threads=4: $n idle connections added $((g_ours[4] / 1024)) MiB (limit 64 MiB per 1,000)"
+[ $(( (g_ours[16] - g_null[16]) / n )) -le 16 ] ||
+  fail "threads=16: ours costs $(( (g_ours[16] - g_null[16]) / n )) KiB a connection more than nbdkit null (limit 16)"
 echo ok

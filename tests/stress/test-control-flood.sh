@@ -17,8 +17,8 @@
 # Timing: run it on a quiet machine (make check-stress takes
 # /work/wt/bench.lock-like locks through STRESS_LOCK when set).
 # timeout: 900
-. "$(dirname "$0")/../t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/../tenant-functions.sh"
+tenant_requires
 requires_python_nbd
 requires_cmd fio
 
@@ -41,7 +41,7 @@ size = 128M
 group = crowd
 offset = 128M
 EOC
-t4_start srv "$TESTDIR/f.conf"
+tenant_start srv "$TESTDIR/f.conf"
 
 # The crowd: 60 connections to b, 50 reads each, then idle until killed.
 "$PYTHON" - "$(export_uri srv b)" >"$TESTDIR/crowd.out" 2>&1 <<'EOP' &
@@ -67,7 +67,7 @@ n=$("$PYTHON" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["conne
 # are up; prints how many batches were answered.
 flood ()
 {
-  "$PYTHON" - "$srv_ctl" "$1" <<'EOP'
+  "$PYTHON" - "${NBDKIT_CTL[srv]}" "$1" <<'EOP'
 import socket, sys, time
 end = time.time() + float(sys.argv[2])
 batches = closed = 0
@@ -129,7 +129,7 @@ echo "median p99: quiet $((mq / 1000)) us, flood $((ml / 1000)) us, growth $(((m
 mqx=$(median "${qmax[@]}")
 mlx=$(median "${lmax[@]}")
 echo "median max: quiet $((mqx / 1000)) us, flood $((mlx / 1000)) us"
-kill -0 "$srv_pid" || fail "the server died"
+kill -0 "${NBDKIT_PID[srv]}" || fail "the server died"
 [ $((ml - mq)) -le 1000000 ] ||
   fail "the command flood grew the tenant's p99 by $(((ml - mq) / 1000)) us (limit 1000 us)"
 # At depth 1 a stall delays one request, so p99 can miss it: the worst

@@ -12,8 +12,8 @@
 # 1.7 s, restarted on the same socket, and durable checks every byte
 # against what it was told (see tests/nbd/durable.c).
 # timeout: 1200
-. "$(dirname "$0")/../t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/../tenant-functions.sh"
+tenant_requires
 DURABLE=$top/tests/nbd/durable
 [ -x "$DURABLE" ] || fail "$DURABLE is not built (run make)"
 
@@ -36,12 +36,12 @@ serve 1
 # The negative control: a write the client pretends was acknowledged
 # (durable -L) must be reported missing.
 rc=0
-"$DURABLE" -s 99 -c 2 -L 40 "$srv_uri" >"$TESTDIR/d.out" 2>"$TESTDIR/d.err" &
+"$DURABLE" -s 99 -c 2 -L 40 "${NBDKIT_URI[srv]}" >"$TESTDIR/d.out" 2>"$TESTDIR/d.err" &
 dpid=$!
 wait_for "the negative control's writers" 60 grep -q writing "$TESTDIR/d.out"
 sleep 0.5
-kill -KILL "$srv_pid"
-wait "$srv_pid" 2>/dev/null || true
+kill -KILL "${NBDKIT_PID[srv]}"
+wait "${NBDKIT_PID[srv]}" 2>/dev/null || true
 serve 1
 wait "$dpid" || rc=$?
 [ "$rc" = 1 ] && grep -q "DATA INTEGRITY ERROR.*lost a durable" "$TESTDIR/d.err" ||
@@ -50,14 +50,14 @@ echo "negative control: $(head -1 "$TESTDIR/d.err")"
 
 for (( r = 1; r <= rounds; r++ )); do
   rm -f "$TESTDIR/d.out"
-  "$DURABLE" -s "$r" -c 8 "$srv_uri" >"$TESTDIR/d.out" 2>"$TESTDIR/d.err" &
+  "$DURABLE" -s "$r" -c 8 "${NBDKIT_URI[srv]}" >"$TESTDIR/d.out" 2>"$TESTDIR/d.err" &
   dpid=$!
   cleanup_fn kill "$dpid"
   wait_for "round $r: the writers" 60 grep -q writing "$TESTDIR/d.out"
   ms=$((200 + RANDOM % 1500))
   sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
-  kill -KILL "$srv_pid"
-  wait "$srv_pid" 2>/dev/null || true
+  kill -KILL "${NBDKIT_PID[srv]}"
+  wait "${NBDKIT_PID[srv]}" 2>/dev/null || true
   serve $((r + 1))
   rc=0
   wait "$dpid" || rc=$?

@@ -18,8 +18,8 @@
 #    per-thread bounce buffers stayed: 214 MiB after 8 MiB reads);
 #  - the tenant was served all along; the server is alive.
 # timeout: 900
-. "$(dirname "$0")/../t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/../tenant-functions.sh"
+tenant_requires
 requires_python_nbd
 
 secs=${CFQ_STRESS_SECONDS:-20}
@@ -36,11 +36,11 @@ size = 2G
 group = calm
 offset = 2G
 EOC
-t4_start srv "$TESTDIR/m.conf" buffer_pool=64M
-rss () { awk '/^VmRSS/ {print int($2 / 1024)}' "/proc/$srv_pid/status"; }
+tenant_start srv "$TESTDIR/m.conf" buffer_pool=64M
+rss () { awk '/^VmRSS/ {print int($2 / 1024)}' "/proc/${NBDKIT_PID[srv]}/status"; }
 rss0=$(rss)
 
-"$PYTHON" - "$(export_uri srv flood)" "$(export_uri srv calm)" "$srv_pid" "$secs" \
+"$PYTHON" - "$(export_uri srv flood)" "$(export_uri srv calm)" "${NBDKIT_PID[srv]}" "$secs" \
   >"$TESTDIR/flood.out" 2>&1 <<'EOP' || fail "the flood: $(cat "$TESTDIR/flood.out")"
 import nbd, sys, threading, time
 flood_uri, calm_uri, pid, secs = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
@@ -103,7 +103,7 @@ import json, sys
 b = json.load(open(sys.argv[1]))["device"]["buffers"]
 print(b["cap"] >> 20, b["peak"] >> 20, b["waits"])' "$TESTDIR/s.json")
 echo "RSS: before $rss0 MiB, peak $peak MiB, a second after $rss1 MiB; pool: cap $cap MiB, peak $bpeak MiB, $waits waits; tenant: $calm reads; $errs failed requests"
-kill -0 "$srv_pid" || fail "the server died"
+kill -0 "${NBDKIT_PID[srv]}" || fail "the server died"
 [ "$errs" = 0 ] || fail "$errs flood requests failed (they must wait for buffers, not fail)"
 [ "$bpeak" -le "$cap" ] || fail "the pool held $bpeak MiB, over its cap of $cap MiB"
 [ "$calm" -ge 100 ] || fail "the tenant was served only $calm reads in $secs s"
