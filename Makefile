@@ -3,6 +3,7 @@
 #   make            build the plugin, the tools and the tests
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
+#   make check-stress  the long hostile-tenant tests (tests/stress/)
 #   make lint       shellcheck every shell script
 #   make SANITIZE=address,undefined check
 #                   everything built with those sanitizers, the whole suite
@@ -122,8 +123,8 @@ ifneq ($(SANITIZE),)
 ALL += $(SAN_SHIM)
 endif
 
-.PHONY: all deps deps-kernel check check-kernel check-tsan lint fuzz demo bench install \
-	clean FORCE
+.PHONY: all deps deps-kernel check check-stress check-kernel check-tsan lint fuzz \
+	demo bench install clean FORCE
 all: $(ALL)
 
 $(FLAGS_STAMP): FORCE
@@ -236,6 +237,13 @@ lint:
 # inputs go to a scratch directory, crashes to tests/logs/fuzz/.
 fuzz: $(FUZZ_BIN)
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+# The hostile-tenant tests that take minutes (tests/stress/): a command
+# flood, 1,000 connections, kill -9 durability, disconnect churn.  Their
+# length: CFQ_STRESS_SECONDS, CFQ_STRESS_ROUNDS (see each test); .ci/run
+# runs a bounded form.  Timing-sensitive: run them on a quiet machine.
+check-stress: all
+	@tests/run.sh tests/stress/test-*.sh
 
 
 # The real kernel NBD client runs in a software-emulated VM: its packages

@@ -85,6 +85,7 @@
 #include "cfq.h"
 #include "config.h"
 #include "devmodel.h"
+#include "utf8.h"
 #include "units.h"
 
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
@@ -122,23 +123,26 @@ enum {
   GK_QUEUE_DEPTH,
   GK_MODE,
   GK_EMULATE,
+  GK_MAX_CONNS,
   GK_SCHEDULER,
   GK_TUNABLE,
 };
 #define NR_GKEYS (GK_TUNABLE + cfq_nr_tunables)
 
 static const char *const gk_names[GK_TUNABLE] = {
-  "file", "queue_depth", "mode", "emulate", "scheduler",
+  "file", "queue_depth", "mode", "emulate", "max_connections", "scheduler",
 };
 static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
 };
 static const char *const class_names[] = { "rt", "be", "idle", NULL };
 static const char *const writes_names[] = { "async", "sync", NULL };
+static const char *const tls_names[] = { "optional", "require", NULL };
 
 static const char *const group_keys[] = { "weight", "class", "prio", NULL };
 static const char *const export_keys[] = {
-  "group", "offset", "size", "file", "readonly", "writes", "allow", NULL,
+  "group", "offset", "size", "file", "readonly", "writes", "allow", "tls",
+  "max_connections", NULL,
 };
 static const char *const tenant_keys[] = {
   "export", "connections", "rw", "rwmixread", "bs", "iodepth", "thinktime",
@@ -217,11 +221,14 @@ struct xexport {
   char *file;                   /* resolved against the config's dir */
   uint64_t offset, size;        /* bytes, as written */
   bool readonly, writes_sync;
+  bool tls_required;            /* tls = require */
+  unsigned max_conns;           /* max_connections, 0: not given */
   bool bad_region;              /* offset= or size= was refused */
   struct cfg_net *allow;
   size_t nr_allow;
   unsigned line;                /* of the header */
   unsigned l_group, l_file, l_offset, l_size, l_readonly, l_writes, l_allow;
+  unsigned l_tls, l_max_conns;
 };
 
 /* A [tenant NAME]: a workload, fio's way (core/config.h). */
@@ -375,6 +382,19 @@ one_of (const char *const *names, char *buf, size_t len)
   return buf;
 }
 
+/* A connection limit, [device] or [export NAME] max_connections. */
+static int
+parse_max_conns (const char *value, uint64_t *v, char *why, size_t len)
+{
+  int r = units_parse_count (value, v);
+
+  if (r == 0 && *v >= 1 && *v <= CFG_MAX_CONNECTIONS_MAX)
+    return 0;
+  snprintf (why, len, "%s (want 1..%d)",
+            r < 0 ? "not a number" : "out of range", CFG_MAX_CONNECTIONS_MAX);
+  return -EINVAL;
+}
+
 /* Parse VALUE for global key K.  On error writes the reason to WHY. */
 static int
 parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
@@ -394,6 +414,8 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
     snprintf (why, len, "%s (want 1..%d)",
               r < 0 ? "not a number" : "out of range", SCHED_DEPTH_MAX);
     return -EINVAL;
+  case GK_MAX_CONNS:
+    return parse_max_conns (value, v, why, len);
   case GK_MODE:
     t = cfq_tunable_lookup ("mode");
     break;
@@ -697,7 +719,7 @@ key_home (const char *key)
   bool in_group = name_index (group_keys, key) >= 0;
   bool in_export = name_index (export_keys, key) >= 0;
 
-  if (k == GK_FILE)
+  if (k == GK_FILE || k == GK_MAX_CONNS)
     return "[device] or [export NAME]";
   if (k >= 0)
     return gkey_sec (k) == SEC_DEVICE ? "[device]" : "[scheduler]";
@@ -952,6 +974,24 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
       ferr (cfg, line, "writes = %s: want async or sync", value);
     else
       e->writes_sync = i == 1;
+  }
+  else if (strcmp (key, "tls") == 0) {
+    if (!first_time (cfg, &e->l_tls, key))
+      return;
+    i = name_index (tls_names, value);
+    if (i < 0)
+      ferr (cfg, line, "tls = %s: want optional or require", value);
+    else
+      e->tls_required = i == 1;
+  }
+  else if (strcmp (key, "max_connections") == 0) {
+    uint64_t v;
+    if (!first_time (cfg, &e->l_max_conns, key))
+      return;
+    if (parse_max_conns (value, &v, why, sizeof why) < 0)
+      ferr (cfg, line, "max_connections = %s: %s", value, why);
+    else
+      e->max_conns = (unsigned) v;
   }
   else if (strcmp (key, "allow") == 0) {
     if (!first_time (cfg, &e->l_allow, key))
@@ -1266,11 +1306,23 @@ open_section (struct cfg *cfg, const char *s, const char *e)
   }
   else if (n == ne)
     n = ne = NULL;              /* no name */
-  for (const char *q = n; q && q < ne; q++)
-    if ((unsigned char) *q < 0x20 || *q == 0x7f) {
-      ferr (cfg, line, "control character in section name");
+  /* Names go to clients (list_exports), stats (JSON), logs and control
+   * commands: valid UTF-8 without control characters, as NBD wants.
+   */
+  if (n) {
+    size_t bad = utf8_check (n, ne - n, true);
+    uint32_t cp;
+
+    if (bad < (size_t) (ne - n)) {
+      if (utf8_decode (n + bad, ne - n - bad, &cp))
+        ferr (cfg, line, "control character U+%04X in section name (at"
+              " byte %zu)", (unsigned) cp, bad);
+      else
+        ferr (cfg, line, "section name is not valid UTF-8 (byte 0x%02x at"
+              " byte %zu)", (unsigned char) n[bad], bad);
       return;
     }
+  }
 
   if (strcmp (type, "device") == 0 || strcmp (type, "scheduler") == 0) {
     bool dev = type[0] == 'd';
@@ -2019,6 +2071,8 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
     cfg->m.dev.emulate = e ? devmodel_presets[e - 1].name : NULL;
   }
+  cfg->m.dev.max_connections = gget (cfg, GK_MAX_CONNS,
+                                     CFG_MAX_CONNECTIONS_DEFAULT);
   ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   if (!ops)                     /* only if core/ was built without it */
     cerr (cfg, "scheduler %s is not built in",
@@ -2113,6 +2167,8 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     e->file = xs[i].file;
     e->readonly = xs[i].readonly;
     e->writes_sync = xs[i].writes_sync;
+    e->tls_required = xs[i].tls_required;
+    e->max_connections = xs[i].max_conns;
     e->allow = xs[i].allow;
     e->nr_allow = xs[i].nr_allow;
     e->line = xs[i].line;

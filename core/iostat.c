@@ -21,6 +21,27 @@ iostat_init (struct iostat *st, uint64_t now)
 }
 
 void
+iostat_free (struct iostat *st)
+{
+  hist_free (&st->lat);
+  hist_free (&st->qlat);
+  hist_free (&st->dlat);
+}
+
+void
+iostat_reset (struct iostat *st, uint64_t now)
+{
+  iostat_free (st);
+  iostat_init (st, now);
+}
+
+uint64_t
+iostat_mem (const struct iostat *st)
+{
+  return hist_mem (&st->lat) + hist_mem (&st->qlat) + hist_mem (&st->dlat);
+}
+
+void
 iostat_done (struct iostat *st, const struct rq *rq, uint64_t now, int err)
 {
   unsigned op = rq->op < IOSTAT_OPS ? rq->op : RQ_READ;

@@ -42,6 +42,8 @@
 #include "sched.h"
 
 #define CFG_ALIGN 4096                  /* bytes: export offset/size unit */
+#define CFG_MAX_CONNECTIONS_DEFAULT 1024 /* client connections at once */
+#define CFG_MAX_CONNECTIONS_MAX 1000000
 #define CFG_DEFAULT_GROUP "default"     /* exports with no group= join it */
 #define CFG_DEFAULT_SCHEDULER "cfq"
 
@@ -64,6 +66,7 @@ struct cfg_device {
   const char *emulate;          /* [device] emulate: the device model in
                                    front (a devmodel_presets name), or NULL
                                    for none: the real device's own timing */
+  unsigned max_connections;     /* clients connected at once, all exports */
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
 };
@@ -102,6 +105,8 @@ struct cfg_export {
   uint64_t size;                /* bytes; 0 with own file (the file's size) */
   bool readonly;                /* refuse writes, trims and zeroes */
   bool writes_sync;             /* writes=sync: every write is FUA */
+  bool tls_required;            /* tls=require: refuse plaintext clients */
+  unsigned max_connections;     /* clients at once; 0: only the total */
   const struct cfg_net *allow;  /* clients allowed; nr_allow == 0: anyone */
   size_t nr_allow;
   unsigned line;                /* of the [export] header; 0 = implicit */

@@ -8,6 +8,18 @@
  *
  * Extents (sparseness) come from SEEK_DATA/SEEK_HOLE on the buffered
  * descriptor, on files whose filesystem supports them.
+ *
+ * Each open file has its own range lock and write-back error count
+ * (struct bk_shared), so tenants on different files never wait for each
+ * other.  That is only sound if different backings are different files:
+ * the config compares paths as text, so here, once every file is open,
+ * they are compared by what they are (st_dev and st_ino of a regular
+ * file, st_rdev of a block device).  An export whose own file is the
+ * device under another name (a symlink, a hard link, a relative path,
+ * another device node) would be a second writable view of the device
+ * with a lock of its own; two writable exports on one file likewise.
+ * Both are refused.  (A partition of the device, or a loop device over
+ * it, is not detected: the kernel does not say so by inode.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,6 +109,12 @@ open_backing (struct backing *b, bool readonly)
   size_t align;
   int err;
 
+  b->shared = calloc (1, sizeof *b->shared);
+  if (!b->shared) {
+    nbdkit_error ("cfq: file=%s: calloc: %m", b->path);
+    return -1;
+  }
+  rl_init (&b->shared->rl);
   b->writable = !readonly;
   b->fds[FILE_DIRECT] = open_file (b->path, flags, &direct);
   if (b->fds[FILE_DIRECT] == -1 && !readonly &&
@@ -141,6 +159,69 @@ open_backing (struct backing *b, bool readonly)
   return 0;
 }
 
+/* What file b is, whatever its name: 0 or -1 (reported). */
+static int
+identity (const struct backing *b, dev_t *dev, ino_t *ino)
+{
+  struct stat st;
+
+  if (fstat (b->fds[FILE_DIRECT], &st) == -1) {
+    nbdkit_error ("cfq: file=%s: fstat: %m", b->path);
+    return -1;
+  }
+  if (S_ISBLK (st.st_mode)) {
+    *dev = st.st_rdev;          /* the device node names the device */
+    *ino = 0;
+  }
+  else {
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+  }
+  return 0;
+}
+
+/* No export's own file is the device, and no two writable exports share
+ * one (see the top of the file).
+ */
+static int
+check_aliases (const struct cfg_model *m)
+{
+  dev_t ddev, dev[ENGINE_FILE_SLOTS];
+  ino_t dino, ino[ENGINE_FILE_SLOTS];
+  size_t idx[ENGINE_FILE_SLOTS], n = 0;
+  int bad = 0;
+
+  if (identity (&bk_dev, &ddev, &dino) == -1)
+    return -1;
+  for (size_t i = 0; i < bk_nr_own; i++) {
+    const struct backing *b = &bk_own[i];
+
+    if (!b->path)
+      continue;
+    if (identity (b, &dev[n], &ino[n]) == -1)
+      return -1;
+    if (dev[n] == ddev && ino[n] == dino) {
+      nbdkit_error ("cfq: export '%s': file %s is the device %s under "
+                    "another name (same %s): use offset and size for a "
+                    "region of the device", m->exports[i].name, b->path,
+                    bk_dev.path, dino ? "inode" : "device number");
+      bad = -1;
+    }
+    for (size_t j = 0; j < n; j++)
+      if (dev[j] == dev[n] && ino[j] == ino[n] &&
+          !(m->exports[i].readonly && m->exports[idx[j]].readonly)) {
+        nbdkit_error ("cfq: export '%s': file %s is also the file of export "
+                      "'%s' (%s, same %s); only readonly exports may share "
+                      "one", m->exports[i].name, b->path,
+                      m->exports[idx[j]].name, bk_own[idx[j]].path,
+                      ino[n] ? "inode" : "device number");
+        bad = -1;
+      }
+    idx[n++] = i;
+  }
+  return bad;
+}
+
 int
 bk_open_all (const char *path, const struct cfg_model *m)
 {
@@ -176,12 +257,25 @@ bk_open_all (const char *path, const struct cfg_model *m)
     if (open_backing (b, m->exports[i].readonly) == -1)
       return -1;
   }
-  return 0;
+  return check_aliases (m);
+}
+
+static void
+free_shared (struct backing *b)
+{
+  if (b->shared) {
+    rl_fini (&b->shared->rl);
+    free (b->shared);
+    b->shared = NULL;
+  }
 }
 
 void
 bk_close_all (void)
 {
+  free_shared (&bk_dev);
+  for (size_t j = 0; j < bk_nr_own; j++)
+    free_shared (&bk_own[j]);
   for (int i = 0; i < FILE_NR; i++) {
     if (bk_dev.fds[i] >= 0)
       close (bk_dev.fds[i]);

@@ -21,8 +21,18 @@
 #include "config.h"
 #include "device.h"
 #include "engine.h"
+#include "rangelock.h"
 
 struct nbdkit_extents;
+
+/* What the data path (io.c) changes of a file, one per file: two
+ * exports' requests meet here only if they are on the same file.
+ */
+struct bk_shared {
+  struct rangelock rl;                  /* the file's write range lock */
+  uint64_t wb_errors;                   /* atomic: write-back errors seen
+                                           on the file (io.c) */
+};
 
 struct backing {
   const char *path;                     /* absolute; NULL: not a file */
@@ -33,6 +43,7 @@ struct backing {
   bool seek_data;                       /* lseek SEEK_DATA/SEEK_HOLE work */
   struct device_info dev;
   uint32_t bs;                          /* bytes: O_DIRECT offset alignment */
+  struct bk_shared *shared;             /* while open; NULL otherwise */
 };
 
 /* Before the model is built: make *path absolute (nbdkit changes to /

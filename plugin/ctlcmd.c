@@ -27,7 +27,7 @@
 static void
 reset_one (struct iostat *io, uint64_t now)
 {
-  iostat_init (io, now);
+  iostat_reset (io, now);
 }
 
 static void

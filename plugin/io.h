@@ -25,7 +25,15 @@ struct io_conn {
   uint64_t size;                        /* bytes: export's size */
   bool writes_sync;                     /* export has writes=sync */
   void *acct;                           /* accounting (creq->acct) */
+  uint64_t wb_seen;                     /* atomic: b->shared->wb_errors at
+                                           this connection's last flush
+                                           (io_conn_init sets it) */
 };
+
+/* A new connection starts with the file's write-back errors so far:
+ * errors before it opened are not its to hear of.
+ */
+extern void io_conn_init (struct io_conn *c);
 
 /* Buffers aligned to align bytes (bk_buf_align).  0 or -errno. */
 extern int io_init (size_t align);

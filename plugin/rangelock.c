@@ -15,6 +15,7 @@ rl_init (struct rangelock *lk)
   pthread_cond_init (&lk->cv, NULL);
   list_init (&lk->held);
   lk->waiters = 0;
+  lk->waits = 0;
 }
 
 void
@@ -47,6 +48,8 @@ rl_lock (struct rangelock *lk, struct rl_range *r, uint64_t start,
   r->end = start + len;
   r->excl = excl;
   pthread_mutex_lock (&lk->mu);
+  if (rl_conflict (lk, r))
+    __atomic_store_n (&lk->waits, lk->waits + 1, __ATOMIC_RELAXED);
   while (rl_conflict (lk, r)) {
     lk->waiters++;
     pthread_cond_wait (&lk->cv, &lk->mu);
@@ -54,6 +57,12 @@ rl_lock (struct rangelock *lk, struct rl_range *r, uint64_t start,
   }
   list_add_tail (&r->link, &lk->held);
   pthread_mutex_unlock (&lk->mu);
+}
+
+uint64_t
+rl_waits (const struct rangelock *lk)
+{
+  return __atomic_load_n (&lk->waits, __ATOMIC_RELAXED);
 }
 
 void

@@ -33,11 +33,13 @@ struct rangelock {
   pthread_cond_t cv;            /* a range was unlocked */
   struct list held;             /* struct rl_range, under mu */
   unsigned waiters;             /* threads in cv, under mu */
+  uint64_t waits;               /* rl_lock calls that had to wait: atomic
+                                   (written under mu, read anywhere) */
 };
 
 #define RANGELOCK_INIT(name) \
   { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, \
-    LIST_INIT ((name).held), 0 }
+    LIST_INIT ((name).held), 0, 0 }
 
 extern void rl_init (struct rangelock *lk);
 /* Nothing may be locked. */
@@ -46,5 +48,7 @@ extern void rl_fini (struct rangelock *lk);
 extern void rl_lock (struct rangelock *lk, struct rl_range *r,
                      uint64_t start, uint64_t len, bool excl);
 extern void rl_unlock (struct rangelock *lk, struct rl_range *r);
+/* How many rl_lock calls had to wait so far (for the statistics). */
+extern uint64_t rl_waits (const struct rangelock *lk);
 
 #endif /* CFQ_RANGELOCK_H */

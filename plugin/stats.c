@@ -11,44 +11,132 @@
  * read, so they take no lock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "backing.h"
 #include "bounce.h"
 #include "cfq.h"
 #include "devmodel.h"
 #include "stats.h"
+#include "utf8.h"
 
 static const char *const op_names[IOSTAT_OPS] = {
   "read", "write", "flush", "trim", "zero",
 };
 
-static double
-ms (uint64_t ns)
-{
-  return (double) ns / 1e6;
-}
-
+/* JSON string: valid UTF-8 is copied, '"' and '\\' and control
+ * characters are escaped, and a byte that is not UTF-8 becomes U+FFFD.
+ * The config refuses such names; this keeps the answer valid JSON
+ * whatever a name holds (defence in depth).
+ */
 static void
 json_str (struct strbuf *o, const char *s)
 {
-  strbuf_printf (o, "\"");
-  for (; *s; s++) {
-    unsigned char c = (unsigned char) *s;
+  size_t n = strlen (s), i = 0, start = 0;
 
-    if (c == '"' || c == '\\')
-      strbuf_printf (o, "\\%c", c);
-    else if (c < 0x20)
-      strbuf_printf (o, "\\u%04x", c);
-    else
-      strbuf_printf (o, "%c", c);
-  }
   strbuf_printf (o, "\"");
+  while (i < n) {
+    uint32_t cp;
+    size_t cl = utf8_decode (s + i, n - i, &cp);
+
+    if (cl && cp >= 0x20 && cp != '"' && cp != '\\' && cp != 0x7f &&
+        !(cp >= 0x80 && cp <= 0x9f)) {
+      i += cl;
+      continue;
+    }
+    strbuf_printf (o, "%.*s", (int) (i - start), s + start);
+    if (cl == 0)
+      strbuf_printf (o, "\\ufffd");
+    else if (cp == '"' || cp == '\\')
+      strbuf_printf (o, "\\%c", (char) cp);
+    else
+      strbuf_printf (o, "\\u%04x", (unsigned) cp);
+    i += cl ? cl : 1;
+    start = i;
+  }
+  strbuf_printf (o, "%.*s\"", (int) (i - start), s + start);
+}
+
+/* Fixed-point text without floating-point printf (the cost of "stats"
+ * with many connections was mostly %f): v / 10^d with d decimals, as
+ * printf's %.Nf writes it.
+ */
+static char *
+fixed (char *buf, uint64_t scaled, unsigned d)
+{
+  char tmp[32];
+  unsigned n = 0, o = 0;
+
+  do {
+    tmp[n++] = (char) ('0' + scaled % 10);
+    scaled /= 10;
+  } while (scaled || n <= d);
+  while (n) {
+    if (n == d)
+      buf[o++] = '.';
+    buf[o++] = tmp[--n];
+  }
+  buf[o] = '\0';
+  return buf;
+}
+
+/* ns as ms with 3 decimals ("%.3f" of ns / 1e6). */
+static char *
+ms3 (char *buf, uint64_t ns)
+{
+  return fixed (buf, ns / 1000 + (ns % 1000 >= 500), 3);
+}
+
+/* A non-negative double with d decimals ("%.Nf"). */
+static char *
+dfix (char *buf, double v, unsigned d)
+{
+  double scale = d == 1 ? 10. : 1000.;
+
+  if (!(v >= 0) || v * scale >= 1.8e19)
+    v = 0;
+  return fixed (buf, (uint64_t) (v * scale + .5), d);
+}
+
+/* The latency figures of an iostat, each histogram walked once. */
+struct figs {
+  char iops[32], mibs[32], avg_iops[32], avg_mibs[32], share[32];
+  char p50[32], p99[32], p999[32], max[32], mean[32];
+  char q50[32], q99[32], d50[32], d99[32];
+};
+
+static void
+figures (const struct iostat *io, uint64_t now, double share, struct figs *f)
+{
+  static const double l3[] = { .5, .99, .999 }, l2[] = { .5, .99 };
+  uint64_t l[3], q[2], d[2];
+
+  hist_quantiles (&io->lat, l3, 3, l);
+  hist_quantiles (&io->qlat, l2, 2, q);
+  hist_quantiles (&io->dlat, l2, 2, d);
+  dfix (f->iops, io->iops, 1);
+  dfix (f->mibs, io->bps / 1048576., 3);
+  dfix (f->avg_iops, iostat_avg_iops (io, now), 1);
+  dfix (f->avg_mibs, iostat_avg_bps (io, now) / 1048576., 3);
+  dfix (f->share, share, 1);
+  ms3 (f->p50, l[0]);
+  ms3 (f->p99, l[1]);
+  ms3 (f->p999, l[2]);
+  ms3 (f->max, io->lat.max);
+  ms3 (f->mean, hist_mean (&io->lat));
+  ms3 (f->q50, q[0]);
+  ms3 (f->q99, q[1]);
+  ms3 (f->d50, d[0]);
+  ms3 (f->d99, d[1]);
 }
 
 /* The iostat fields shared by groups, exports and connections. */
@@ -56,6 +144,9 @@ static void
 json_iostat (struct strbuf *o, const struct iostat *io, uint64_t now,
              double share)
 {
+  struct figs f;
+
+  figures (io, now, share, &f);
   strbuf_printf (o, "\"requests\":{");
   for (unsigned i = 0; i < IOSTAT_OPS; i++)
     strbuf_printf (o, "%s\"%s\":%" PRIu64, i ? "," : "", op_names[i],
@@ -65,43 +156,31 @@ json_iostat (struct strbuf *o, const struct iostat *io, uint64_t now,
     strbuf_printf (o, "%s\"%s\":%" PRIu64, i ? "," : "", op_names[i],
                    io->bytes[i]);
   strbuf_printf (o, "},\"errors\":%" PRIu64, io->errors);
-  strbuf_printf (o, ",\"iops\":%.1f,\"mibs\":%.3f,\"avg_iops\":%.1f,"
-                 "\"avg_mibs\":%.3f,\"share\":%.1f",
-                 io->iops, io->bps / 1048576., iostat_avg_iops (io, now),
-                 iostat_avg_bps (io, now) / 1048576., share);
-  strbuf_printf (o, ",\"lat\":{\"p50_ms\":%.3f,\"p99_ms\":%.3f,"
-                 "\"p999_ms\":%.3f,\"max_ms\":%.3f,\"mean_ms\":%.3f}",
-                 ms (hist_quantile (&io->lat, .5)),
-                 ms (hist_quantile (&io->lat, .99)),
-                 ms (hist_quantile (&io->lat, .999)),
-                 ms (io->lat.max), ms (hist_mean (&io->lat)));
-  strbuf_printf (o, ",\"q_p50_ms\":%.3f,\"q_p99_ms\":%.3f,"
-                 "\"d_p50_ms\":%.3f,\"d_p99_ms\":%.3f",
-                 ms (hist_quantile (&io->qlat, .5)),
-                 ms (hist_quantile (&io->qlat, .99)),
-                 ms (hist_quantile (&io->dlat, .5)),
-                 ms (hist_quantile (&io->dlat, .99)));
+  strbuf_printf (o, ",\"iops\":%s,\"mibs\":%s,\"avg_iops\":%s,"
+                 "\"avg_mibs\":%s,\"share\":%s", f.iops, f.mibs, f.avg_iops,
+                 f.avg_mibs, f.share);
+  strbuf_printf (o, ",\"lat\":{\"p50_ms\":%s,\"p99_ms\":%s,"
+                 "\"p999_ms\":%s,\"max_ms\":%s,\"mean_ms\":%s}",
+                 f.p50, f.p99, f.p999, f.max, f.mean);
+  strbuf_printf (o, ",\"q_p50_ms\":%s,\"q_p99_ms\":%s,"
+                 "\"d_p50_ms\":%s,\"d_p99_ms\":%s", f.q50, f.q99, f.d50,
+                 f.d99);
 }
 
 static void
 flat_iostat (struct strbuf *o, const struct iostat *io, uint64_t now,
              double share)
 {
-  strbuf_printf (o, " iops=%.1f mibs=%.3f share=%.1f p50_ms=%.3f "
-                 "p99_ms=%.3f p999_ms=%.3f max_ms=%.3f avg_iops=%.1f "
-                 "avg_mibs=%.3f q_p50_ms=%.3f q_p99_ms=%.3f d_p50_ms=%.3f "
-                 "d_p99_ms=%.3f reads=%" PRIu64 " writes=%" PRIu64
-                 " flushes=%" PRIu64 " trims=%" PRIu64 " zeroes=%" PRIu64
-                 " bytes=%" PRIu64 " errors=%" PRIu64,
-                 io->iops, io->bps / 1048576., share,
-                 ms (hist_quantile (&io->lat, .5)),
-                 ms (hist_quantile (&io->lat, .99)),
-                 ms (hist_quantile (&io->lat, .999)), ms (io->lat.max),
-                 iostat_avg_iops (io, now), iostat_avg_bps (io, now) / 1048576.,
-                 ms (hist_quantile (&io->qlat, .5)),
-                 ms (hist_quantile (&io->qlat, .99)),
-                 ms (hist_quantile (&io->dlat, .5)),
-                 ms (hist_quantile (&io->dlat, .99)),
+  struct figs f;
+
+  figures (io, now, share, &f);
+  strbuf_printf (o, " iops=%s mibs=%s share=%s p50_ms=%s p99_ms=%s "
+                 "p999_ms=%s max_ms=%s avg_iops=%s avg_mibs=%s q_p50_ms=%s "
+                 "q_p99_ms=%s d_p50_ms=%s d_p99_ms=%s reads=%" PRIu64
+                 " writes=%" PRIu64 " flushes=%" PRIu64 " trims=%" PRIu64
+                 " zeroes=%" PRIu64 " bytes=%" PRIu64 " errors=%" PRIu64,
+                 f.iops, f.mibs, f.share, f.p50, f.p99, f.p999, f.max,
+                 f.avg_iops, f.avg_mibs, f.q50, f.q99, f.d50, f.d99,
                  io->reqs[RQ_READ], io->reqs[RQ_WRITE], io->reqs[RQ_FLUSH],
                  io->reqs[RQ_TRIM], io->reqs[RQ_ZERO],
                  iostat_total_bytes (io), io->errors);
@@ -240,6 +319,24 @@ stats_json (const struct tenants *tn, struct strbuf *o)
                    bs.in_use, bs.peak, bs.gets, bs.waits, bs.wait_ns / 1e6,
                    bs.allocs, bs.frees);
   }
+  strbuf_printf (o, ",\"connections\":%u,\"max_connections\":%u,"
+                 "\"refused_connections\":%" PRIu64,
+                 __atomic_load_n (&tn->nconns, __ATOMIC_RELAXED),
+                 tn->m->dev.max_connections,
+                 __atomic_load_n (&tn->refused, __ATOMIC_RELAXED));
+  if (tn->ctl) {
+    struct control_stats cs;
+
+    control_get_stats (tn->ctl, &cs);
+    strbuf_printf (o, ",\"control\":{\"clients\":%u,\"max_clients\":%u,"
+                   "\"timeout_ms\":%" PRIu64 ",\"refused\":%" PRIu64
+                   ",\"timeouts\":%" PRIu64 ",\"commands\":%" PRIu64
+                   ",\"deferred\":%" PRIu64 ",\"accept_pauses\":%" PRIu64
+                   ",\"busy_ms\":%" PRIu64 "}", cs.clients, cs.max_clients,
+                   cs.timeout_ns / 1000000, cs.refused, cs.timeouts,
+                   cs.commands, cs.deferred, cs.pauses,
+                   cs.busy_ns / 1000000);
+  }
   if (tn->dm) {
     char buf[512];
 
@@ -293,6 +390,23 @@ stats_json (const struct tenants *tn, struct strbuf *o)
                    e->ce->offset, e->ce->size,
                    e->ce->readonly ? "true" : "false",
                    e->ce->writes_sync ? "sync" : "async");
+    strbuf_printf (o, "\"tls\":\"%s\",\"connections\":%u,"
+                   "\"max_connections\":%u,\"refused_connections\":%"
+                   PRIu64 ",", e->ce->tls_required ? "require" : "optional",
+                   __atomic_load_n (&e->nconns, __ATOMIC_RELAXED),
+                   e->ce->max_connections,
+                   __atomic_load_n (&e->refused, __ATOMIC_RELAXED));
+    {
+      /* The file's, shared by every export on the same file. */
+      const struct backing *b = bk_export (i);
+
+      if (b->shared)
+        strbuf_printf (o, "\"range_lock_waits\":%" PRIu64 ","
+                       "\"writeback_errors\":%" PRIu64 ",",
+                       rl_waits (&b->shared->rl),
+                       __atomic_load_n (&b->shared->wb_errors,
+                                        __ATOMIC_RELAXED));
+    }
     json_iostat (o, &e->io, now, sn.eshare[i]);
     strbuf_printf (o, "}");
   }
@@ -321,8 +435,21 @@ flat_name (struct strbuf *o, const char *s)
     strbuf_printf (o, "\"\"");
     return;
   }
-  for (; *s; s++)
-    strbuf_printf (o, "%c", *s == ' ' || *s == '\n' ? '_' : *s);
+  /* One word: blanks and control characters become '_', bytes that
+   * are not UTF-8 '?' (the config refuses both in names).
+   */
+  for (size_t i = 0, n = strlen (s); i < n;) {
+    uint32_t cp;
+    size_t cl = utf8_decode (s + i, n - i, &cp);
+
+    if (cl == 0)
+      strbuf_printf (o, "?");
+    else if (cp == ' ' || utf8_is_control (cp))
+      strbuf_printf (o, "_");
+    else
+      strbuf_printf (o, "%.*s", (int) cl, s + i);
+    i += cl ? cl : 1;
+  }
 }
 
 void
@@ -406,20 +533,83 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
   free_shares (&sn);
 }
 
+int
+stats_check_path (const char *path)
+{
+  struct stat st;
+
+  if (lstat (path, &st) == -1) {
+    if (errno == ENOENT)
+      return 0;
+    nbdkit_error ("cfq: stats=%s: %m", path);
+    return -1;
+  }
+  if (S_ISLNK (st.st_mode)) {
+    nbdkit_error ("cfq: stats=%s: is a symbolic link: refusing to write "
+                  "through it", path);
+    return -1;
+  }
+  if (!S_ISREG (st.st_mode)) {
+    nbdkit_error ("cfq: stats=%s: exists and is not a regular file", path);
+    return -1;
+  }
+  return 0;
+}
+
+/* Written at exit, so the path may have changed since the start: the
+ * last component is not followed if it is a symlink (O_NOFOLLOW), a FIFO
+ * or device there cannot make us block or write into it (O_NONBLOCK, then
+ * only a regular file is written), and the file is truncated only once
+ * it is known to be one.  A new file gets mode 0600: the statistics name
+ * every tenant.
+ */
 void
 stats_write_file (const struct tenants *tn)
 {
+  const char *path = tn->stats_path;
   struct strbuf b = { 0 };
-  FILE *f;
+  struct stat st;
+  size_t off = 0;
+  int fd;
 
   stats_json (tn, &b);
   if (b.oom || !b.s) {
-    nbdkit_error ("cfq: stats=%s: out of memory", tn->stats_path);
+    nbdkit_error ("cfq: stats=%s: out of memory", path);
     strbuf_free (&b);
     return;
   }
-  f = fopen (tn->stats_path, "we");
-  if (!f || fputs (b.s, f) == EOF || fclose (f) == EOF)
-    nbdkit_error ("cfq: stats=%s: %m", tn->stats_path);
+  fd = open (path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+             0600);
+  if (fd == -1) {
+    if (errno == ELOOP)
+      nbdkit_error ("cfq: stats=%s: is a symbolic link: refusing to write "
+                    "through it", path);
+    else
+      nbdkit_error ("cfq: stats=%s: %m", path);
+    strbuf_free (&b);
+    return;
+  }
+  if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode)) {
+    nbdkit_error ("cfq: stats=%s: not a regular file: not written", path);
+    goto out;
+  }
+  if (ftruncate (fd, 0) == -1) {
+    nbdkit_error ("cfq: stats=%s: ftruncate: %m", path);
+    goto out;
+  }
+  while (off < b.len) {
+    ssize_t r = write (fd, b.s + off, b.len - off);
+
+    if (r == -1 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      nbdkit_error ("cfq: stats=%s: write: %m", path);
+      goto out;
+    }
+    off += r;
+  }
+ out:
+  if (close (fd) == -1)
+    nbdkit_error ("cfq: stats=%s: close: %m", path);
   strbuf_free (&b);
 }

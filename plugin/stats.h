@@ -13,7 +13,13 @@
  */
 extern void stats_json (const struct tenants *tn, struct strbuf *o);
 extern void stats_flat (const struct tenants *tn, struct strbuf *o);
-/* Write stats_json to tn->stats_path (errors: nbdkit_error). */
+/* Write stats_json to tn->stats_path (errors: nbdkit_error): never
+ * through a symlink, never into anything but a regular file.
+ */
 extern void stats_write_file (const struct tenants *tn);
+/* At start-up (main thread): may stats= be written at path?  0, or -1
+ * (reported): something other than a regular file is there.
+ */
+extern int stats_check_path (const char *path);
 
 #endif /* CFQ_STATS_H */

@@ -40,12 +40,14 @@
 #include "devmodel.h"
 #include "stats.h"
 #include "tenants.h"
+#include "utf8.h"
 
 /* -D cfq.trace=1: log every scheduling decision of the CFQ core. */
 NBDKIT_DLL_PUBLIC int cfq_debug_trace;
 
 static struct tenants tn = {
-  .rotational = -1, .conns = LIST_INIT (tn.conns)
+  .rotational = -1, .conns = LIST_INIT (tn.conns),
+  .ctl_opts = CONTROL_OPTS_INIT,
 };
 
 /* ---- configuration (main thread) ------------------------------------------ */
@@ -166,6 +168,12 @@ tn_config (const char *key, const char *value)
     return load_file (value) == -1 ? -1 : 1;
   if (strcmp (key, "control") == 0)
     return set_path (&tn.control_path, key, value) == -1 ? -1 : 1;
+  if (strncmp (key, "control_", 8) == 0) {
+    int r = control_config (&tn.ctl_opts, key, value);
+
+    if (r != 0)
+      return r;
+  }
   if (strcmp (key, "stats") == 0)
     return set_path (&tn.stats_path, key, value) == -1 ? -1 : 1;
   return tn_override (key, value) == -1 ? -1 : 1;
@@ -183,6 +191,15 @@ tn_validate (uint64_t size)
   int err;
 
   if (ensure_cfg () == -1)
+    return -1;
+  if (tn.ctl_opts.given && !tn.control_path) {
+    nbdkit_error ("cfq: control_mode, control_uid, control_clients and "
+                  "control_timeout need control=PATH");
+    return -1;
+  }
+  if (tn.control_path && control_check (tn.control_path) == -1)
+    return -1;
+  if (tn.stats_path && stats_check_path (tn.stats_path) == -1)
     return -1;
   err = cfg_validate (tn.cfg, size);
   if (err == -ENOMEM) {
@@ -312,22 +329,91 @@ tn_qspec (size_t i, struct engine_qspec *spec)
   spec->level = g->cg->prio;
 }
 
-struct tn_conn *
-tn_conn_new (size_t export_index)
+/* Take a place under limit in *count: false if it is full. */
+static bool
+take_place (unsigned *count, unsigned limit)
 {
-  struct tn_conn *c = calloc (1, sizeof *c);
+  unsigned n = __atomic_load_n (count, __ATOMIC_RELAXED);
 
-  if (!c)
-    return NULL;
+  do
+    if (n >= limit)
+      return false;
+  while (!__atomic_compare_exchange_n (count, &n, n + 1, true,
+                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return true;
+}
+
+/* Say why a client was refused: at most one line a second (a flood of
+ * refused clients must not flood the log), with how many were refused
+ * since the last line.
+ */
+static void
+log_refusal (const char *name, const char *why, unsigned n, unsigned max,
+             const char *where)
+{
+  uint64_t now = engine_now ();
+  uint64_t last = __atomic_load_n (&tn.refused_log_at, __ATOMIC_RELAXED);
+  uint64_t total = __atomic_load_n (&tn.refused, __ATOMIC_RELAXED);
+  uint64_t before;
+  char esc[256];
+
+  if (last && now - last < 1000000000ULL)
+    return;
+  if (!__atomic_compare_exchange_n (&tn.refused_log_at, &last, now, false,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    return;                     /* another thread logs this second */
+  before = __atomic_exchange_n (&tn.refused_logged, total, __ATOMIC_RELAXED);
+  nbdkit_error ("cfq: export '%s': connection refused: %u clients %s "
+                "already (max_connections=%u in %s)%s",
+                utf8_escape (name, esc, sizeof esc), n, why, max, where,
+                total - before > 1 ? " (and more since the last such line:"
+                " see refused_connections in stats)" : "");
+}
+
+int
+tn_conn_new (size_t export_index, struct tn_conn **cp)
+{
+  struct tn_export *e = &tn.exports[export_index];
+  unsigned max = tn.m->dev.max_connections;
+  unsigned emax = e->ce->max_connections;
+  struct tn_conn *c;
+
+  if (!take_place (&tn.nconns, max)) {
+    __atomic_add_fetch (&tn.refused, 1, __ATOMIC_RELAXED);
+    log_refusal (e->ce->name, "connected to the server", max, max,
+                 "[device]");
+    return -EUSERS;
+  }
+  if (emax && !take_place (&e->nconns, emax)) {
+    __atomic_sub_fetch (&tn.nconns, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch (&tn.refused, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch (&e->refused, 1, __ATOMIC_RELAXED);
+    log_refusal (e->ce->name, "on this export", emax, emax, "its [export]");
+    return -EUSERS;
+  }
+  if (!emax)
+    __atomic_add_fetch (&e->nconns, 1, __ATOMIC_RELAXED);
+  c = calloc (1, sizeof *c);
+  if (!c) {
+    __atomic_sub_fetch (&e->nconns, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch (&tn.nconns, 1, __ATOMIC_RELAXED);
+    return -ENOMEM;
+  }
   c->id = __atomic_add_fetch (&tn.next_id, 1, __ATOMIC_RELAXED);
   c->exp = export_index;
   iostat_init (&c->io, engine_now ());
-  return c;
+  *cp = c;
+  return 0;
 }
 
 void
 tn_conn_free (struct tn_conn *c)
 {
+  if (!c)
+    return;
+  __atomic_sub_fetch (&tn.exports[c->exp].nconns, 1, __ATOMIC_RELAXED);
+  __atomic_sub_fetch (&tn.nconns, 1, __ATOMIC_RELAXED);
+  iostat_free (&c->io);
   free (c);
 }
 
@@ -424,11 +510,10 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
   ev_timer_start (loop, &tn.tick);
   ev_unref (loop);              /* the tick alone does not keep it running */
   if (tn.control_path) {
-    tn.ctl = control_start (loop, tn.control_path, ctlcmd_run, &tn, &err);
-    if (!tn.ctl) {
-      nbdkit_error ("cfq: control=%s: %s", tn.control_path, strerror (-err));
-      return err;
-    }
+    tn.ctl = control_start (loop, tn.control_path, &tn.ctl_opts, ctlcmd_run,
+                            &tn);
+    if (!tn.ctl)
+      return -EINVAL;           /* reported */
   }
   return 0;
 }
@@ -443,6 +528,11 @@ hook_teardown (struct engine *e, void *opaque)
   tn.ctl = NULL;
   ev_ref (tn.loop);
   ev_timer_stop (tn.loop, &tn.tick);
+  for (size_t i = 0; i < tn.m->nr_groups; i++)
+    iostat_free (&tn.groups[i].io);
+  for (size_t i = 0; i < tn.m->nr_exports; i++)
+    iostat_free (&tn.exports[i].io);
+  iostat_free (&tn.total);
   tn.s = NULL;
   tn.e = NULL;
 }
@@ -453,7 +543,7 @@ hook_conn (struct engine *e, void *opaque, void *acct, bool open)
   struct tn_conn *c = acct;
 
   if (open) {
-    iostat_init (&c->io, engine_now ());
+    iostat_reset (&c->io, engine_now ());
     list_add_tail (&c->link, &tn.conns);
   }
   else

@@ -11,7 +11,8 @@
  * Threads: tn_config..tn_prepare run on nbdkit's main thread before the
  * dispatcher starts; the model is read-only afterwards and read by every
  * thread; tn_conn_new/tn_conn_free run on nbdkit's workers and touch only
- * the new connection; everything else belongs to the dispatcher ([disp]).
+ * the new connection and the atomic connection counts ([atomic]);
+ * everything else belongs to the dispatcher ([disp]).
  */
 #ifndef CFQ_TENANTS_H
 #define CFQ_TENANTS_H
@@ -23,6 +24,7 @@
 #include <ev.h>
 
 #include "config.h"
+#include "control.h"
 #include "engine.h"
 #include "iostat.h"
 #include "list.h"
@@ -67,8 +69,12 @@ extern void tn_engine_cfg (struct engine_cfg *cfg);
 /* The group, class and level of a connection to export i. */
 extern void tn_qspec (size_t i, struct engine_qspec *spec);
 
-/* A connection's accounting (creq->acct); NULL on ENOMEM. */
-extern struct tn_conn *tn_conn_new (size_t export_index);
+/* Admit a connection to export i and make its accounting (creq->acct):
+ * 0, -EUSERS when [device] or the export's max_connections is reached
+ * (logged here, at most one line a second), or -ENOMEM.
+ */
+extern int tn_conn_new (size_t export_index, struct tn_conn **cp);
+/* Forget it (it leaves the counts). */
 extern void tn_conn_free (struct tn_conn *c);
 
 extern void tn_unload (void);
@@ -85,6 +91,8 @@ struct tn_group {
 struct tn_export {
   const struct cfg_export *ce;  /* the model's */
   struct iostat io;             /* [disp] */
+  unsigned nconns;              /* [atomic] clients connected */
+  uint64_t refused;             /* [atomic] clients refused: its limit */
 };
 
 struct tn_conn {
@@ -102,6 +110,7 @@ struct tenants {
   struct tn_group *groups;      /* m->nr_groups */
   struct tn_export *exports;    /* m->nr_exports */
   char *control_path;           /* control=PATH or NULL */
+  struct control_opts ctl_opts; /* control_mode= ... */
   char *stats_path;             /* stats=FILE or NULL */
   const char *sched_name;       /* the scheduler in use */
   struct devmodel *dm;          /* emulate=, or NULL */
@@ -116,6 +125,10 @@ struct tenants {
   struct list conns;            /* open connections */
   struct iostat total;          /* everything */
   uint64_t next_id;             /* atomic: connection ids */
+  unsigned nconns;              /* [atomic] clients connected */
+  uint64_t refused;             /* [atomic] clients refused: the total */
+  uint64_t refused_logged;      /* [atomic] refusals up to the last log */
+  uint64_t refused_log_at;      /* [atomic] ns: the last refusal logged */
 };
 
 /* Names of the model's enums, by value. */

@@ -112,6 +112,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
   printf ("  queue_depth = %u\n  mode = %s\n  emulate = %s\n",
           m->dev.queue_depth, cfq_mode_name (m->dev.mode),
           m->dev.emulate ? m->dev.emulate : "none");
+  printf ("  max_connections = %u\n", m->dev.max_connections);
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 
@@ -161,6 +162,10 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
         printf (",");
       print_net (&e->allow[j]);
     }
+    if (e->tls_required)
+      printf (" tls=require");
+    if (e->max_connections)
+      printf (" max_connections=%u", e->max_connections);
     printf ("\n");
   }
   if (m->nr_tenants)

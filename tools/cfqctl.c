@@ -78,7 +78,14 @@ ctl_call (int fd, const char *cmd)
   size_t len = strlen (cmd), cap = 4096, n = 0;
   char *buf;
 
-  if (write (fd, cmd, len) != (ssize_t) len || write (fd, "\n", 1) != 1) {
+  bool sent;
+
+  /* The server may have refused us already (too many clients, a uid it
+   * does not serve) and closed: then read why rather than die of SIGPIPE.
+   */
+  sent = send (fd, cmd, len, MSG_NOSIGNAL) == (ssize_t) len
+    && send (fd, "\n", 1, MSG_NOSIGNAL) == 1;
+  if (!sent && errno != EPIPE && errno != ECONNRESET) {
     fprintf (stderr, "%s: write: %s\n", progname, strerror (errno));
     return NULL;
   }
@@ -105,7 +112,12 @@ ctl_call (int fd, const char *cmd)
       cap *= 2;
     }
     r = read (fd, buf + n, cap - n - 1);
-    if (r == 0) {
+    if (r == 0 || (r < 0 && errno == ECONNRESET)) {
+      buf[n] = '\0';
+      if (n && strncmp (buf, "error: ", 7) == 0) {
+        buf[strcspn (buf, "\n")] = '\0';
+        return buf;             /* why it closed: the caller prints it */
+      }
       fprintf (stderr, "%s: the server closed the connection\n", progname);
       free (buf);
       return NULL;

@@ -1291,6 +1291,92 @@ test_apply (void)
   }
 }
 
+/* Issue 9: names that reach clients, JSON and logs are valid UTF-8
+ * without control characters (refused at their line, without echoing the
+ * bytes); tls= and the connection limits.
+ */
+static void
+test_hardening (void)
+{
+  const struct cfg_model *m;
+  struct cfg *cfg;
+
+  /* Not UTF-8: a lone continuation byte, a Latin-1 byte, an overlong '/',
+   * a UTF-16 surrogate, a code point past U+10FFFF, a cut sequence.
+   */
+  BAD (DEV "[export a\x80" "b]\n",
+       "t.conf:3: section name is not valid UTF-8 (byte 0x80 at byte 1)\n"
+       "t.conf: no [export NAME] section: nothing to serve\n");
+  BAD (DEV "[export caf\xe9]\n[export b]\n",
+       "t.conf:3: section name is not valid UTF-8 (byte 0xe9 at byte 3)\n");
+  BAD (DEV "[export \xc0\xaf" "etc]\n[export b]\n",
+       "t.conf:3: section name is not valid UTF-8 (byte 0xc0 at byte 0)\n");
+  BAD (DEV "[export x\xed\xa0\x80]\n[export b]\n",
+       "t.conf:3: section name is not valid UTF-8 (byte 0xed at byte 1)\n");
+  BAD (DEV "[export \xf4\x90\x80\x80]\n[export b]\n",
+       "t.conf:3: section name is not valid UTF-8 (byte 0xf4 at byte 0)\n");
+  BAD (DEV "[export \"ab\xe2\x82\"]\n[export b]\n",
+       "t.conf:3: section name is not valid UTF-8 (byte 0xe2 at byte 2)\n");
+  /* Control characters: C0 (a tab in quotes, ESC), DEL, C1 (U+0085). */
+  BAD (DEV "[export \"a\tb\"]\n[export b]\n",
+       "t.conf:3: control character U+0009 in section name (at byte 1)\n");
+  BAD (DEV "[export a\x1b[31m]\n[export b]\n",
+       "t.conf:3: control character U+001B in section name (at byte 1)\n");
+  BAD (DEV "[export a\x7f]\n[export b]\n",
+       "t.conf:3: control character U+007F in section name (at byte 1)\n");
+  BAD (DEV "[export a\xc2\x85]\n[export b]\n",
+       "t.conf:3: control character U+0085 in section name (at byte 1)\n");
+  /* Real UTF-8 is welcome: é, €, 𝄞, and a space. */
+  cfg = GOOD (DEV "[export caf\xc3\xa9 \xe2\x82\xac\xf0\x9d\x84\x9e]\n",
+              NULL, G);
+  m = cfg_model (cfg);
+  CHECK_EQ (m->nr_exports, 1);
+  CHECK_STREQ (m->exports[0].name, "caf\xc3\xa9 \xe2\x82\xac\xf0\x9d\x84\x9e");
+  /* Defaults: TLS optional, no per-export limit, 1024 in total. */
+  CHECK (!m->exports[0].tls_required);
+  CHECK_EQ (m->exports[0].max_connections, 0);
+  CHECK_EQ (m->dev.max_connections, CFG_MAX_CONNECTIONS_DEFAULT);
+  CHECK_EQ (CFG_MAX_CONNECTIONS_DEFAULT, 1024);
+  cfg_free (cfg);
+
+  /* tls = optional | require; connection limits in [device] and
+   * [export], the [device] one also from the command line.
+   */
+  {
+    static const char *const ovr[] = { "max_connections", "300", NULL };
+
+    cfg = GOOD (DEV "max_connections = 200\n[export a]\ntls = require\n"
+                "max_connections = 5\nsize = 1G\n[export b]\noffset = 1G\n"
+                "tls = optional\n", NULL, 4 * G);
+    m = cfg_model (cfg);
+    CHECK_EQ (m->dev.max_connections, 200);
+    CHECK (m->exports[0].tls_required);
+    CHECK_EQ (m->exports[0].max_connections, 5);
+    CHECK (!m->exports[1].tls_required);
+    CHECK_EQ (m->exports[1].max_connections, 0);
+    cfg_free (cfg);
+    cfg = GOOD (DEV "max_connections = 200\n[export a]\n", ovr, G);
+    CHECK_EQ (cfg_model (cfg)->dev.max_connections, 300);
+    cfg_free (cfg);
+  }
+  BAD (DEV "[export a]\ntls = yes\n",
+       "t.conf:4: tls = yes: want optional or require\n");
+  BAD (DEV "[export a]\ntls = require\ntls = require\n",
+       "t.conf:5: duplicate key 'tls' (first at line 4)\n");
+  BAD (DEV "[export a]\nmax_connections = 0\n",
+       "t.conf:4: max_connections = 0: out of range (want 1..1000000)\n");
+  BAD (DEV "[export a]\nmax_connections = lots\n",
+       "t.conf:4: max_connections = lots: not a number (want 1..1000000)\n");
+  BAD (DEV "max_connections = 1000001\n[export a]\n",
+       "t.conf:3: max_connections = 1000001: out of range (want"
+       " 1..1000000)\n");
+  BAD (DEV "[group g]\nmax_connections = 3\n[export a]\n",
+       "t.conf:4: 'max_connections' belongs in [device] or [export NAME],"
+       " not in [group NAME]\n");
+  BAD (DEV "[scheduler]\ntls = require\n[export a]\n",
+       "t.conf:4: 'tls' belongs in [export NAME], not in [scheduler]\n");
+}
+
 int
 main (void)
 {
@@ -1304,6 +1390,7 @@ main (void)
   test_tunable_text ();
   test_tenants ();
   test_apply ();
+  test_hardening ();
   if (failures) {
     fprintf (stderr, "%d failures\n", failures);
     return 1;

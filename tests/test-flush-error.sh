@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# test-flush-error.sh: every connection that flushes after a failed
+# write-back hears of it (issue 9, finding 8).
+#
+# All connections write through one file descriptor, and the kernel
+# reports a write-back error to the first fsync on that descriptor only.
+# The device: nbdkit's memory plugin behind its error filter (writes fail
+# while $TESTDIR/wtrig exists), as a file through nbdfuse, a loop device
+# on it, ext4 on that (no journal, errors=continue: only the data's
+# write-back fails).  Our server serves a file on that ext4 whose size is
+# not a multiple of 512, so its last partial block is written through the
+# page cache.
+#
+#  1. connections A and B both write into the last block (acknowledged:
+#     in the page cache), C connects;
+#  2. the trigger is set; A flushes: EIO (the kernel's own report: the
+#     page's write-back failed, and both writes in it are lost);
+#  3. the trigger is removed (the device works again); B flushes: EIO
+#     too (it used to succeed: the kernel had told A, and B's
+#     acknowledged write was lost without B ever hearing of it);
+#  4. B flushes again: ok (it was told once, as the kernel tells each
+#     open file once);
+#  5. a connection D that opened after the error flushes: ok;
+#  6. stats counts the file's write-back errors.
+# Skips without root, /dev/fuse, nbdfuse, a loop device, mkfs.ext4 or
+# nbdkit's error filter.
+# timeout: 180
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
+requires_fuse
+requires_loop
+requires_python_nbd
+requires_cmd nbdfuse mkfs.ext4
+nbdkit -U - --filter=error memory 1M --run true >/dev/null 2>&1 </dev/null ||
+  skip "nbdkit cannot run '--filter=error memory'"
+
+devsize=$((64 << 20))
+CFQ_PLUGIN=memory start_nbdkit dev --filter=error -- size="$devsize" \
+  error-pwrite=EIO error-pwrite-rate=100% error-pwrite-file="$TESTDIR/wtrig"
+fuse_start "$TESTDIR/fuse/disk" "$devsize" --unix "${NBDKIT_SOCK[dev]}"
+loop_attach "$TESTDIR/fuse/disk"
+mkfs.ext4 -q -F -O ^has_journal "$LOOPDEV" || skip "mkfs.ext4 failed"
+mkdir -p "$TESTDIR/mnt"
+mount -o errors=continue "$LOOPDEV" "$TESTDIR/mnt" || skip "cannot mount ext4 on $LOOPDEV"
+cleanup_fn umount -l "$TESTDIR/mnt"
+head -c $(((1 << 20) + 1000)) /dev/urandom >"$TESTDIR/mnt/disk.img"
+sync
+printf '[device]\nfile = %s\n[export]\n' "$TESTDIR/mnt/disk.img" >"$TESTDIR/f.conf"
+tenant_start srv "$TESTDIR/f.conf"
+
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$TESTDIR/wtrig" <<'EOP' || fail "see above"
+import errno, os, sys, nbd
+sock, trig = sys.argv[1:3]
+def conn():
+    h = nbd.NBD(); h.set_strict_mode(0); h.connect_unix(sock); return h
+def flush(h):
+    try:
+        h.flush(); return "ok"
+    except nbd.Error as e:
+        return "EIO" if e.errnum == errno.EIO else "errno %d" % e.errnum
+a, b, c = conn(), conn(), conn()
+size = a.get_size()
+tail = size - 1000 + 512                 # inside the partial last block
+a.pwrite(b"A" * 100, tail)
+b.pwrite(b"B" * 100, tail + 200)
+open(trig, "w").close()
+ra = flush(a)
+os.unlink(trig)                          # the device works again
+rb = flush(b)
+rb2 = flush(b)
+d = conn()
+rd = flush(d)
+print("A: %s, B: %s, B again: %s, D (new): %s" % (ra, rb, rb2, rd))
+ok = True
+if ra != "EIO":
+    print("FAIL: A's flush after the failed write-back: %s (want EIO: the setup did not fail write-back)" % ra); ok = False
+if rb != "EIO":
+    print("FAIL: B's flush after the failed write-back: %s (want EIO: B's write was lost)" % rb); ok = False
+if rb2 != "ok":
+    print("FAIL: B's second flush: %s (want ok: it was told once)" % rb2); ok = False
+if rd != "ok":
+    print("FAIL: a new connection's flush: %s (want ok)" % rd); ok = False
+sys.exit(0 if ok else 1)
+EOP
+n=$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["exports"][0]["writeback_errors"])' \
+      < <(ctl srv raw stats)) || fail "no writeback_errors in stats"
+[ "$n" -ge 1 ] || fail "stats counts $n write-back errors"
+stop_nbdkit srv
+echo ok

@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# test-tenant-hygiene.sh: what one tenant sends cannot reach another's
+# view, the log, or the server's limits (issue 9, findings 1, 10, 11, 12,
+# 14 and 15).
+#
+#  1. connection limits: with [device] max_connections = 3 and export a's
+#     max_connections = 1, a second client of a is refused, then clients
+#     of b up to 3 in all, then a fourth is refused; each refusal logged
+#     with the limit it hit; stats shows connections, limits and
+#     refusals; once clients leave, new ones are admitted;
+#  2. names in the log (12): a client asking for the export
+#     "x<newline>nbdkit: error: FORGED" gets one escaped line, never a
+#     line of its own making;
+#  3. list_exports (11): a client over the Unix socket sees only the
+#     exports allow= lets it open (not "priv", allow = 10.9.9.9);
+#  4. tls = require (14): with nbdkit --tls=on and a PSK, a plaintext
+#     client is refused by "sec" (and told why in the log), served by
+#     "pub", and does not see "sec" listed; a TLS client is served by
+#     both and sees both listed;
+#  5. names in the JSON (10): an export name that is not UTF-8 makes the
+#     config fail at its line; names with quotes, backslashes and non-ASCII
+#     letters come back intact through stats as valid JSON;
+#  6. stats=FILE (15): a symlink at FILE is refused at start-up and its
+#     target is left alone; a symlink put there while the server runs is
+#     not followed at exit; a FIFO there does not hang the exit.
+# CTL_PARTS="1 3" runs some parts (to show what an old build fails).
+# timeout: 240
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
+requires_python_nbd
+
+want () { [[ " ${CTL_PARTS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
+make_sparse "$TESTDIR/disk.img" 64M
+
+# connect SRV EXPORT: "ok" or "refused", holding nothing.
+probe ()
+{
+  "$PYTHON" - "$(export_uri "$1" "$2")" <<'EOP'
+import sys, nbd
+h = nbd.NBD()
+try:
+    h.connect_uri(sys.argv[1])
+except nbd.Error:
+    print("refused"); sys.exit(0)
+h.pread(512, 0); h.shutdown(); print("ok")
+EOP
+}
+
+# listing SOCK [psk]: the export names a client sees, sorted, one line.
+listing ()
+{
+  "$PYTHON" - "$1" "${2:-}" <<'EOP'
+import sys, nbd
+h = nbd.NBD()
+if sys.argv[2]:
+    h.set_tls(nbd.TLS_REQUIRE)
+    h.set_tls_psk_file(sys.argv[2])
+    h.set_tls_username("alice")
+h.set_opt_mode(True)
+h.connect_unix(sys.argv[1])
+names = []
+h.opt_list(lambda name, desc: names.append(name) or 0)
+h.opt_abort()
+print(" ".join(sorted(names)))
+EOP
+}
+
+cat >"$TESTDIR/lim.conf" <<'EOC'
+[device]
+file = disk.img
+max_connections = 3
+[export a]
+size = 32M
+max_connections = 1
+[export b]
+offset = 32M
+EOC
+
+# A config with no key an old build lacks, for parts 2, 3 and 6.
+cat >"$TESTDIR/plain.conf" <<'EOC'
+[device]
+file = disk.img
+[export a]
+size = 32M
+[export b]
+offset = 32M
+EOC
+
+part1 ()
+{
+  tenant_start lim "$TESTDIR/lim.conf"
+  cat >"$TESTDIR/holder.py" <<'EOP'
+import os, sys, time, nbd
+uri_a, uri_b, cmds, outp = sys.argv[1:5]
+held = {"a": [], "b": []}
+out = open(outp, "w", buffering=1)
+def conn(name):
+    h = nbd.NBD()
+    try:
+        h.connect_uri(uri_a if name == "a" else uri_b)
+    except nbd.Error:
+        return "refused"
+    h.pread(512, 0)
+    held[name].append(h)
+    return "ok"
+for line in open(cmds):             # a fifo: one command a line
+    cmd = line.split()
+    if cmd[0] == "open":
+        out.write("%s %s\n" % (cmd[1], conn(cmd[1])))
+    elif cmd[0] == "close":
+        held[cmd[1]].pop().shutdown()
+        out.write("closed %s\n" % cmd[1])
+EOP
+  mkfifo "$TESTDIR/cmds"
+  : >"$TESTDIR/answers"
+  "$PYTHON" "$TESTDIR/holder.py" "$(export_uri lim a)" "$(export_uri lim b)" \
+    "$TESTDIR/cmds" "$TESTDIR/answers" &
+  holder=$!
+  cleanup_fn kill "$holder"
+  exec 7>"$TESTDIR/cmds"
+  # ask "open a" EXPECT: send a command, wait for its answer line.
+  n=0
+  ask ()
+  {
+    echo "$1" >&7
+    n=$((n + 1))
+    wait_for "answer $n to '$1'" 30 test "$(wc -l <"$TESTDIR/answers")" -ge "$n"
+    got=$(sed -n "${n}p" "$TESTDIR/answers")
+    [ "$got" = "$2" ] || fail "'$1': got '$got', want '$2'"
+  }
+  ask "open a" "a ok"
+  ask "open a" "a refused"
+  grep -q "export 'a': connection refused: 1 clients on this export already (max_connections=1 in its \[export\])" \
+    "$TESTDIR/lim.log" || fail "the per-export refusal was not logged: $(cat "$TESTDIR/lim.log")"
+  ask "open b" "b ok"
+  ask "open b" "b ok"
+  sleep 1.1                     # the log says at most one line a second
+  ask "open b" "b refused"
+  grep -q "export 'b': connection refused: 3 clients connected to the server already (max_connections=3 in \[device\])" \
+    "$TESTDIR/lim.log" || fail "the total's refusal was not logged: $(cat "$TESTDIR/lim.log")"
+  stats_json lim >"$TESTDIR/lim.json"
+  "$PYTHON" - "$TESTDIR/lim.json" <<'EOP' || fail "stats: $(cat "$TESTDIR/lim.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = d["device"]
+e = {x["name"]: x for x in d["exports"]}
+assert (dev["connections"], dev["max_connections"], dev["refused_connections"]) == (3, 3, 2), dev
+assert (e["a"]["connections"], e["a"]["max_connections"], e["a"]["refused_connections"]) == (1, 1, 1), e["a"]
+assert (e["b"]["connections"], e["b"]["max_connections"]) == (2, 0), e["b"]
+EOP
+  ask "close a" "closed a"
+  ask "open b" "b ok"
+  ask "close b" "closed b"
+  ask "open a" "a ok"
+  exec 7>&-
+  wait "$holder" || true
+  stop_nbdkit lim
+  echo "== 1. connection limits per export and in total, logged, in stats"
+}
+
+part2 ()
+{
+  tenant_start lg "$TESTDIR/plain.conf"
+  "$PYTHON" - "${NBDKIT_SOCK[lg]}" <<'EOP'
+import sys, nbd
+h = nbd.NBD()
+h.set_export_name("x\nnbdkit: error: FORGED\x1b[31m\xe9")
+try:
+    h.connect_unix(sys.argv[1])
+    sys.exit("an unknown export was accepted")
+except nbd.Error:
+    pass
+EOP
+  stop_nbdkit lg
+  ! grep -q "^nbdkit: error: FORGED" "$TESTDIR/lg.log" ||
+    fail "the client forged a log line: $(cat "$TESTDIR/lg.log")"
+  grep -qF "unknown export 'x\\x0anbdkit: error: FORGED\\x1b[31m\\xc3\\xa9'" "$TESTDIR/lg.log" ||
+    grep -qF "unknown export 'x\\x0anbdkit: error: FORGED\\x1b[31mé'" "$TESTDIR/lg.log" ||
+    fail "the export name was not logged escaped on one line: $(cat "$TESTDIR/lg.log")"
+  echo "== 2. a client's export name is escaped in the log"
+}
+
+cat >"$TESTDIR/vis.conf" <<'EOC'
+[device]
+file = disk.img
+[export pub]
+size = 16M
+[export priv]
+offset = 16M
+size = 16M
+allow = 10.9.9.9
+[export mine]
+offset = 32M
+size = 16M
+allow = unix
+[export sec]
+offset = 48M
+tls = require
+EOC
+
+part3 ()
+{
+  grep -v "^tls" "$TESTDIR/vis.conf" >"$TESTDIR/vis3.conf"
+  tenant_start vis "$TESTDIR/vis3.conf"
+  got=$(listing "${NBDKIT_SOCK[vis]}")
+  [ "$got" = "mine pub sec" ] || fail "a Unix-socket client lists '$got', want 'mine pub sec' (not priv: allow = 10.9.9.9)"
+  stop_nbdkit vis
+  echo "== 3. list_exports shows only what the client may open"
+}
+
+part4 ()
+{
+  command -v openssl >/dev/null || { echo "== 4. skipped: no openssl for a PSK"; return; }
+  echo "alice:$(openssl rand -hex 32)" >"$TESTDIR/keys.psk"
+  chmod 600 "$TESTDIR/keys.psk"
+  start_nbdkit tls --tls=on --tls-psk="$TESTDIR/keys.psk" -- \
+    config="$TESTDIR/vis.conf" control="$TESTDIR/tls.ctl"
+  [ "$(probe tls pub)" = ok ] || fail "a plaintext client was refused by pub"
+  [ "$(probe tls sec)" = refused ] || fail "a plaintext client was served by sec (tls = require)"
+  grep -q "export 'sec': it requires TLS (tls=require), the client did not negotiate it: refused" \
+    "$TESTDIR/tls.log" || fail "the TLS refusal was not logged: $(cat "$TESTDIR/tls.log")"
+  "$PYTHON" - "${NBDKIT_SOCK[tls]}" "$TESTDIR/keys.psk" <<'EOP' || fail "a TLS client was refused"
+import sys, nbd
+for name in ("sec", "pub"):
+    h = nbd.NBD()
+    h.set_tls(nbd.TLS_REQUIRE)
+    h.set_tls_psk_file(sys.argv[2])
+    h.set_tls_username("alice")
+    h.set_export_name(name)
+    h.connect_unix(sys.argv[1])
+    h.pread(512, 0)
+    h.shutdown()
+EOP
+  got=$(listing "${NBDKIT_SOCK[tls]}")
+  [ "$got" = "mine pub" ] || fail "a plaintext client lists '$got', want 'mine pub' (not sec: tls = require)"
+  got=$(listing "${NBDKIT_SOCK[tls]}" "$TESTDIR/keys.psk")
+  [ "$got" = "mine pub sec" ] || fail "a TLS client lists '$got', want 'mine pub sec'"
+  stop_nbdkit tls
+  echo "== 4. tls = require refuses plaintext clients, serves TLS ones"
+}
+
+part5 ()
+{
+  local rc=0
+  printf '[device]\nfile = disk.img\n[export caf\xe9]\n' >"$TESTDIR/bad.conf"
+  timeout 60 nbdkit -f -U "$TESTDIR/bad.sock" "$CFQ_PLUGIN" config="$TESTDIR/bad.conf" \
+    >"$TESTDIR/bad.out" 2>&1 || rc=$?
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "a config with a non-UTF-8 export name was served"
+  grep -q "bad.conf:3: section name is not valid UTF-8 (byte 0xe9 at byte 3)" "$TESTDIR/bad.out" ||
+    fail "no FILE:LINE error for the name: $(cat "$TESTDIR/bad.out")"
+  printf '[device]\nfile = disk.img\n[export q"x\\y caf\xc3\xa9]\n' >"$TESTDIR/odd.conf"
+  tenant_start odd "$TESTDIR/odd.conf"
+  ctl odd raw stats >"$TESTDIR/odd.json"
+  "$PYTHON" - "$TESTDIR/odd.json" <<'EOP' || fail "stats with an odd name: $(cat "$TESTDIR/odd.json")"
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+d = json.loads(raw.decode("utf-8"))
+names = [e["name"] for e in d["exports"]]
+assert names == ['q"x\\y caf\u00e9'], names
+EOP
+  stop_nbdkit odd
+  echo "== 5. names are UTF-8 at the config, and come back intact in JSON"
+}
+
+part6 ()
+{
+  local rc=0
+  echo "precious" >"$TESTDIR/victim"
+  ln -s "$TESTDIR/victim" "$TESTDIR/st.link"
+  timeout 60 nbdkit -f -U "$TESTDIR/sl.sock" "$CFQ_PLUGIN" config="$TESTDIR/plain.conf" \
+    stats="$TESTDIR/st.link" >"$TESTDIR/sl.out" 2>&1 || rc=$?
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "stats= through a symlink was accepted"
+  grep -q "stats=.*st.link: is a symbolic link: refusing to write through it" "$TESTDIR/sl.out" ||
+    fail "no error for the symlink: $(cat "$TESTDIR/sl.out")"
+  [ "$(cat "$TESTDIR/victim")" = precious ] || fail "the symlink's target was written"
+  # A symlink put there while the server runs.
+  tenant_start sr "$TESTDIR/plain.conf" stats="$TESTDIR/late.json"
+  ln -s "$TESTDIR/victim" "$TESTDIR/late.json"
+  stop_nbdkit sr
+  [ "$(cat "$TESTDIR/victim")" = precious ] || fail "the stats file was written through a symlink made later"
+  grep -q "late.json: is a symbolic link: refusing to write through it" "$TESTDIR/sr.log" ||
+    fail "no error at exit for the later symlink: $(cat "$TESTDIR/sr.log")"
+  # A FIFO nobody reads: the exit must not hang on it.
+  tenant_start sf "$TESTDIR/plain.conf" stats="$TESTDIR/fifo.json"
+  mkfifo "$TESTDIR/fifo.json"
+  stop_nbdkit sf
+  grep -q "fifo.json: .*\(not a regular file\|No such device\)" "$TESTDIR/sf.log" ||
+    fail "no error at exit for the FIFO: $(cat "$TESTDIR/sf.log")"
+  # And a plain file is written, mode 0600.
+  tenant_start sp "$TESTDIR/plain.conf" stats="$TESTDIR/plain.json"
+  stop_nbdkit sp
+  "$PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TESTDIR/plain.json" ||
+    fail "stats= did not write JSON"
+  [ "$(stat -c %a "$TESTDIR/plain.json")" = 600 ] || fail "stats= file mode $(stat -c %a "$TESTDIR/plain.json")"
+  echo "== 6. stats= never writes through a symlink or into a FIFO"
+}
+
+for p in 1 2 3 4 5 6; do
+  if want $p; then part$p; fi
+done
+echo ok
