@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfq.h"
 #include "devmodel.h"
 #include "rng.h"
 #include "sched.h"
@@ -141,6 +142,7 @@ static struct {
   unsigned njobs;
 
   bool json;
+  bool trace;                   /* --trace: the policy's decisions */
   const char *only;             /* comma-separated job names, or NULL */
 } cfg = {
   .duration = 10 * NSEC_PER_SEC,
@@ -623,6 +625,7 @@ static struct {
   uint64_t timer_gen;           /* generation of the pending timer */
   uint64_t dispatched;          /* total dispatches */
   uint64_t end;                 /* ns: cfg.duration */
+  uint64_t now;                 /* ns: the pass being run (--trace) */
 } sim;
 
 static uint64_t
@@ -635,6 +638,11 @@ static void
 submit_rq (struct job *j, struct simrq *sr, uint64_t now)
 {
   sr->t_submit = now;
+  if (cfg.trace)
+    fprintf (stderr, "%12.6f job %s: insert %s %" PRIu64 "+%u%s\n", now / 1e9,
+             j->name, sr->rq.op == RQ_FLUSH ? "flush" : j->write ? "write"
+             : "read", sr->rq.off, sr->rq.len,
+             sr->rq.flags & RQ_SYNC ? " sync" : "");
   sched_insert (sim.s, &sr->rq, now);
 }
 
@@ -713,6 +721,9 @@ on_complete (struct simrq *sr, uint64_t now)
   struct job *j = sr->j;
 
   sim.at_dev--;
+  if (cfg.trace)
+    fprintf (stderr, "%12.6f job %s: done %" PRIu64 " after %.3f ms\n",
+             now / 1e9, j->name, sr->rq.off, (now - sr->t_submit) / 1e6);
   sched_completed (sim.s, &sr->rq, now);
   if (sr->rq.op == RQ_FLUSH) {
     j->flushes++;
@@ -820,7 +831,7 @@ run (void)
     /* One pass: the events due now that existed when it began. */
     uint64_t pass_seq = heap.seq;
 
-    now = heap.v[0].t;
+    now = sim.now = heap.v[0].t;
     while (heap.n > 0 && heap.v[0].t == now && heap.v[0].seq < pass_seq) {
       struct ev e = ev_pop ();
 
@@ -1243,6 +1254,13 @@ report (void)
 
 /* ---- main -------------------------------------------------------------------- */
 
+/* --trace: one line per CFQ decision, stamped with the virtual time. */
+static void
+trace_line (void *opaque, const char *msg)
+{
+  fprintf (stderr, "%12.6f %s\n", sim.now / 1e9, msg);
+}
+
 static void
 usage (FILE *f)
 {
@@ -1259,6 +1277,7 @@ usage (FILE *f)
 "  --queue-depth N      most requests at the device at once\n"
 "  --only JOB[,JOB..]   run only these jobs\n"
 "  --json               machine-readable output\n"
+"  --trace              print CFQ's decisions on stderr, with the time\n"
 "  --list-scheds        print the policies built in and exit\n"
 "Exit: 0 ok, 1 bad input, 3 the scheduler stalled.\n", progname);
 }
@@ -1276,6 +1295,7 @@ main (int argc, char **argv)
     { "queue-depth", required_argument, NULL, 'q' },
     { "only", required_argument, NULL, 'o' },
     { "json", no_argument, NULL, 'j' },
+    { "trace", no_argument, NULL, 'T' },
     { "list-scheds", no_argument, NULL, 'l' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -1299,6 +1319,9 @@ main (int argc, char **argv)
       return 0;
     case 'j':
       cfg.json = true;
+      break;
+    case 'T':
+      cfg.trace = true;
       break;
     case 'o':
       cfg.only = optarg;
@@ -1358,6 +1381,8 @@ main (int argc, char **argv)
     die_at (argv[optind], "no [job NAME] sections");
   select_only ();
   setup ();
+  if (cfg.trace && sim.s->ops == &cfq_ops)
+    cfq_set_trace (sim.s, trace_line, NULL);
   run ();
   report ();
   return 0;
