@@ -103,6 +103,7 @@ struct job {
   uint64_t start, stop;         /* ns: active window (stop 0 = end) */
   uint64_t offset, size;        /* bytes: region (size 0 = to the end) */
   bool meta;                    /* RQ_META on every request */
+  unsigned numjobs;             /* clones, each its own connection */
 
   /* run state */
   struct sched_queue *q;
@@ -365,6 +366,8 @@ set_job (struct job *j, const char *k, const char *v, const char *where)
     j->size = need_size (v, where, k);
   else if (!strcmp (k, "meta"))
     j->meta = need_bool (v, where, k);
+  else if (!strcmp (k, "numjobs"))
+    j->numjobs = need_uint (v, where, k, 1, MAX_JOBS);
   else
     die_at (where, "unknown job key '%s'", k);
 }
@@ -397,6 +400,48 @@ valid_name (const char *s)
 
 enum section { SEC_NONE, SEC_GLOBAL, SEC_DEVICE, SEC_SCHED, SEC_GROUP,
                SEC_JOB };
+
+/* numjobs = N: the job becomes N jobs NAME.0 .. NAME.N-1 (as fio's
+ * clones, each its own connection), in the file's order.
+ */
+static void
+expand_numjobs (void)
+{
+  struct job *all[MAX_JOBS];
+  unsigned n = 0;
+
+  for (unsigned i = 0; i < cfg.njobs; i++) {
+    struct job *j = cfg.jobs[i];
+    unsigned nj = j->numjobs ? j->numjobs : 1;
+    char base[NAME_MAX_LEN];
+
+    if (nj == 1) {
+      if (n == MAX_JOBS)
+        die_at (j->where, "too many jobs (max %d)", MAX_JOBS);
+      all[n++] = j;
+      continue;
+    }
+    snprintf (base, sizeof base, "%s", j->name);
+    for (unsigned c = 0; c < nj; c++) {
+      struct job *k = c ? xcalloc (1, sizeof *k) : j;
+
+      if (n == MAX_JOBS)
+        die_at (j->where, "too many jobs (max %d)", MAX_JOBS);
+      if (c)
+        *k = *j;
+      if (snprintf (k->name, sizeof k->name, "%s.%u", base, c)
+          >= (int) sizeof k->name)
+        die_at (j->where, "job %s: name too long for numjobs", base);
+      all[n++] = k;
+    }
+  }
+  for (unsigned i = 0; i < n; i++)
+    for (unsigned k = i + 1; k < n; k++)
+      if (!strcmp (all[i]->name, all[k]->name))
+        die_at (all[k]->where, "duplicate job '%s'", all[k]->name);
+  memcpy (cfg.jobs, all, n * sizeof all[0]);
+  cfg.njobs = n;
+}
 
 static void
 parse_file (const char *path)
@@ -515,6 +560,7 @@ parse_file (const char *path)
   if (ferror (f))
     die_at (NULL, "%s: read error", path);
   fclose (f);
+  expand_numjobs ();
 }
 
 /* Check every job against the device, after all overrides. */
