@@ -124,6 +124,9 @@
  *   merging, that is the block layer's and the engine's job.
  * - Merged queues: the kernel allocates a fresh cfqq on split; we send the
  *   connection back to its own embedded cfqq, so nothing is allocated.
+ *   The connection whose embedded cfqq is the shared one stays in it, and
+ *   the others leave, each at its next request (sending the owner "back"
+ *   to the queue it is in left the others merged for good).
  * - must_dispatch for an expired fifo (Linux 3.x/4.x, not 2.6.36): a queue
  *   whose fifo head expired must dispatch it, past the sync-in-flight and
  *   depth limits (cfq_may_dispatch), and a sync request does not preempt
@@ -1807,7 +1810,11 @@ cfq_sync_queue (struct cfqd *cfqd, struct sched_queue *cic)
     if (cfqq->nr_conn == 1) {
       cfqq->coop = cfqq->split_coop = false;
     }
-    else {
+    else if (cfqq != &cic->own) {
+      /* The owner of the shared queue stays in it; the others leave, each
+       * at its next request (the kernel gives the splitting connection a
+       * fresh queue instead, whichever it is).
+       */
       struct cfqq *own = &cic->own;
       cic->cfqq = own;
       own->nr_conn++;

@@ -1,0 +1,130 @@
+/* test-cfq-fidelity.c: the behaviour fixes of issue 8 ("CFQ must earn its
+ * place"), each on the virtual clock, each failing without its fix.
+ *
+ * - The owner of a shared (merged) queue that turns seeky does not keep
+ *   the others merged forever.
+ */
+#include "cfq-harness.h"
+#include "check.h"
+
+static void
+mkrq (struct rq *rq, struct sched_queue *q, uint64_t sector, uint32_t len,
+      uint8_t flags)
+{
+  memset (rq, 0, sizeof *rq);
+  rq->q = q;
+  rq->off = sector << 9;
+  rq->len = len;
+  rq->flags = flags;
+  rq->op = (flags & RQ_SYNC) ? RQ_READ : RQ_WRITE;
+}
+
+/* Serve everything queued, one request at a time, 1 ms each, following
+ * the policy's deadlines; returns the time it ends.
+ */
+static uint64_t
+drain (struct sched *s, uint64_t t)
+{
+  uint64_t next;
+  struct rq *r;
+
+  while (sched_has_work (s)) {
+    r = sched_dispatch (s, t, &next);
+    if (r)
+      sched_completed (s, r, t += 1 * MS);
+    else {
+      CHECK_NE (next, SCHED_NEVER);
+      t = next;
+    }
+  }
+  /* Let a pending idle window run out. */
+  sched_dispatch (s, t + 100 * MS, &next);
+  return t + 100 * MS;
+}
+
+/* Merge and split when the owner of the shared queue asks first.  b's
+ * queue becomes the shared one (a is merged into it); it turns seeky
+ * while only b reads, so b's request is the first after the split mark.  The old split moved b back to "its
+ * own" queue, which is the shared queue itself, and cleared the split
+ * mark: a stayed merged for good.  Now b stays where it is and a leaves at
+ * its next request.
+ */
+static void
+test_split_owner (void)
+{
+  struct sched *s = sched_create (&cfq_ops);
+  struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  struct rq ra, rb, rx[40];
+  struct cfq_stats st;
+  uint64_t next, t;
+  void *shared;
+
+  /* a reads sector 0, b sector 8: b is a close cooperator of a. */
+  mkrq (&ra, a, 0, 4096, RQ_SYNC);
+  sched_insert (s, &ra, 0);
+  CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &ra);
+  mkrq (&rb, b, 8, 4096, RQ_SYNC);
+  sched_insert (s, &rb, 100 * US);
+  sched_completed (s, &ra, 1 * MS);
+  CHECK_PTR_EQ (sched_dispatch (s, 1 * MS, &next), &rb);
+  /* a's next request goes to b's queue: merged. */
+  mkrq (&ra, a, 16, 4096, RQ_SYNC);
+  sched_insert (s, &ra, 1100 * US);
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.merges, 1);
+  shared = ra.sq;
+  CHECK_PTR_EQ (shared, rb.sq);
+  sched_completed (s, &rb, 2 * MS);
+  t = drain (s, 2 * MS);
+  /* b (the owner) reads at random through the shared queue, which turns
+   * seeky and is marked for a split: b stays where it is.
+   */
+  for (int i = 0; i < 40; i++) {
+    mkrq (&rx[i], b, (uint64_t) (i * 7919 % 97 + 1) << 24, 4096, RQ_SYNC);
+    sched_insert (s, &rx[i], t);
+    CHECK_PTR_EQ (rx[i].sq, shared);
+    t = drain (s, t);
+  }
+  /* a's next request leaves the shared queue. */
+  mkrq (&ra, a, 9ULL << 24, 4096, RQ_SYNC);
+  sched_insert (s, &ra, t);
+  t = drain (s, t);
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.splits, 1);
+  CHECK_PTR_NE (ra.sq, shared);
+  /* And they stay apart. */
+  mkrq (&rb, b, 6ULL << 24, 4096, RQ_SYNC);
+  sched_insert (s, &rb, t);
+  mkrq (&ra, a, 10ULL << 24, 4096, RQ_SYNC);
+  sched_insert (s, &ra, t);
+  CHECK_PTR_NE (ra.sq, rb.sq);
+  drain (s, t);
+  sched_queue_free (s, a);
+  sched_queue_free (s, b);
+  sched_destroy (s);
+  printf ("split, owner first: ok\n");
+}
+
+static const struct {
+  const char *name;
+  void (*fn) (void);
+} tests[] = {
+  { "split_owner", test_split_owner },
+};
+
+/* test-cfq-fidelity [NAME...]: all tests, or the ones named. */
+int
+main (int argc, char **argv)
+{
+  setvbuf (stdout, NULL, _IOLBF, 0);
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+    bool run = argc < 2;
+    for (int a = 1; a < argc; a++)
+      run |= strcmp (argv[a], tests[i].name) == 0;
+    if (run)
+      tests[i].fn ();
+  }
+  printf ("cfq fidelity: ok (%lu checks)\n", check_count);
+  return 0;
+}
