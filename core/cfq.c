@@ -208,6 +208,24 @@
  *   while few are: 128 connections reading at random in one group got
  *   per-connection Jain 0.79 and a worst latency of 3.8 s against FIFO's
  *   1.00 and 0.11 s (tests/sim/many-conns.job).
+ * - Seek cost (ours): the kernel takes "does the device seek" from the
+ *   queue's rotational flag; a virtio disk or a RAID controller on flash
+ *   says it rotates (vda here), and CFQ then idles for every sync queue
+ *   and charges groups by time on a device where waiting gains nothing.
+ *   So the policy also measures it: a read dispatched more than
+ *   CFQQ_SEEK_THR from the head is timed from its dispatch (or from the
+ *   completion before it, if that came later) to its completion, as a
+ *   think-time style average.  After 16 such reads, a device that says it
+ *   rotates but serves them in under 1 ms on average (a disk needs 3 ms
+ *   and more for a seek and a rotation) is taken as non-rotational
+ *   (seek_fast), and back above 2 ms; only reads count, since a write
+ *   cache makes a disk's writes look free.  cfq_nonrot() is then true:
+ *   seek detection by request size, no queue idling when it queues, and
+ *   IOPS charging under mode=auto.
+ * - mode=auto charges by requests on a non-rotational device whatever
+ *   slice_idle is (as Linux 4.x, "Make CFQ default to IOPS mode on
+ *   SSDs"), besides 2.6.36's "slice_idle=0 and the device queues".  The
+ *   rule used to live in the plugin; here cfqsim applies it too.
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -290,7 +308,7 @@ const struct cfq_tunable cfq_tunables[T_NR] = {
   [T_TARGET_LATENCY] = { "target_latency", "ns", 300 * MS, 1 * MS,
     10000 * MS, "time in which every busy queue of a group gets a turn" },
   [T_MODE] = { "mode", "mode", CFQ_MODE_AUTO, 0, 2,
-    "group charge: 0 time, 1 iops, 2 auto (iops if slice_idle=0 and NCQ)" },
+    "group charge: 0 time, 1 iops, 2 auto (iops on flash; or NCQ, no idle)" },
   [T_ROTATIONAL] = { "rotational", "bool", 1, 0, 1,
     "device seeks (1) or not (0): seek detection and idling rules" },
   [T_GROUP_ISOLATION] = { "group_isolation", "bool", 1, 1, 1,
@@ -327,6 +345,15 @@ const size_t cfq_nr_tunables = T_NR;
 #define CFQ_PRIO_LISTS          SCHED_LEVELS
 #define CFQ_PRIO_DEFAULT        4               /* IOPRIO_NORM */
 #define CFQ_SAMPLE_VALID(s)     ((s) > 80)
+/* Seek cost (ours): after this many seeky reads, a "rotational" device
+ * whose mean service time for them is under CFQ_SEEK_FAST is taken as
+ * non-rotational, and taken back as rotational above CFQ_SEEK_SLOW.
+ */
+#define CFQ_SEEK_SAMPLES        16
+#define CFQ_SEEK_FAST           (1 * MS)
+#define CFQ_SEEK_SLOW           (2 * MS)
+#define CFQ_RQ_SEEK             0x01    /* rq->pflags: a read dispatched
+                                           away from the head */
 
 /* ---- Structures --------------------------------------------------------- */
 
@@ -498,6 +525,15 @@ struct cfqd {
   struct cfqq *active_queue;
   struct sched_queue *active_cic;       /* connection of 1st rq of slice */
   uint64_t last_position;       /* sector after the last dispatched rq */
+  /* Seek cost (ours, see the essay): service time of reads dispatched
+   * away from the head, as a think-time style EWMA.
+   */
+  uint64_t last_completion;     /* ns: latest completion of any rq */
+  uint64_t seek_total;          /* EWMA numerator (ns * 256) */
+  uint64_t seek_weight;         /* EWMA weight, 256 = one full sample */
+  uint64_t seek_cost;           /* ns: mean service time of those reads */
+  unsigned seek_seen;           /* such reads completed (saturates) */
+  bool seek_fast;               /* rotational=1, but seeks cost < 1 ms */
   uint64_t last_delayed_sync;   /* ns: a sync rq completed late */
   uint64_t now;                 /* ns: latest time passed in */
   struct cfqq *run_queue;       /* queue the post-completion run serves */
@@ -517,8 +553,11 @@ static inline bool cfq_class_idle (const struct cfqq *cfqq)
 { return cfqq->ioprio_class == SCHED_CLASS_IDLE; }
 static inline bool cfq_class_rt (const struct cfqq *cfqq)
 { return cfqq->ioprio_class == SCHED_CLASS_RT; }
+/* Non-rotational as CFQ sees it: the device says so, or it says it seeks
+ * and the measured cost of seeky reads says it does not (seek cost).
+ */
 static inline bool cfq_nonrot (const struct cfqd *cfqd)
-{ return !t_get (cfqd, T_ROTATIONAL); }
+{ return !t_get (cfqd, T_ROTATIONAL) || cfqd->seek_fast; }
 static inline uint32_t rq_sectors (const struct rq *rq)
 { return (rq->len + 511) >> 9; }
 
@@ -540,8 +579,12 @@ iops_mode (const struct cfqd *cfqd)
   case CFQ_MODE_TIME: return false;
   case CFQ_MODE_IOPS: return true;
   default:
-    /* CFQ's test is "!slice_idle && hw_tag": hw_tag -1 counts as NCQ. */
-    return !t_get (cfqd, T_SLICE_IDLE) && cfqd->hw_tag != 0;
+    /* Charge by requests on flash (ours: a device that does not seek has
+     * no time to share out), or by CFQ's test "!slice_idle && hw_tag",
+     * where hw_tag -1 counts as NCQ.
+     */
+    return cfq_nonrot (cfqd)
+      || (!t_get (cfqd, T_SLICE_IDLE) && cfqd->hw_tag != 0);
   }
 }
 
@@ -1378,6 +1421,9 @@ cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   cfqd->rq_in_flight[cfqq->sync]++;
   /* cfq_activate_request */
   cfqd->rq_in_driver++;
+  rq->pflags = 0;
+  if (rq->op == RQ_READ && cfq_dist_from_last (cfqd, rq) > CFQQ_SEEK_THR)
+    rq->pflags |= CFQ_RQ_SEEK;
   cfqd->last_position = rq_sector (rq) + rq_sectors (rq);
   rq->t_dispatch = now;
   cfqd->stats.dispatched++;
@@ -2482,6 +2528,38 @@ cfq_update_hw_tag (struct cfqd *cfqd)
   cfqd->hw_tag = cfqd->hw_tag_est_depth >= CFQ_HW_QUEUE_MIN;
 }
 
+/* Seek cost (ours, see the essay): a read that was dispatched away from
+ * the head took from its dispatch, or from the completion before it if
+ * that came later (the device was busy with something else until then),
+ * to now.  On a disk that is a seek and a rotation, 3 ms and more; on
+ * flash that claims to rotate (a virtio disk, a RAID controller) it is a
+ * fraction of a millisecond, and idling for such a device only wastes it.
+ */
+static void
+cfq_update_seek_cost (struct cfqd *cfqd, const struct rq *rq, uint64_t now)
+{
+  uint64_t from = umax64 (rq->t_dispatch, cfqd->last_completion);
+  uint64_t svc = now > from ? now - from : 0;
+
+  cfqd->seek_weight = (7 * cfqd->seek_weight + 256) / 8;
+  cfqd->seek_total = (7 * cfqd->seek_total + 256 * svc) / 8;
+  cfqd->seek_cost = (cfqd->seek_total + 128) / cfqd->seek_weight;
+  if (cfqd->seek_seen < CFQ_SEEK_SAMPLES) {
+    cfqd->seek_seen++;
+    return;
+  }
+  if (!cfqd->seek_fast && cfqd->seek_cost < CFQ_SEEK_FAST) {
+    cfqd->seek_fast = true;
+    CFQ_TRACE (cfqd, NULL, "seeks cost %llu us: not rotational",
+               (unsigned long long) (cfqd->seek_cost / 1000));
+  }
+  else if (cfqd->seek_fast && cfqd->seek_cost > CFQ_SEEK_SLOW) {
+    cfqd->seek_fast = false;
+    CFQ_TRACE (cfqd, NULL, "seeks cost %llu us: rotational",
+               (unsigned long long) (cfqd->seek_cost / 1000));
+  }
+}
+
 static bool
 cfq_should_wait_busy (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
@@ -2519,6 +2597,9 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   if (!cfqq->cfqg->dispatched)
     cfq_group_drain_done (cfqd, cfqq->cfqg, now);
   cfqd->rq_in_flight[cfqq->sync]--;
+  if (rq->pflags & CFQ_RQ_SEEK)
+    cfq_update_seek_cost (cfqd, rq, now);
+  cfqd->last_completion = now;
   cfqd->stats.completed++;
   if (!cfq_class_idle (cfqq))
     cfqd->last_end_nonidle = now;
@@ -2600,6 +2681,8 @@ cfq_get_stats (struct sched *s, struct cfq_stats *st)
   st->hw_tag = cfqd->hw_tag;
   st->hw_tag_est_depth = cfqd->hw_tag_est_depth;
   st->iops_mode = iops_mode (cfqd);
+  st->seek_cost = cfqd->seek_cost;
+  st->seek_fast = cfqd->seek_fast;
   st->busy_queues = cfqd->busy_queues;
   st->rq_queued = cfqd->rq_queued;
   st->rq_in_driver = cfqd->rq_in_driver;
@@ -2643,9 +2726,12 @@ cfq_dump (struct sched *s, char *buf, size_t len)
   for (size_t i = 0; i < T_NR; i++)
     dump_printf (&d, "%s=%llu %s\n", cfq_tunables[i].name,
                  (unsigned long long) cfqd->tun[i], cfq_tunables[i].unit);
-  dump_printf (&d, "hw_tag=%d depth=%u iops_mode=%d busy_queues=%u "
+  dump_printf (&d, "hw_tag=%d depth=%u iops_mode=%d seek_cost=%lluus "
+               "seek_fast=%d busy_queues=%u "
                "rq_queued=%u rq_in_driver=%u idle_timer=%lld\n",
                cfqd->hw_tag, cfqd->hw_tag_est_depth, iops_mode (cfqd),
+               (unsigned long long) (cfqd->seek_cost / 1000),
+               cfqd->seek_fast,
                cfqd->busy_queues, cfqd->rq_queued, cfqd->rq_in_driver,
                cfqd->idle_timer == SCHED_NEVER ? -1LL
                : (long long) cfqd->idle_timer);

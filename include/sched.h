@@ -81,6 +81,7 @@ struct rq {
   uint64_t t_fifo;              /* ns: fifo expiry deadline */
   uint64_t t_dispatch;          /* ns: when dispatched */
   void *sq;                     /* policy's: queue actually serving it */
+  uint8_t pflags;               /* policy's: its own marks */
 };
 
 static inline uint64_t

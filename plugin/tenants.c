@@ -469,12 +469,11 @@ hook_setup (void *opaque, struct sched *s, struct ev_loop *loop)
       if (strcmp (m->tunables[i].name, "mode") == 0)
         mode_given = true;
     }
-    /* The device's nature, unless the config says otherwise. */
+    /* The device's nature, unless the config says otherwise (mode=auto
+     * then charges by requests on flash: the policy's rule).
+     */
     if (!rot_given && tn.rotational >= 0)
       sched_set (s, "rotational", (uint64_t) tn.rotational);
-    /* mode=auto on flash: charge by requests. */
-    if (m->dev.mode == CFG_MODE_AUTO && tn.rotational == 0)
-      sched_set (s, "mode", CFQ_MODE_IOPS);
     (void) mode_given;
     /* nbdkit sets -D flags when it loads the plugin, before this. */
     if (cfq_debug_trace)
@@ -750,6 +749,8 @@ stats_json (struct strbuf *o)
                    cs.rq_queued, cs.slices, cs.idle_arms, cs.group_idle_arms,
                    cs.idle_hits, cs.idle_timeouts, cs.preemptions,
                    cs.fifo_expired, cs.merges, cs.splits, cs.wait_busy);
+    strbuf_printf (o, ",\"seek_cost_us\":%" PRIu64 ",\"seek_fast\":%s",
+                   cs.seek_cost / 1000, cs.seek_fast ? "true" : "false");
   }
   else
     strbuf_printf (o, ",\"hw_tag\":-1");

@@ -7,6 +7,9 @@
  *   queue joined, so equal queues are served in the order they came.
  * - The owner of a shared (merged) queue that turns seeky does not keep
  *   the others merged forever.
+ * - A device that says it rotates but serves seeky reads in well under a
+ *   millisecond is treated as flash (seek cost).
+ * - mode=auto charges by requests on flash, in the policy.
  */
 #include "cfq-harness.h"
 #include "check.h"
@@ -234,6 +237,114 @@ test_split_owner (void)
   printf ("split, owner first: ok\n");
 }
 
+/* Seek cost.  A device that says it rotates (vda here: a virtio disk on
+ * flash) but serves reads far from the head in 100 us is taken as
+ * non-rotational once 16 such reads have completed: groups are charged
+ * by requests (mode=auto), and a sequential reader that runs dry is not
+ * idled for, since a queueing device gains nothing from waiting.  On
+ * one where those reads take 8 ms, CFQ stays in time mode and idles.
+ */
+static void
+test_seek_cost (void)
+{
+  for (int v = 0; v < 2; v++) {
+    const bool fast = v == 0;
+    const uint64_t cost = fast ? 100 * US : 8 * MS;
+    struct sched *s = sched_create (&cfq_ops);
+    struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+    struct sched_queue *c = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+    struct rq ra[20], rc[4];
+    struct cfq_stats st;
+    uint64_t next, t = 0, pos = 0;
+    struct rq *r;
+
+    cfq_get_stats (s, &st);
+    CHECK (!st.iops_mode);
+    /* 20 random reads, one at a time. */
+    for (int i = 0; i < 20; i++) {
+      mkrq (&ra[i], a, (uint64_t) (i * 7919 % 97 + 1) << 24, 4096, RQ_SYNC);
+      sched_insert (s, &ra[i], t);
+      r = sched_dispatch (s, t, &next);
+      if (!r) {
+        t = next;
+        r = sched_dispatch (s, t, &next);
+      }
+      CHECK_PTR_EQ (r, &ra[i]);
+      pos = rq_sector (r) + 8;
+      sched_completed (s, r, t += cost);
+      t += 50 * US;
+    }
+    cfq_get_stats (s, &st);
+    CHECK_EQ (st.seek_fast, fast);
+    CHECK_EQ (st.iops_mode, fast);
+    if (fast)
+      CHECK_LT (st.seek_cost, 200 * US);
+    else
+      CHECK_GT (st.seek_cost, 7 * MS);
+    /* Let a's idle window (if any) run out. */
+    t += 100 * MS;
+    CHECK_NULL (sched_dispatch (s, t, &next));
+    /* A sequential reader of 64 KiB requests, starting at the head. */
+    for (int i = 0; i < 4; i++) {
+      uint64_t arms;
+
+      mkrq (&rc[i], c, pos + 128 * i, 65536, RQ_SYNC);
+      sched_insert (s, &rc[i], t);
+      r = sched_dispatch (s, t, &next);
+      CHECK_PTR_EQ (r, &rc[i]);
+      cfq_get_stats (s, &st);
+      arms = st.idle_arms;
+      sched_completed (s, r, t += cost);
+      CHECK_NULL (sched_dispatch (s, t, &next));
+      cfq_get_stats (s, &st);
+      if (fast) {
+        char dump[4096];
+
+        CHECK_EQ (st.idle_arms, arms);
+        cfq_dump (s, dump, sizeof dump);
+        CHECK_NOTNULL (strstr (dump, "idle_timer=-1"));
+      }
+      else if (i >= 2) {
+        CHECK_EQ (st.idle_arms, arms + 1);
+        CHECK_EQ (next, t + 8 * MS);
+      }
+      t += 100 * US;
+    }
+    t += 100 * MS;
+    sched_dispatch (s, t, &next);
+    sched_queue_free (s, a);
+    sched_queue_free (s, c);
+    sched_destroy (s);
+  }
+  printf ("seek cost: ok\n");
+}
+
+/* mode=auto is the policy's rule, so the server and cfqsim apply it alike:
+ * on a device that says it does not rotate, groups are charged by
+ * requests whatever slice_idle is (the plugin used to force this itself).
+ */
+static void
+test_auto_mode (void)
+{
+  struct sched *s = sched_create (&cfq_ops);
+  struct cfq_stats st;
+
+  cfq_get_stats (s, &st);
+  CHECK (!st.iops_mode);
+  CHECK_EQ (sched_set (s, "rotational", 0), 0);
+  cfq_get_stats (s, &st);
+  CHECK (st.iops_mode);
+  CHECK_EQ (sched_set (s, "mode", CFQ_MODE_TIME), 0);
+  cfq_get_stats (s, &st);
+  CHECK (!st.iops_mode);
+  CHECK_EQ (sched_set (s, "mode", CFQ_MODE_AUTO), 0);
+  CHECK_EQ (sched_set (s, "rotational", 1), 0);
+  cfq_get_stats (s, &st);
+  CHECK (!st.iops_mode);
+  sched_destroy (s);
+  printf ("mode=auto: ok\n");
+}
+
 static const struct {
   const char *name;
   void (*fn) (void);
@@ -241,6 +352,8 @@ static const struct {
   { "new_seeky_queue", test_new_seeky_queue },
   { "service_tree_keys", test_service_tree_keys },
   { "split_owner", test_split_owner },
+  { "seek_cost", test_seek_cost },
+  { "auto_mode", test_auto_mode },
 };
 
 /* test-cfq-fidelity [NAME...]: all tests, or the ones named. */
