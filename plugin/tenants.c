@@ -431,7 +431,7 @@ static void
 trace_fn (void *opaque, const char *msg)
 {
   if (cfq_debug_trace)
-    nbdkit_debug ("cfq.trace: %s", msg);
+    nbdkit_debug ("cfq.trace: %.6f %s", engine_now () / 1e9, msg);
 }
 
 static void control_cmd (void *opaque, const char *line, struct strbuf *out);

@@ -92,7 +92,8 @@ struct job {
   int group;                    /* index into groups[] */
   enum sched_class cls;
   unsigned level;               /* 0..7 */
-  bool write;                   /* rw=write */
+  bool write;                   /* rw=write, or rw=rw (mixed) */
+  unsigned mixread;             /* rw=rw: percent of reads; 0 otherwise */
   int sync;                     /* -1: default (reads sync, writes async) */
   bool rand;                    /* pattern=rand */
   uint32_t bs;                  /* bytes per request */
@@ -117,9 +118,14 @@ struct job {
   uint64_t next_off;            /* bytes: next sequential offset */
   uint64_t rng;                 /* xorshift64* state */
 
+  uint64_t batch_start;         /* ns: first write since the last flush */
+  bool batch_open;              /* writes submitted since the last flush */
+
   /* results, counted for completions at or before the end */
   uint64_t bytes, ios, flushes;
   struct hist lat;              /* ns: data request latency, insert->done */
+  struct hist fsync_lat;        /* ns: first write of a batch -> its flush
+                                   done (what fsync-tester times) */
 };
 
 static struct {
@@ -331,9 +337,15 @@ set_job (struct job *j, const char *k, const char *v, const char *where)
   else if (!strcmp (k, "level") || !strcmp (k, "prio"))
     j->level = need_uint (v, where, k, 0, SCHED_LEVELS - 1);
   else if (!strcmp (k, "rw")) {
-    if (!strcmp (v, "read")) j->write = false;
-    else if (!strcmp (v, "write")) j->write = true;
-    else die_at (where, "rw must be read or write, got '%s'", v);
+    if (!strcmp (v, "read")) j->write = false, j->mixread = 0;
+    else if (!strcmp (v, "write")) j->write = true, j->mixread = 0;
+    else if (!strcmp (v, "rw")) j->write = true, j->mixread = 50;
+    else die_at (where, "rw must be read or write, or rw for both, got '%s'", v);
+  }
+  else if (!strcmp (k, "rwmixread")) {
+    if (!j->mixread)
+      die_at (where, "rwmixread needs rw = rw before it");
+    j->mixread = need_uint (v, where, k, 1, 99);
   }
   else if (!strcmp (k, "sync"))
     j->sync = need_bool (v, where, k);
@@ -712,6 +724,7 @@ job_arrive (struct job *j, uint64_t now)
 {
   struct simrq *sr;
   uint64_t off;
+  bool write;
 
   if (now >= j->stop)
     return;                     /* the slot retires */
@@ -729,11 +742,12 @@ job_arrive (struct job *j, uint64_t now)
     if (j->next_off + j->bs > j->offset + j->size)
       j->next_off = j->offset + (j->next_off - j->offset) % j->stride;
   }
+  write = j->mixread ? job_rand (j) % 100 >= j->mixread : j->write;
   memset (&sr->rq, 0, sizeof sr->rq);
   sr->rq.off = off;
   sr->rq.len = j->bs;
-  sr->rq.op = j->write ? RQ_WRITE : RQ_READ;
-  if (j->sync > 0 || (j->sync < 0 && !j->write))
+  sr->rq.op = write ? RQ_WRITE : RQ_READ;
+  if (j->sync > 0 || (j->sync < 0 && !write))
     sr->rq.flags |= RQ_SYNC;
   if (j->meta)
     sr->rq.flags |= RQ_META;
@@ -741,7 +755,11 @@ job_arrive (struct job *j, uint64_t now)
   sr->rq.priv = sr;
   j->inflight++;
   submit_rq (j, sr, now);
-  if (j->write && j->fsync && ++j->writes >= j->fsync) {
+  if (write && j->fsync && !j->batch_open) {
+    j->batch_open = true;
+    j->batch_start = now;
+  }
+  if (write && j->fsync && ++j->writes >= j->fsync) {
     j->writes = 0;
     j->fsync_wait = true;
   }
@@ -773,6 +791,9 @@ on_complete (struct simrq *sr, uint64_t now)
   sched_completed (sim.s, &sr->rq, now);
   if (sr->rq.op == RQ_FLUSH) {
     j->flushes++;
+    if (j->batch_open)
+      hist_add (&j->fsync_lat, now - j->batch_start);
+    j->batch_open = false;
     j->flush_out = false;
     j->fsync_wait = false;
     while (j->parked) {         /* these slots already thought */
@@ -1102,6 +1123,7 @@ setup (void)
     if (!j->stop || j->stop > cfg.duration)
       j->stop = cfg.duration;
     hist_init (&j->lat);
+    hist_init (&j->fsync_lat);
   }
 }
 
@@ -1224,11 +1246,15 @@ report (void)
       printf (", \"bytes\": %" PRIu64 ", \"ios\": %" PRIu64
               ", \"flushes\": %" PRIu64 ", \"mib_s\": %.6f, \"iops\": %.3f"
               ", \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f"
+              ", \"max\": %.3f}, \"fsync_us\": {\"p50\": %.3f, \"p90\": %.3f"
               ", \"max\": %.3f}, \"share\": %.6f}%s\n",
               j->bytes, j->ios, j->flushes, mib_s (j->bytes, win),
               per_s (j->ios, win), us (hist_mean (&j->lat)),
               us (hist_quantile (&j->lat, 0.50)),
               us (hist_quantile (&j->lat, 0.99)), us (j->lat.max),
+              us (hist_quantile (&j->fsync_lat, 0.50)),
+              us (hist_quantile (&j->fsync_lat, 0.90)),
+              us (j->fsync_lat.max),
               tbytes ? (double) j->bytes / tbytes : 0,
               i + 1 < cfg.njobs ? "," : "");
     }
