@@ -197,7 +197,10 @@
  *   is judged by its distance from the head until the second one gives a
  *   real sample.  A reader whose first request is where the head is
  *   idles as in the kernel; a sequential one that starts far away idles
- *   from its third request (think time needs three samples anyway).
+ *   from its third request (think time needs three samples anyway).  A
+ *   new queue whose first request is seeky joins SYNC_NOIDLE right away
+ *   (the kernel puts every new queue on SYNC first), unless slice_idle=0,
+ *   where nothing idles and the kernel's placement is kept.
  * - Service tree keys (ours): a queue joining a tree is keyed now +
  *   (nr_cfqq - 1) * (its slice's shortfall), measured from a level-4 sync
  *   queue instead of from level 0.  Between queues of different levels
@@ -226,6 +229,29 @@
  *   slice_idle is (as Linux 4.x, "Make CFQ default to IOPS mode on
  *   SSDs"), besides 2.6.36's "slice_idle=0 and the device queues".  The
  *   rule used to live in the plugin; here cfqsim applies it too.
+ * - Flash that queues (ours): 2.6.37 stops idling on a non-rotational
+ *   device with hw_tag, but a sync queue that is the last of its tree
+ *   still kept the device while its requests were in flight
+ *   (cfq_should_idle's "last queue of its tree" rule, used by
+ *   cfq_select_queue): a writer with four 1 MiB writes out made four
+ *   random readers wait for all of them, every round (tests/sim/
+ *   readers-writer.job on the SSD model: 469 reader IOPS against FIFO's
+ *   35,471).  There cfq_should_idle is now false.
+ * - Preemption key (ours): a preempting queue goes to the front of its
+ *   tree, keyed just before its first queue; the kernel keys it a second
+ *   (HZ) before.  Seeky readers preempting one another on SYNC_NOIDLE
+ *   (one does at every arrival, "count == 2") so drove that tree's keys
+ *   further into the past at each preemption, and cfq_choose_wl, which
+ *   serves the tree whose first key is lowest, never chose SYNC again
+ *   while they kept it busy: a sequential writer beside four random
+ *   readers on the disk got 8% of its solo rate (25% now), and a new
+ *   reader's first request waited 1.4 s there.
+ * - Flushes: the kernel's flushes bypass the elevator; ours are sync
+ *   requests of the connection's queue, so that a client's flush waits
+ *   its turn like its writes, but they have no place on the disk: they
+ *   move neither the queue's seek history and position nor the head
+ *   (each flush used to count as a request at sector 0, so a journal
+ *   writing sequentially with a flush after each write looked seeky).
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -328,7 +354,9 @@ const size_t cfq_nr_tunables = T_NR;
 #define CFQ_GROUP_KEEP          CFQ_IDLE_DELAY
 #define CFQ_MIN_TT              (2 * MS)        /* 2 jiffies */
 #define CFQ_JIFFY               (1 * MS)
-#define CFQ_FRONT_OFFSET        (1000 * MS)     /* HZ: add_front key */
+#define CFQ_FRONT_OFFSET        1               /* ns before the first queue's
+                                                   key: add_front (the kernel's
+                                                   HZ, see the essay) */
 #define CFQ_SLICE_SCALE         5
 #define CFQ_HW_QUEUE_MIN        5
 #define CFQ_HW_SAMPLES          50
@@ -1348,8 +1376,12 @@ cfq_should_idle (const struct cfqd *cfqd, const struct cfqq *cfqq)
   if (cfqq->idle_window && !(cfq_nonrot (cfqd) && cfqd->hw_tag))
     return true;
   /* Otherwise only the last sync queue of its tree (SYNC_NOIDLE): idle
-   * once for the whole tree so it keeps its share against others.
+   * once for the whole tree so it keeps its share against others; not on
+   * a flash device that queues (ours, see the essay: "Flash that
+   * queues"): there waiting only keeps the others off an idle device.
    */
+  if (cfq_nonrot (cfqd) && cfqd->hw_tag)
+    return false;
   if (st && st->count == 1 && cfqq->sync)
     return true;
   return false;
@@ -1424,7 +1456,8 @@ cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   rq->pflags = 0;
   if (rq->op == RQ_READ && cfq_dist_from_last (cfqd, rq) > CFQQ_SEEK_THR)
     rq->pflags |= CFQ_RQ_SEEK;
-  cfqd->last_position = rq_sector (rq) + rq_sectors (rq);
+  if (rq->op != RQ_FLUSH)
+    cfqd->last_position = rq_sector (rq) + rq_sectors (rq);
   rq->t_dispatch = now;
   cfqd->stats.dispatched++;
   cfqq->cfqg->st_dispatched++;
@@ -1940,21 +1973,29 @@ cfq_update_io_thinktime (struct cfqd *cfqd, struct sched_queue *cic,
   cic->ttime_mean = (cic->ttime_total + 128) / cic->ttime_samples;
 }
 
+/* Would a queue's first request be a seek?  On a disk it has no distance
+ * of its own, so it is judged by its distance from the head.
+ */
+static bool
+cfq_first_rq_seeky (const struct cfqd *cfqd, const struct rq *rq)
+{
+  if (cfq_nonrot (cfqd))
+    return rq_sectors (rq) < CFQQ_SECT_THR_NONROT;
+  return cfq_dist_from_last (cfqd, rq) > CFQQ_SEEK_THR;
+}
+
 static void
 cfq_update_io_seektime (struct cfqd *cfqd, struct cfqq *cfqq,
                         const struct rq *rq)
 {
   uint64_t sdist, pos = rq_sector (rq);
 
-  /* On a disk a queue's first request has no distance of its own: it is
-   * judged by its distance from the head (would serving it seek?), and
-   * that guess stands until the second request gives a real sample.
-   * The kernel counts it as no seek.
+  /* On a disk a queue's first request is judged by its distance from the
+   * head, and that guess stands until the second request gives a real
+   * sample.  The kernel counts it as no seek.
    */
   if (!cfqq->last_request_pos && !cfq_nonrot (cfqd)) {
-    sdist = pos > cfqd->last_position ? pos - cfqd->last_position
-                                      : cfqd->last_position - pos;
-    cfqq->seek_first = sdist > CFQQ_SEEK_THR;
+    cfqq->seek_first = cfq_first_rq_seeky (cfqd, rq);
     return;
   }
   if (cfqq->last_request_pos)
@@ -2066,9 +2107,14 @@ cfq_rq_enqueued (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
     cfqq->meta_pending++;
 
   cfq_update_io_thinktime (cfqd, cic, now);
-  cfq_update_io_seektime (cfqd, cfqq, rq);
+  /* A flush has no place on the disk (the kernel's flushes bypass the
+   * elevator): it moves neither the seek history nor the position.
+   */
+  if (rq->op != RQ_FLUSH)
+    cfq_update_io_seektime (cfqd, cfqq, rq);
   cfq_update_idle_window (cfqd, cfqq, cic);
-  cfqq->last_request_pos = rq_sector (rq) + rq_sectors (rq);
+  if (rq->op != RQ_FLUSH)
+    cfqq->last_request_pos = rq_sector (rq) + rq_sectors (rq);
 
   if (cfqq == cfqd->active_queue) {
     /* The request we idled for.  Larger than a page, or others waiting:
@@ -2411,6 +2457,19 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
   rq->t_dispatch = 0;
   rb_clear (&rq->rb);
   list_add_tail (&rq->fifo, &cfqq->fifo);
+  /* A new sync queue joins the tree its first request says it belongs
+   * to (see the essay: "Seek history of a new queue").  With slice_idle=0
+   * nothing idles, and the kernel's placement (SYNC) is kept.
+   */
+  if (cfqq->sync && !cfqq->last_request_pos && !cfqq->on_rr
+      && rq->op != RQ_FLUSH && cfqq->idle_window
+      && t_get (cfqd, T_SLICE_IDLE) && cfq_first_rq_seeky (cfqd, rq))
+    cfqq->idle_window = false;
+  if (!cfqq->last_request_pos && rq->op != RQ_FLUSH)
+    CFQ_TRACE (cfqd, cfqq, "first request: sector %llu, head %llu, %s",
+               (unsigned long long) rq_sector (rq),
+               (unsigned long long) cfqd->last_position,
+               cfqq->idle_window ? "idles" : "does not idle");
   cfq_add_rq_rb (cfqd, cfqq, rq, now);
   cfq_rq_enqueued (cfqd, cfqq, rq, cic, now);
   cfqd->stats.inserted++;
