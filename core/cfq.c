@@ -252,6 +252,9 @@
  *   move neither the queue's seek history and position nor the head
  *   (each flush used to count as a request at sector 0, so a journal
  *   writing sequentially with a flush after each write looked seeky).
+ * - Plain writes: whether a request is sync is the rule of core/sched.c
+ *   (sched_classify): NBD has no sync flag, and the server does every
+ *   write with O_DIRECT while the client waits, which Linux marks sync.
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -2442,6 +2445,7 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
   cfqd->now = now;
   cfq_run_timer (cfqd, now);
   cic->nr_rq++;
+  sched_classify (rq);
   if (rq_is_sync (rq))
     cfqq = cfq_sync_queue (cfqd, cic);
   else if (cic->cls == SCHED_CLASS_IDLE)

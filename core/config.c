@@ -150,7 +150,7 @@ static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
 };
 static const char *const class_names[] = { "rt", "be", "idle", NULL };
-static const char *const writes_names[] = { "async", "sync", NULL };
+static const char *const writes_names[] = { "async", "sync", "auto", NULL };
 
 static const char *const group_keys[] = { "weight", "class", "prio", NULL };
 static const char *const export_keys[] = {
@@ -213,7 +213,7 @@ struct xexport {
   char *group;                  /* group= as written, or NULL */
   char *file;                   /* resolved against the config's dir */
   uint64_t offset, size;        /* bytes, as written */
-  bool readonly, writes_sync;
+  bool readonly, writes_sync, writes_async;
   bool bad_region;              /* offset= or size= was refused */
   struct cfg_net *allow;
   size_t nr_allow;
@@ -1039,9 +1039,11 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
       return;
     i = name_index (writes_names, value);
     if (i < 0)
-      ferr (cfg, line, "writes = %s: want async or sync", value);
-    else
+      ferr (cfg, line, "writes = %s: want auto, async or sync", value);
+    else {
       e->writes_sync = i == 1;
+      e->writes_async = i == 0;
+    }
   }
   else if (strcmp (key, "allow") == 0) {
     if (!first_time (cfg, &e->l_allow, key))
@@ -1741,6 +1743,7 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     e->file = xs[i].file;
     e->readonly = xs[i].readonly;
     e->writes_sync = xs[i].writes_sync;
+    e->writes_async = xs[i].writes_async;
     e->allow = xs[i].allow;
     e->nr_allow = xs[i].nr_allow;
     e->line = xs[i].line;

@@ -107,6 +107,8 @@ struct cfg_export {
   uint64_t size;                /* bytes; 0 with own file (the file's size) */
   bool readonly;                /* refuse writes, trims and zeroes */
   bool writes_sync;             /* writes=sync: every write is FUA */
+  bool writes_async;            /* writes=async: plain writes are async;
+                                   neither: auto, the policy's rule */
   const struct cfg_net *allow;  /* clients allowed; nr_allow == 0: anyone */
   size_t nr_allow;
   unsigned line;                /* of the [export] header; 0 = implicit */

@@ -46,10 +46,14 @@ enum rq_op {
 };
 
 /* rq->flags */
-#define RQ_SYNC  0x01           /* sync (reads, FUA writes, flushes, writes=sync) */
+#define RQ_SYNC  0x01           /* sync: someone waits for it (reads,
+                                   flushes, FUA writes; see RQ_AUTO) */
 #define RQ_FUA   0x02           /* write must be durable on completion */
 #define RQ_META  0x04           /* metadata: CFQ serves it first */
 #define RQ_MAYTRIM 0x08         /* zero may punch a hole */
+#define RQ_AUTO  0x10           /* sync or not is the policy's rule
+                                   (sched_classify): plain writes, trims
+                                   and zeroes of a writes=auto export */
 
 /* Priority classes, numbered as Linux IOPRIO_CLASS_*. */
 enum sched_class {
@@ -140,6 +144,14 @@ struct sched {
 
 extern const struct sched_ops fifo_ops;
 extern const struct sched_ops cfq_ops;
+
+/* Sync or async, for a request marked RQ_AUTO: set or clear RQ_SYNC
+ * from what the mechanism says (op, RQ_FUA).  NBD carries no sync flag,
+ * so this is the policy's rule (core/sched.c), applied at insert by the
+ * policies that care (cfq), in the server and in cfqsim alike.  Without
+ * RQ_AUTO, RQ_SYNC is the mechanism's word.
+ */
+extern void sched_classify (struct rq *rq);
 
 /* Look a policy up by name ("fifo", "cfq"); NULL if unknown. */
 extern const struct sched_ops *sched_lookup (const char *name);

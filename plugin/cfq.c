@@ -125,6 +125,7 @@ struct cfq_handle {
   uint64_t base;                        /* bytes: export's offset on device */
   uint64_t size;                        /* bytes: export's size */
   bool writes_sync;                     /* export has writes=sync */
+  bool writes_async;                    /* export has writes=async */
   struct tn_conn *conn;                 /* accounting (creq->acct) */
 };
 
@@ -284,8 +285,9 @@ hreq_init (struct cfq_handle *h, struct creq *r, enum rq_op op, enum eop eop,
 {
   creq_init (r, h->q, op, eop, file + h->b->slot, buf, off, len);
   r->acct = h->conn;
-  if (h->writes_sync && (op == RQ_WRITE || op == RQ_TRIM || op == RQ_ZERO))
-    r->rq.flags |= RQ_SYNC;
+  if (op == RQ_WRITE || op == RQ_TRIM || op == RQ_ZERO)
+    r->rq.flags |= h->writes_sync ? RQ_SYNC
+      : h->writes_async ? 0 : RQ_AUTO;
   if (op != RQ_FLUSH)
     assert (off >= h->base &&
             off + len <= h->base + h->size + (h->b->bs ? h->b->bs - 1 : 0));
@@ -982,6 +984,7 @@ cfq_open (int readonly)
   h->base = e->file ? 0 : e->offset;
   h->size = e->file ? h->b->dev.size : e->size;
   h->writes_sync = e->writes_sync;
+  h->writes_async = e->writes_async;
   h->conn = tn_conn_new (i);
   if (!h->conn) {
     nbdkit_error ("cfq: calloc: %m");

@@ -809,7 +809,8 @@ stats_json (struct strbuf *o)
                    ",\"readonly\":%s,\"writes\":\"%s\",",
                    e->ce->offset, e->ce->size,
                    e->ce->readonly ? "true" : "false",
-                   e->ce->writes_sync ? "sync" : "async");
+                   e->ce->writes_sync ? "sync"
+                   : e->ce->writes_async ? "async" : "auto");
     json_iostat (o, &e->io, now, sn.eshare[i]);
     strbuf_printf (o, "}");
   }

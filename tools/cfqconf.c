@@ -155,7 +155,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
               cfg_format_size (e->offset + e->size, b2, sizeof b2),
               cfg_format_size (e->size, b3, sizeof b3));
     printf (" %s writes=%s allow=", e->readonly ? "ro" : "rw",
-            e->writes_sync ? "sync" : "async");
+            e->writes_sync ? "sync" : e->writes_async ? "async" : "auto");
     if (e->nr_allow == 0)
       printf ("anyone");
     for (size_t j = 0; j < e->nr_allow; j++) {

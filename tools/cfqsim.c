@@ -94,7 +94,8 @@ struct job {
   unsigned level;               /* 0..7 */
   bool write;                   /* rw=write, or rw=rw (mixed) */
   unsigned mixread;             /* rw=rw: percent of reads; 0 otherwise */
-  int sync;                     /* -1: default (reads sync, writes async) */
+  int sync;                     /* writes: -1 by the policy's rule
+                                   (RQ_AUTO); 1 sync; 0 async */
   bool rand;                    /* pattern=rand */
   uint32_t bs;                  /* bytes per request */
   uint64_t stride;              /* bytes between sequential requests; 0 = bs */
@@ -747,8 +748,10 @@ job_arrive (struct job *j, uint64_t now)
   sr->rq.off = off;
   sr->rq.len = j->bs;
   sr->rq.op = write ? RQ_WRITE : RQ_READ;
-  if (j->sync > 0 || (j->sync < 0 && !write))
+  if (!write || j->sync > 0)
     sr->rq.flags |= RQ_SYNC;
+  else if (j->sync < 0)
+    sr->rq.flags |= RQ_AUTO;
   if (j->meta)
     sr->rq.flags |= RQ_META;
   sr->rq.q = j->q;

@@ -16,6 +16,7 @@
  *   off the device while its requests are in flight.
  * - A preempting queue is keyed just before its tree's first queue, not a
  *   second before it.
+ * - Plain writes are classified by the policy's rule: sync.
  * - A new queue joins the tree its first request says it belongs to.
  */
 #include "cfq-harness.h"
@@ -475,6 +476,59 @@ test_front_key (void)
   printf ("front key: ok\n");
 }
 
+/* Plain writes: NBD has no sync flag, so the policy's rule decides for a
+ * write the mechanism leaves to it (RQ_AUTO): sync, like the O_DIRECT
+ * write the server makes of it, so it shares its connection's queue with
+ * the reads (the old rule put it in the group's async queue, where it
+ * waited while its own connection's reads were in flight).  A write the
+ * mechanism calls async (writes=async) stays async.
+ */
+static void
+test_classify (void)
+{
+  struct sched *s = sched_create (&cfq_ops);
+  struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  struct rq rr, rw, rx, rt;
+  uint64_t next;
+
+  /* The rule itself. */
+  mkrq (&rw, a, 0, 4096, RQ_AUTO);
+  rw.op = RQ_WRITE;
+  sched_classify (&rw);
+  CHECK (rw.flags & RQ_SYNC);
+  mkrq (&rt, a, 0, 4096, RQ_AUTO);
+  rt.op = RQ_TRIM;
+  sched_classify (&rt);
+  CHECK (rt.flags & RQ_SYNC);
+  mkrq (&rx, a, 0, 4096, 0);
+  rx.op = RQ_WRITE;
+  sched_classify (&rx);
+  CHECK (!(rx.flags & RQ_SYNC));
+
+  /* In CFQ: the read and the auto write share the connection's queue;
+   * the async write goes to the group's async queue.
+   */
+  mkrq (&rr, a, 1 << 20, 4096, RQ_SYNC);
+  sched_insert (s, &rr, 0);
+  mkrq (&rw, a, 1 << 21, 4096, RQ_AUTO);
+  rw.op = RQ_WRITE;
+  sched_insert (s, &rw, 0);
+  mkrq (&rx, a, 1 << 22, 4096, 0);
+  rx.op = RQ_WRITE;
+  sched_insert (s, &rx, 0);
+  CHECK (rw.flags & RQ_SYNC);
+  CHECK_PTR_EQ (rw.sq, rr.sq);
+  CHECK_PTR_NE (rx.sq, rr.sq);
+  for (uint64_t t = 0; sched_has_work (s); t += 1 * MS) {
+    struct rq *r = sched_dispatch (s, t, &next);
+    if (r)
+      sched_completed (s, r, t + 500 * US);
+  }
+  sched_queue_free (s, a);
+  sched_destroy (s);
+  printf ("plain writes classified: ok\n");
+}
+
 /* A new queue joins the tree its first request says it belongs to: a
  * random reader's first request far from the head goes to SYNC_NOIDLE,
  * where it preempts a reader of that tree whose request is in flight
@@ -532,6 +586,7 @@ static const struct {
   { "flush_has_no_place", test_flush_has_no_place },
   { "flash_no_wait", test_flash_no_wait },
   { "front_key", test_front_key },
+  { "classify", test_classify },
   { "first_tree", test_first_tree },
 };
 
