@@ -49,6 +49,7 @@
 
 #include "devmodel.h"
 #include "rng.h"
+#include "units.h"
 
 enum dm_kind { DM_HDD, DM_SSD };
 enum pt { PT_TIME, PT_SIZE, PT_RATE, PT_COUNT };
@@ -130,94 +131,6 @@ static uint64_t
 dm_rand (struct devmodel *dm)
 {
   return xorshift64s (&dm->rng);
-}
-
-/* ---- value parsers ---------------------------------------------------- */
-
-/* Parse a non-negative decimal with optional fraction; *end after it. */
-static int
-parse_num (const char *s, double *v, const char **end)
-{
-  char *e;
-
-  if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-    return -EINVAL;
-  errno = 0;
-  *v = strtod (s, &e);
-  if (e == s || errno || !isfinite (*v) || *v < 0)
-    return -EINVAL;
-  *end = e;
-  return 0;
-}
-
-static int
-to_u64 (double v, uint64_t *out)
-{
-  if (v >= 18446744073709551615.0)
-    return -ERANGE;
-  *out = (uint64_t) (v + 0.5);
-  return 0;
-}
-
-int
-devmodel_parse_time (const char *s, uint64_t def_unit, uint64_t *ns)
-{
-  const char *e;
-  double v, mul;
-
-  if (parse_num (s, &v, &e) < 0)
-    return -EINVAL;
-  if (*e == 0) mul = def_unit;
-  else if (strcmp (e, "ns") == 0) mul = 1;
-  else if (strcmp (e, "us") == 0) mul = NSEC_PER_USEC;
-  else if (strcmp (e, "ms") == 0) mul = NSEC_PER_MSEC;
-  else if (strcmp (e, "s") == 0) mul = NSEC_PER_SEC;
-  else return -EINVAL;
-  return to_u64 (v * mul, ns);
-}
-
-static int
-suffix_mul (const char *e, double base, double *mul)
-{
-  static const char units[] = "kmgtp";
-  const char *u;
-
-  *mul = 1;
-  if (*e == 0 || strcmp (e, "B") == 0)
-    return 0;
-  u = strchr (units, e[0] | 0x20);
-  if (!u || e[0] == 0)
-    return -EINVAL;
-  for (int i = 0; i <= u - units; i++)
-    *mul *= base;
-  e++;
-  if (*e == 0 || strcmp (e, "B") == 0 || strcmp (e, "iB") == 0 ||
-      strcmp (e, "B/s") == 0 || strcmp (e, "iB/s") == 0 ||
-      strcmp (e, "/s") == 0)
-    return 0;
-  return -EINVAL;
-}
-
-int
-devmodel_parse_size (const char *s, uint64_t *bytes)
-{
-  const char *e;
-  double v, mul;
-
-  if (parse_num (s, &v, &e) < 0 || suffix_mul (e, 1024, &mul) < 0)
-    return -EINVAL;
-  return to_u64 (v * mul, bytes);
-}
-
-int
-devmodel_parse_rate (const char *s, uint64_t *bytes_per_sec)
-{
-  const char *e;
-  double v, mul;
-
-  if (parse_num (s, &v, &e) < 0 || suffix_mul (e, 1000, &mul) < 0)
-    return -EINVAL;
-  return to_u64 (v * mul, bytes_per_sec);
 }
 
 /* ---- construction and parameters ------------------------------------- */
@@ -320,17 +233,10 @@ devmodel_set (struct devmodel *dm, const char *key, const char *val)
   if (dm->started)
     return -EBUSY;
   switch (pp->type) {
-  case PT_TIME: r = devmodel_parse_time (val, 1, &v); break;
-  case PT_SIZE: r = devmodel_parse_size (val, &v); break;
-  case PT_RATE: r = devmodel_parse_rate (val, &v); break;
-  default: {
-    char *e;
-    if (!val || *val < '0' || *val > '9')
-      return -EINVAL;
-    errno = 0;
-    v = strtoull (val, &e, 0);
-    r = (*e || errno) ? -EINVAL : 0;
-  }
+  case PT_TIME: r = units_parse_time (val, 1, &v); break;
+  case PT_SIZE: r = units_parse_size (val, &v); break;
+  case PT_RATE: r = units_parse_rate (val, &v); break;
+  default: r = units_parse_count (val, &v); break;
   }
   if (r < 0)
     return r;
@@ -411,29 +317,16 @@ devmodel_capacity (const struct devmodel *dm)
   return dm->p.capacity;
 }
 
-static int
+static char *
 fmt_value (char *buf, size_t size, enum pt type, uint64_t v)
 {
   switch (type) {
-  case PT_TIME:
-    if (v % NSEC_PER_MSEC == 0 && v)
-      return snprintf (buf, size, "%" PRIu64 "ms", (uint64_t) (v / NSEC_PER_MSEC));
-    if (v % NSEC_PER_USEC == 0 && v)
-      return snprintf (buf, size, "%" PRIu64 "us", (uint64_t) (v / NSEC_PER_USEC));
-    return snprintf (buf, size, "%" PRIu64 "ns", v);
-  case PT_RATE:
-    if (v % 1000000 == 0)
-      return snprintf (buf, size, "%" PRIu64 "M", v / 1000000);
-    return snprintf (buf, size, "%" PRIu64, v);
-  case PT_SIZE:
-    for (int sh = 40; sh >= 10; sh -= 10)
-      if (v && v % (1ULL << sh) == 0)
-        return snprintf (buf, size, "%" PRIu64 "%c", v >> sh,
-                         sh == 40 ? 'T' : sh == 30 ? 'G' : sh == 20 ? 'M'
-                         : 'K');
-    return snprintf (buf, size, "%" PRIu64, v);
+  case PT_TIME: return units_format_time (v, buf, size);
+  case PT_RATE: return units_format_rate (v, buf, size);
+  case PT_SIZE: return units_format_size (v, buf, size);
   default:
-    return snprintf (buf, size, "%" PRIu64, v);
+    snprintf (buf, size, "%" PRIu64, v);
+    return buf;
   }
 }
 

@@ -29,9 +29,10 @@
  * and on the SSD a trim when RQ_MAYTRIM is set (the FTL unmaps) or a write
  * otherwise.
  *
- * Parameters are set by name with a string value that may carry a unit
- * ("rpm=5400", "seek_max=20ms", "rate=120M", "channels=8"); they can be
- * changed only before the first submission.
+ * Parameters are set by name with a string value in the grammar of
+ * include/units.h ("rpm=5400", "seek_max=20ms", "rate=120M" (bytes/s,
+ * powers of 1000), "capacity=2T", "channels=8"; a bare time is in ns);
+ * they can be changed only before the first submission.
  *
  * Threading: a struct devmodel belongs to one thread (the simulator's loop
  * or the plugin's dispatcher).  Errors are returned as -errno.
@@ -90,15 +91,5 @@ extern uint64_t devmodel_submit (struct devmodel *dm, const struct rq *rq,
  * the parameters.
  */
 extern void devmodel_reset (struct devmodel *dm);
-
-/* Value parsers shared with cfqsim, returning 0 or -EINVAL/-ERANGE.
- * Times: "250", "250ns", "80us", "8ms", "1.5s" (bare number = def_unit ns).
- * Sizes: "4096", "4k", "64KiB", "1M", "2g", "1t" (powers of 1024).
- * Rates (bytes/s): "150M" = 150 MB/s (powers of 1000), "1.5G", "2000000".
- */
-extern int devmodel_parse_time (const char *s, uint64_t def_unit,
-                                uint64_t *ns);
-extern int devmodel_parse_size (const char *s, uint64_t *bytes);
-extern int devmodel_parse_rate (const char *s, uint64_t *bytes_per_sec);
 
 #endif /* CFQ_DEVMODEL_H */

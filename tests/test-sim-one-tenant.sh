@@ -10,17 +10,15 @@
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
-loads="mix mixf wf.0,wf.1,wf.2,wf.3 seqw rr"
 for dev in hdd ssd; do
-  for l in $loads; do
-    n=${l%%.*}
-    sim "$tmp/$dev-$n-cfq.json" one-tenant.job --device "$dev" --only "$l"
-    sim "$tmp/$dev-$n-fifo.json" one-tenant.job --device "$dev" --only "$l" --sched fifo
+  for n in mix mixf wf seqw rr; do
+    sim "$tmp/$dev-$n-cfq.json" one-tenant.job --device "$dev" --only "$n"
+    sim "$tmp/$dev-$n-fifo.json" one-tenant.job --device "$dev" --only "$n" --sched fifo
   done
 done
 check <<'PY'
 def iops(j):
-    return sum(x["iops"] for x in j["jobs"])
+    return sum(x["iops"] for x in j["tenants"])
 for dev in ("hdd", "ssd"):
     for n in ("mix", "mixf", "wf", "seqw", "rr"):
         c, f = iops(J(f"{dev}-{n}-cfq")), iops(J(f"{dev}-{n}-fifo"))

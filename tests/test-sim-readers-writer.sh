@@ -23,8 +23,8 @@ for dev in hdd ssd; do
 done
 check <<'PY'
 def rd(j):
-    r = [x for x in j["jobs"] if x["name"].startswith("rr")]
-    return sum(x["iops"] for x in r), max(x["lat_us"]["max"] for x in r) / 1000
+    r = job(j, "rr")
+    return r["iops"], r["lat_us"]["max"] / 1000
 def wr(j):
     return job(j, "sw")["mib_s"]
 for dev in ("hdd", "ssd"):
