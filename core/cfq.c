@@ -253,8 +253,9 @@
  *   (each flush used to count as a request at sector 0, so a journal
  *   writing sequentially with a flush after each write looked seeky).
  * - Plain writes: whether a request is sync is the rule of core/sched.c
- *   (sched_classify): NBD has no sync flag, and the server does every
- *   write with O_DIRECT while the client waits, which Linux marks sync.
+ *   (sched_classify): NBD has no sync flag, so a connection's plain
+ *   writes are sync while it reads, flushes or writes FUA, and
+ *   writeback-like (async) when it only streams writes.
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -513,6 +514,7 @@ struct sched_queue {
   struct cfqq own;              /* storage of its own sync queue */
 
   uint64_t last_end_request;    /* ns: last sync completion; NEVER: none */
+  struct sched_wstate wstate;   /* what sched_classify remembers */
   uint64_t ttime_total;         /* think time EWMA numerator (ns * 256) */
   uint64_t ttime_samples;       /* EWMA weight, 256 = one full sample */
   uint64_t ttime_mean;          /* ns */
@@ -2601,7 +2603,7 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
   cfqd->now = now;
   cfq_run_timer (cfqd, now);
   cic->nr_rq++;
-  sched_classify (rq);
+  sched_classify (&cic->wstate, rq, now);
   if (rq_is_sync (rq))
     cfqq = cfq_sync_queue (cfqd, cic);
   else if (cic->cls == SCHED_CLASS_IDLE)

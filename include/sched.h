@@ -153,13 +153,21 @@ struct sched {
 extern const struct sched_ops fifo_ops;
 extern const struct sched_ops cfq_ops;
 
-/* Sync or async, for a request marked RQ_AUTO: set or clear RQ_SYNC
- * from what the mechanism says (op, RQ_FUA).  NBD carries no sync flag,
+/* Sync or async, for a request marked RQ_AUTO: NBD carries no sync flag,
  * so this is the policy's rule (core/sched.c), applied at insert by the
- * policies that care (cfq), in the server and in cfqsim alike.  Without
- * RQ_AUTO, RQ_SYNC is the mechanism's word.
+ * policies that care (cfq), in the server and in cfqsim alike.  It sets
+ * RQ_SYNC from the request's op and flags and what the connection did
+ * lately, which it keeps in W (one per connection, zeroed at start; call
+ * it for every request of the connection, in order).  Without RQ_AUTO,
+ * RQ_SYNC is the mechanism's word.
  */
-extern void sched_classify (struct rq *rq);
+struct sched_wstate {
+  bool waits;                   /* it read, flushed or wrote FUA ... */
+  uint64_t last_wait;           /* ns: ... last at this time */
+};
+#define SCHED_WAIT_WINDOW NSEC_PER_SEC  /* ns: "lately" */
+extern void sched_classify (struct sched_wstate *w, struct rq *rq,
+                            uint64_t now);
 
 /* Look a policy up by name ("fifo", "cfq"); NULL if unknown. */
 extern const struct sched_ops *sched_lookup (const char *name);

@@ -16,7 +16,8 @@
  *   off the device while its requests are in flight.
  * - A preempting queue is keyed just before its tree's first queue, not a
  *   second before it.
- * - Plain writes are classified by the policy's rule: sync.
+ * - Plain writes are classified by the policy's rule: sync while the
+ *   connection reads or flushes, async when it only streams writes.
  * - A new queue joins the tree its first request says it belongs to.
  */
 #include "cfq-harness.h"
@@ -477,54 +478,67 @@ test_front_key (void)
 }
 
 /* Plain writes: NBD has no sync flag, so the policy's rule decides for a
- * write the mechanism leaves to it (RQ_AUTO): sync, like the O_DIRECT
- * write the server makes of it, so it shares its connection's queue with
- * the reads (the old rule put it in the group's async queue, where it
- * waited while its own connection's reads were in flight).  A write the
- * mechanism calls async (writes=async) stays async.
+ * write the mechanism leaves to it (RQ_AUTO): sync while its connection
+ * reads, flushes or writes FUA (within the last second), so that such a
+ * client's writes share its queue with its reads (the old rule put them
+ * in the group's async queue, where they waited while the client's own
+ * reads were in flight); async for a connection that only streams
+ * writes, which is writeback and yields to readers.  A write the
+ * mechanism does not leave to the rule keeps what it was given.
  */
 static void
 test_classify (void)
 {
   struct sched *s = sched_create (&cfq_ops);
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
-  struct rq rr, rw, rx, rt;
+  struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  struct sched_wstate w = { 0 };
+  struct rq rr, rw, rx, rt, rf, rb;
   uint64_t next;
 
   /* The rule itself. */
   mkrq (&rw, a, 0, 4096, RQ_AUTO);
   rw.op = RQ_WRITE;
-  sched_classify (&rw);
-  CHECK (rw.flags & RQ_SYNC);
+  sched_classify (&w, &rw, 0);
+  CHECK (!(rw.flags & RQ_SYNC));              /* only writes so far */
+  mkrq (&rf, a, 0, 0, RQ_SYNC);
+  rf.op = RQ_FLUSH;
+  sched_classify (&w, &rf, 10 * MS);
   mkrq (&rt, a, 0, 4096, RQ_AUTO);
   rt.op = RQ_TRIM;
-  sched_classify (&rt);
-  CHECK (rt.flags & RQ_SYNC);
-  mkrq (&rx, a, 0, 4096, 0);
+  sched_classify (&w, &rt, 20 * MS);
+  CHECK (rt.flags & RQ_SYNC);                 /* it flushed lately */
+  mkrq (&rw, a, 0, 4096, RQ_AUTO);
+  rw.op = RQ_WRITE;
+  sched_classify (&w, &rw, 10 * MS + NSEC_PER_SEC + 1);
+  CHECK (!(rw.flags & RQ_SYNC));              /* not within a second */
+  mkrq (&rx, a, 0, 4096, RQ_SYNC);
   rx.op = RQ_WRITE;
-  sched_classify (&rx);
-  CHECK (!(rx.flags & RQ_SYNC));
+  sched_classify (&w, &rx, 2 * NSEC_PER_SEC);
+  CHECK (rx.flags & RQ_SYNC);                 /* the mechanism's word */
 
-  /* In CFQ: the read and the auto write share the connection's queue;
-   * the async write goes to the group's async queue.
+  /* In CFQ: a's write after its read shares a's queue; b, which only
+   * writes, writes to the group's async queue.
    */
   mkrq (&rr, a, 1 << 20, 4096, RQ_SYNC);
   sched_insert (s, &rr, 0);
   mkrq (&rw, a, 1 << 21, 4096, RQ_AUTO);
   rw.op = RQ_WRITE;
   sched_insert (s, &rw, 0);
-  mkrq (&rx, a, 1 << 22, 4096, 0);
-  rx.op = RQ_WRITE;
-  sched_insert (s, &rx, 0);
+  mkrq (&rb, b, 1 << 22, 4096, RQ_AUTO);
+  rb.op = RQ_WRITE;
+  sched_insert (s, &rb, 0);
   CHECK (rw.flags & RQ_SYNC);
   CHECK_PTR_EQ (rw.sq, rr.sq);
-  CHECK_PTR_NE (rx.sq, rr.sq);
+  CHECK (!(rb.flags & RQ_SYNC));
+  CHECK_PTR_NE (rb.sq, rr.sq);
   for (uint64_t t = 0; sched_has_work (s); t += 1 * MS) {
     struct rq *r = sched_dispatch (s, t, &next);
     if (r)
       sched_completed (s, r, t + 500 * US);
   }
   sched_queue_free (s, a);
+  sched_queue_free (s, b);
   sched_destroy (s);
   printf ("plain writes classified: ok\n");
 }
