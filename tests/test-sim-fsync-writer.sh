@@ -2,9 +2,10 @@
 # test-sim-fsync-writer.sh: seed 000's fsync-tester beside a writer, two
 # tenants of equal weight on the disk (tests/sim/fsync-writer.job), against
 # FIFO in the same run: the fsync time's p90 (first write of a batch to
-# its flush done) at most 0.55x FIFO's, the writer at least 0.8x its FIFO
-# rate.  With plain writes async (the old rule), the p90 was 0.97x FIFO's.
-# Issue 8 asks for 0.5x; the simulator gives 0.52x (doc/fidelity.md).
+# its flush done) at most 0.5x FIFO's, the writer at least 0.8x its FIFO
+# rate (issue 8's targets).  With plain writes always async (the old
+# rule), the p90 was 0.97x FIFO's; with the writer's whole backlog at the
+# disk, 0.51x.
 # timeout: 120
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
@@ -17,6 +18,6 @@ cp, fp = job(c, "f")["fsync_us"]["p90"] / 1000, job(f, "f")["fsync_us"]["p90"] /
 cw, fw = job(c, "w")["mib_s"], job(f, "w")["mib_s"]
 print(f"fsync p90: cfq {cp:.1f} ms, fifo {fp:.1f} ms; writer: cfq {cw:.1f} MiB/s, fifo {fw:.1f}")
 ok(job(c, "f")["flushes"] >= 40, "the fsync tenant ran")
-ok(cp <= 0.55 * fp, f"fsync p90 {cp:.1f} <= 0.55 x fifo's {fp:.1f} ms")
+ok(cp <= 0.5 * fp, f"fsync p90 {cp:.1f} <= 0.5 x fifo's {fp:.1f} ms")
 ok(cw >= 0.8 * fw, f"writer {cw:.1f} >= 0.8 x fifo's {fw:.1f} MiB/s")
 PY

@@ -19,6 +19,8 @@
  * - Plain writes are classified by the policy's rule: sync while the
  *   connection reads or flushes, async when it only streams writes.
  * - A new queue joins the tree its first request says it belongs to.
+ * - A lone writeback queue on a disk keeps at most quantum requests at
+ *   the device.
  */
 #include "cfq-harness.h"
 #include "check.h"
@@ -588,6 +590,60 @@ test_first_tree (void)
   printf ("first request picks the tree: ok\n");
 }
 
+/* Writeback backlog: a lone async queue on a disk gets at most quantum
+ * requests at the device (the kernel: no limit for the only busy queue),
+ * so a sync request arriving later waits behind no more than that.  On
+ * flash, and for a sync queue, no limit as before.
+ */
+static void
+test_writeback_backlog (void)
+{
+  for (int v = 0; v < 3; v++) {
+    const bool flash = v == 1, sync = v == 2;
+    struct sched *s = sched_create (&cfq_ops);
+    struct sched_queue *w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+    struct rq rw[16];
+    unsigned n = 0;
+    uint64_t next;
+
+    /* Without low_latency's ramp of the async depth, which would cap
+     * both at 10 here.
+     */
+    CHECK_EQ (sched_set (s, "low_latency", 0), 0);
+    if (flash)
+      CHECK_EQ (sched_set (s, "rotational", 0), 0);
+    for (int i = 0; i < 16; i++) {
+      mkrq (&rw[i], w, (1ULL << 30) + 2048 * i, 1 << 20, sync ? RQ_SYNC : 0);
+      rw[i].op = RQ_WRITE;
+      sched_insert (s, &rw[i], 0);
+    }
+    while (sched_dispatch (s, 0, &next))
+      n++;
+    if (flash || sync)
+      CHECK_EQ (n, 16);
+    else
+      CHECK_EQ (n, 8);
+    /* Complete them in order; the rest follows, nothing is lost. */
+    {
+      uint64_t t = 10 * MS;
+      unsigned out = n;
+
+      for (int i = 0; i < 16; i++) {
+        sched_completed (s, &rw[i], t += 1 * MS);
+        out--;
+        while (sched_dispatch (s, t, &next))
+          out++;
+        CHECK_LE (out, flash || sync ? 16u : 8u);
+      }
+      CHECK_EQ (out, 0);
+      CHECK (!sched_has_work (s));
+    }
+    sched_queue_free (s, w);
+    sched_destroy (s);
+  }
+  printf ("writeback backlog: ok\n");
+}
+
 static const struct {
   const char *name;
   void (*fn) (void);
@@ -602,6 +658,7 @@ static const struct {
   { "front_key", test_front_key },
   { "classify", test_classify },
   { "first_tree", test_first_tree },
+  { "writeback_backlog", test_writeback_backlog },
 };
 
 /* test-cfq-fidelity [NAME...]: all tests, or the ones named. */
