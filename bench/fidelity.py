@@ -163,13 +163,13 @@ def m_2r1s(js):
     r = [e for e in js if e["name"] == "rr"]
     s = [e for e in js if e["name"] == "sq"]
     return dict(rand_iops=sum(e["r_iops"] for e in r), seq_mib=sum(e["r_mib"] for e in s),
-                rmax_ms=max(e["r_max"] for e in r), smax_ms=max(e["r_max"] for e in s))
+                rmax_ms=max([e["r_max"] for e in r] or [0]), smax_ms=max(e["r_max"] for e in s))
 
 
 def m_4r1w(js):
     r = [e for e in js if e["name"] == "rr"]
     w = [e for e in js if e["name"] == "sw"]
-    return dict(rd_iops=sum(e["r_iops"] for e in r), rmax_ms=max(e["r_max"] for e in r),
+    return dict(rd_iops=sum(e["r_iops"] for e in r), rmax_ms=max([e["r_max"] for e in r] or [0]),
                 w_mib=sum(e["w_mib"] for e in w), wmax_ms=max(e["w_max"] for e in w))
 
 
