@@ -136,7 +136,7 @@ static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
 };
 static const char *const class_names[] = { "rt", "be", "idle", NULL };
-static const char *const writes_names[] = { "async", "sync", NULL };
+static const char *const writes_names[] = { "async", "sync", "auto", NULL };
 static const char *const tls_names[] = { "optional", "require", NULL };
 
 static const char *const group_keys[] = { "weight", "class", "prio", NULL };
@@ -220,7 +220,7 @@ struct xexport {
   char *group;                  /* group= as written, or NULL */
   char *file;                   /* resolved against the config's dir */
   uint64_t offset, size;        /* bytes, as written */
-  bool readonly, writes_sync;
+  bool readonly, writes_sync, writes_async;
   bool tls_required;            /* tls = require */
   unsigned max_conns;           /* max_connections, 0: not given */
   bool bad_region;              /* offset= or size= was refused */
@@ -971,9 +971,11 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
       return;
     i = name_index (writes_names, value);
     if (i < 0)
-      ferr (cfg, line, "writes = %s: want async or sync", value);
-    else
+      ferr (cfg, line, "writes = %s: want auto, async or sync", value);
+    else {
       e->writes_sync = i == 1;
+      e->writes_async = i == 0;
+    }
   }
   else if (strcmp (key, "tls") == 0) {
     if (!first_time (cfg, &e->l_tls, key))
@@ -2169,6 +2171,7 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     e->writes_sync = xs[i].writes_sync;
     e->tls_required = xs[i].tls_required;
     e->max_connections = xs[i].max_conns;
+    e->writes_async = xs[i].writes_async;
     e->allow = xs[i].allow;
     e->nr_allow = xs[i].nr_allow;
     e->line = xs[i].line;

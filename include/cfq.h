@@ -24,8 +24,9 @@
 enum cfq_mode {
   CFQ_MODE_TIME = 0,            /* charge groups the time used, always */
   CFQ_MODE_IOPS = 1,            /* charge groups the requests dispatched */
-  CFQ_MODE_AUTO = 2,            /* CFQ's rule: IOPS when slice_idle=0 and
-                                   the device queues (hw_tag) */
+  CFQ_MODE_AUTO = 2,            /* IOPS on flash (rotational=0, or seeks
+                                   measured cheap), or CFQ's rule: when
+                                   slice_idle=0 and the device queues */
 };
 
 struct cfq_tunable {
@@ -84,6 +85,9 @@ struct cfq_stats {
   int hw_tag;                   /* -1 not yet known (assume NCQ), 0, 1 */
   unsigned hw_tag_est_depth;    /* requests: peak in-driver depth seen */
   bool iops_mode;               /* groups charged in requests right now */
+  uint64_t seek_cost;           /* ns: mean service time of reads
+                                   dispatched away from the head */
+  bool seek_fast;               /* rotational=1, but seek_cost says no */
   unsigned busy_queues;         /* queues with work (on a service tree) */
   unsigned rq_queued;           /* requests inserted, not dispatched */
   unsigned rq_in_driver;        /* requests dispatched, not completed */

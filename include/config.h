@@ -107,6 +107,8 @@ struct cfg_export {
   bool writes_sync;             /* writes=sync: every write is FUA */
   bool tls_required;            /* tls=require: refuse plaintext clients */
   unsigned max_connections;     /* clients at once; 0: only the total */
+  bool writes_async;            /* writes=async: plain writes are async;
+                                   neither: auto, the policy's rule */
   const struct cfg_net *allow;  /* clients allowed; nr_allow == 0: anyone */
   size_t nr_allow;
   unsigned line;                /* of the [export] header; 0 = implicit */

@@ -46,10 +46,14 @@ enum rq_op {
 };
 
 /* rq->flags */
-#define RQ_SYNC  0x01           /* sync (reads, FUA writes, flushes, writes=sync) */
+#define RQ_SYNC  0x01           /* sync: someone waits for it (reads,
+                                   flushes, FUA writes; see RQ_AUTO) */
 #define RQ_FUA   0x02           /* write must be durable on completion */
 #define RQ_META  0x04           /* metadata: CFQ serves it first */
 #define RQ_MAYTRIM 0x08         /* zero may punch a hole */
+#define RQ_AUTO  0x10           /* sync or not is the policy's rule
+                                   (sched_classify): plain writes, trims
+                                   and zeroes of a writes=auto export */
 
 /* Priority classes, numbered as Linux IOPRIO_CLASS_*. */
 enum sched_class {
@@ -89,6 +93,7 @@ struct rq {
   uint64_t t_fifo;              /* ns: fifo expiry deadline */
   uint64_t t_dispatch;          /* ns: when dispatched */
   void *sq;                     /* policy's: queue actually serving it */
+  uint8_t pflags;               /* policy's: its own marks */
 };
 
 static inline uint64_t
@@ -147,6 +152,22 @@ struct sched {
 
 extern const struct sched_ops fifo_ops;
 extern const struct sched_ops cfq_ops;
+
+/* Sync or async, for a request marked RQ_AUTO: NBD carries no sync flag,
+ * so this is the policy's rule (core/sched.c), applied at insert by the
+ * policies that care (cfq), in the server and in cfqsim alike.  It sets
+ * RQ_SYNC from the request's op and flags and what the connection did
+ * lately, which it keeps in W (one per connection, zeroed at start; call
+ * it for every request of the connection, in order).  Without RQ_AUTO,
+ * RQ_SYNC is the mechanism's word.
+ */
+struct sched_wstate {
+  bool waits;                   /* it read, flushed or wrote FUA ... */
+  uint64_t last_wait;           /* ns: ... last at this time */
+};
+#define SCHED_WAIT_WINDOW NSEC_PER_SEC  /* ns: "lately" */
+extern void sched_classify (struct sched_wstate *w, struct rq *rq,
+                            uint64_t now);
 
 /* Look a policy up by name ("fifo", "cfq"); NULL if unknown. */
 extern const struct sched_ops *sched_lookup (const char *name);

@@ -165,8 +165,9 @@ creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
     off += c->size + c->b->bs;
   creq_init (r, c->q, op, eop, file + c->b->slot, buf, off, len);
   r->acct = c->acct;
-  if (c->writes_sync && (op == RQ_WRITE || op == RQ_TRIM || op == RQ_ZERO))
-    r->rq.flags |= RQ_SYNC;
+  if (op == RQ_WRITE || op == RQ_TRIM || op == RQ_ZERO)
+    r->rq.flags |= c->writes_sync ? RQ_SYNC
+      : c->writes_async ? 0 : RQ_AUTO;
   if (op != RQ_FLUSH && (off < c->base || off + len < off || off + len > end)) {
     nbdkit_error ("cfq: internal error: a %s request for [%" PRIu64 ", %"
                   PRIu64 ") outside its export [%" PRIu64 ", %" PRIu64

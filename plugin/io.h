@@ -24,6 +24,7 @@ struct io_conn {
   uint64_t base;                        /* bytes: export's offset in b */
   uint64_t size;                        /* bytes: export's size */
   bool writes_sync;                     /* export has writes=sync */
+  bool writes_async;                    /* export has writes=async */
   void *acct;                           /* accounting (creq->acct) */
   uint64_t wb_seen;                     /* atomic: b->shared->wb_errors at
                                            this connection's last flush

@@ -416,6 +416,7 @@ cfqp_open (int readonly)
   h->io.base = e->file ? 0 : e->offset;
   h->io.size = e->file ? h->io.b->dev.size : e->size;
   h->io.writes_sync = e->writes_sync;
+  h->io.writes_async = e->writes_async;
   io_conn_init (&h->io);
   err = tn_conn_new (i, &conn);
   if (err) {

@@ -301,6 +301,8 @@ stats_json (const struct tenants *tn, struct strbuf *o)
                    cs.rq_queued, cs.slices, cs.idle_arms, cs.group_idle_arms,
                    cs.idle_hits, cs.idle_timeouts, cs.preemptions,
                    cs.fifo_expired, cs.merges, cs.splits, cs.wait_busy);
+    strbuf_printf (o, ",\"seek_cost_us\":%" PRIu64 ",\"seek_fast\":%s",
+                   cs.seek_cost / 1000, cs.seek_fast ? "true" : "false");
   }
   else
     strbuf_printf (o, ",\"hw_tag\":-1");
@@ -389,7 +391,8 @@ stats_json (const struct tenants *tn, struct strbuf *o)
                    ",\"readonly\":%s,\"writes\":\"%s\",",
                    e->ce->offset, e->ce->size,
                    e->ce->readonly ? "true" : "false",
-                   e->ce->writes_sync ? "sync" : "async");
+                   e->ce->writes_sync ? "sync"
+                   : e->ce->writes_async ? "async" : "auto");
     strbuf_printf (o, "\"tls\":\"%s\",\"connections\":%u,"
                    "\"max_connections\":%u,\"refused_connections\":%"
                    PRIu64 ",", e->ce->tls_required ? "require" : "optional",

@@ -468,7 +468,7 @@ static void
 trace_fn (void *opaque, const char *msg)
 {
   if (cfq_debug_trace)
-    nbdkit_debug ("cfq.trace: %s", msg);
+    nbdkit_debug ("cfq.trace: %.6f %s", engine_now () / 1e9, msg);
 }
 
 static int
@@ -498,9 +498,6 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
     return err;
   }
   if (tn_is_cfq (&tn)) {
-    /* mode=auto on flash: charge by requests. */
-    if (m->dev.mode == CFQ_MODE_AUTO && tn.rotational == 0)
-      sched_set (s, "mode", CFQ_MODE_IOPS);
     /* nbdkit sets -D flags when it loads the plugin, before this. */
     if (cfq_debug_trace)
       cfq_set_trace (s, trace_fn, NULL);

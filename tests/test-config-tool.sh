@@ -26,7 +26,7 @@ grep -qx 'device: tests/config/disk.img, size 4G (4294967296 bytes)' <<<"$out" \
   || die "good.conf: device line: $out"
 grep -qE '^  slice_idle +4ms +\(set\)$' <<<"$out" || die "good.conf: slice_idle"
 grep -qE '^  quantum +8 +\(default\)$' <<<"$out" || die "good.conf: quantum"
-grep -qx '  "b" group=default region=\[1G, 4G) size=3G rw writes=async allow=anyone' \
+grep -qx '  "b" group=default region=\[1G, 4G) size=3G rw writes=auto allow=anyone' \
   <<<"$out" || die "good.conf: export b: $out"
 
 # Overrides win over the file, whatever their position.
@@ -56,7 +56,7 @@ grep -q "disk.img: No such file or directory" "$tmp/err" \
 
 # No config file: one export "" over the whole device.
 out=$($conf --size 1G file=/dev/zero) || die "file= alone refused"
-grep -qx '  "" group=default region=\[0, 1G) size=1G rw writes=async allow=anyone' \
+grep -qx '  "" group=default region=\[0, 1G) size=1G rw writes=auto allow=anyone' \
   <<<"$out" || die "default export: $out"
 $conf --size 1G 2>"$tmp/err" && die "nothing at all accepted"
 grep -qx 'command line: no device: give file=PATH or config=FILE' "$tmp/err" \

@@ -154,7 +154,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
               units_format_size (e->offset + e->size, b2, sizeof b2),
               units_format_size (e->size, b3, sizeof b3));
     printf (" %s writes=%s allow=", e->readonly ? "ro" : "rw",
-            e->writes_sync ? "sync" : "async");
+            e->writes_sync ? "sync" : e->writes_async ? "async" : "auto");
     if (e->nr_allow == 0)
       printf ("anyone");
     for (size_t j = 0; j < e->nr_allow; j++) {
@@ -278,7 +278,8 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     printf ("\"offset\": %llu, \"size\": %llu, \"readonly\": %s, ",
             (unsigned long long) e->offset, (unsigned long long) e->size,
             e->readonly ? "true" : "false");
-    jkv ("writes", e->writes_sync ? "sync" : "async", ", ");
+    jkv ("writes", e->writes_sync ? "sync"
+         : e->writes_async ? "async" : "auto", ", ");
     printf ("\"allow\": [");
     for (size_t j = 0; j < e->nr_allow; j++) {
       char net[96];

@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfq.h"
 #include "config.h"
 #include "devmodel.h"
 #include "hist.h"
@@ -87,10 +88,12 @@ struct simrq {                  /* one request slot of a connection */
 struct job {
   const struct cfg_tenant *t;   /* the tenant it belongs to */
   unsigned tenant;              /* index of t in the model */
+  unsigned conn;                /* its number among the tenant's */
   int group;                    /* index into groups[] */
   unsigned rwmixread;           /* percent of reads */
   bool rand;                    /* random offsets */
   bool writes_sync;             /* its export has writes=sync */
+  bool writes_async;            /* its export has writes=async */
   uint32_t bs;                  /* bytes per request */
   uint64_t stride;              /* bytes between sequential requests */
   unsigned depth;               /* outstanding data requests */
@@ -113,10 +116,15 @@ struct job {
   uint64_t issued;              /* data requests submitted so far */
   uint64_t rng;                 /* xorshift64* state */
 
+  uint64_t batch_start;         /* ns: first write since the last flush */
+  bool batch_open;              /* writes submitted since the last flush */
+
   /* results, counted for completions at or before the end */
   uint64_t bytes, ios, flushes;
   uint64_t writes_done;         /* of ios, the writes */
   struct hist lat;              /* ns: data request latency, insert->done */
+  struct hist fsync_lat;        /* ns: first write of a batch -> its flush
+                                   done (what fsync-tester times) */
 };
 
 static struct {
@@ -135,6 +143,7 @@ static struct {
   bool *tenant_on;              /* m->nr_tenants: selected by --only */
 
   bool json;
+  bool trace;                   /* --trace: the policy's decisions */
   const char *only;             /* comma-separated tenant names, or NULL */
 } cfg;
 
@@ -255,6 +264,7 @@ static struct {
   uint64_t dev_gen;             /* generation of the pending device event */
   uint64_t dispatched;          /* total dispatches */
   uint64_t end;                 /* ns: the run's duration */
+  uint64_t now;                 /* ns: the pass being run (--trace) */
 } sim;
 
 static uint64_t job_rate_time (const struct job *j);
@@ -269,6 +279,11 @@ static void
 submit_rq (struct job *j, struct simrq *sr, uint64_t now)
 {
   sr->t_submit = now;
+  if (cfg.trace)
+    fprintf (stderr, "%12.6f %s.%u: insert %s %" PRIu64 "+%u\n", now / 1e9,
+             j->t->name, j->conn, sr->rq.op == RQ_FLUSH
+             ? "flush" : sr->rq.op == RQ_WRITE ? "write" : "read",
+             sr->rq.off, sr->rq.len);
   sched_insert (sim.s, &sr->rq, now);
 }
 
@@ -325,16 +340,23 @@ job_arrive (struct job *j, uint64_t now)
   sr->rq.len = j->bs;
   sr->rq.op = write ? RQ_WRITE : RQ_READ;
   /* As the server: reads are sync, writes too on a writes=sync export
-   * (which makes them FUA).
+   * (which makes them FUA); on writes=async they are async, and otherwise
+   * (writes=auto) the policy's rule decides (RQ_AUTO, sched_classify).
    */
   if (!write)
     sr->rq.flags |= RQ_SYNC;
   else if (j->writes_sync)
     sr->rq.flags |= RQ_SYNC | RQ_FUA;
+  else if (!j->writes_async)
+    sr->rq.flags |= RQ_AUTO;
   sr->rq.q = j->q;
   sr->rq.priv = sr;
   j->inflight++;
   submit_rq (j, sr, now);
+  if (write && j->fsync && !j->batch_open) {
+    j->batch_open = true;
+    j->batch_start = now;
+  }
   if (write && j->fsync && ++j->writes >= j->fsync) {
     j->writes = 0;
     j->fsync_wait = true;
@@ -382,6 +404,9 @@ on_complete (struct simrq *sr, uint64_t now)
   sched_completed (sim.s, &sr->rq, now);
   if (sr->rq.op == RQ_FLUSH) {
     j->flushes++;
+    if (j->batch_open)
+      hist_add (&j->fsync_lat, now - j->batch_start);
+    j->batch_open = false;
     j->flush_out = false;
     j->fsync_wait = false;
     while (j->parked) {         /* these slots already thought */
@@ -508,7 +533,7 @@ run (void)
     /* One pass: the events due now that existed when it began. */
     uint64_t pass_seq = heap.seq;
 
-    now = heap.v[0].t;
+    now = sim.now = heap.v[0].t;
     while (heap.n > 0 && heap.v[0].t == now && heap.v[0].seq < pass_seq) {
       struct ev e = ev_pop ();
 
@@ -724,10 +749,12 @@ setup (void)
 
       j->t = t;
       j->tenant = i;
+      j->conn = c;
       j->group = (int) e->group;
       j->rwmixread = t->rwmixread;
       j->rand = t->rand;
       j->writes_sync = e->writes_sync;
+      j->writes_async = e->writes_async;
       j->bs = t->bs;
       j->stride = t->bs + t->skip;
       j->depth = t->iodepth;
@@ -755,6 +782,7 @@ setup (void)
       if (!j->rng)
         j->rng = 1;
       hist_init (&j->lat);
+      hist_init (&j->fsync_lat);
       cfg.groups[j->group].njobs++;
       cfg.jobs[n++] = j;
     }
@@ -828,6 +856,7 @@ struct tenant_res {
   unsigned group;
   uint64_t bytes, ios, flushes, writes, win;
   struct hist lat;
+  struct hist fsync_lat;        /* write batch -> its flush done */
   double jain_conn;             /* Jain of its connections' IOPS */
 };
 
@@ -881,8 +910,10 @@ report (void)
   unsigned nx = 0, nt = 0;
   char dev[512], t[32], val[64];
 
-  for (size_t i = 0; i < m->nr_tenants; i++)
+  for (size_t i = 0; i < m->nr_tenants; i++) {
     hist_init (&tr[i].lat);
+    hist_init (&tr[i].fsync_lat);
+  }
   for (unsigned i = 0; i < cfg.njobs; i++) {
     struct job *j = cfg.jobs[i];
     struct sim_group *g = &cfg.groups[j->group];
@@ -895,6 +926,7 @@ report (void)
     r->writes += j->writes_done;
     r->win = j->stop - j->start;
     hist_merge (&r->lat, &j->lat);
+    hist_merge (&r->fsync_lat, &j->fsync_lat);
     g->bytes += j->bytes;
     g->ios += j->ios;
     hist_merge (&g->lat, &j->lat);
@@ -953,12 +985,15 @@ report (void)
               PRIu64 ", \"writes\": %" PRIu64 ", \"flushes\": %" PRIu64
               ", \"mib_s\": %.6f"
               ", \"iops\": %.3f, \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f"
-              ", \"p99\": %.3f, \"max\": %.3f}, \"share\": %.6f"
+              ", \"p99\": %.3f, \"max\": %.3f}, \"fsync_us\": {\"p50\": %.3f"
+              ", \"p90\": %.3f, \"max\": %.3f}, \"share\": %.6f"
               ", \"jain_connections\": %.6f}%s\n",
               r->t->connections, r->bytes, r->ios, r->writes, r->flushes,
               mib_s (r->bytes, r->win), per_s (r->ios, r->win),
               us (hist_mean (&r->lat)), us (hist_quantile (&r->lat, 0.50)),
               us (hist_quantile (&r->lat, 0.99)), us (r->lat.max),
+              us (hist_quantile (&r->fsync_lat, 0.50)),
+              us (hist_quantile (&r->fsync_lat, 0.90)), us (r->fsync_lat.max),
               tbytes ? (double) r->bytes / tbytes : 0, r->jain_conn,
               ++k < nt ? "," : "");
     }
@@ -1056,6 +1091,8 @@ usage (FILE *f)
 "  --queue-depth N      most requests at the device at once; as queue_depth=N\n"
 "  --only NAME[,NAME..] run only these tenants\n"
 "  --json               machine-readable output\n"
+"  --trace              print CFQ's decisions and each request on stderr,\n"
+"                       stamped with the virtual time\n"
 "  --list-scheds        print the policies built in and exit\n"
 "  --list-models        print the device models and presets and exit (with\n"
 "                       --json: and the published figures presets carry)\n"
@@ -1107,6 +1144,13 @@ override (struct cfg *c, const char *opt, const char *prefix, const char *a)
   cfg_set_override (c, key, eq + 1);
 }
 
+/* --trace: one line per CFQ decision, stamped with the virtual time. */
+static void
+trace_line (void *opaque, const char *msg)
+{
+  fprintf (stderr, "%12.6f %s\n", sim.now / 1e9, msg);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1120,6 +1164,7 @@ main (int argc, char **argv)
     { "queue-depth", required_argument, NULL, 'q' },
     { "only", required_argument, NULL, 'o' },
     { "json", no_argument, NULL, 'j' },
+    { "trace", no_argument, NULL, 'T' },
     { "list-scheds", no_argument, NULL, 'l' },
     { "list-models", no_argument, NULL, 'm' },
     { "help", no_argument, NULL, 'h' },
@@ -1150,6 +1195,7 @@ main (int argc, char **argv)
       return 0;
     case 'm': list_models = true; break;
     case 'j': cfg.json = true; break;
+    case 'T': cfg.trace = true; break;
     case 'o': cfg.only = optarg; break;
     case 'r': seed = optarg; break;
     case 't': duration = optarg; break;
@@ -1197,6 +1243,8 @@ main (int argc, char **argv)
     die_at (NULL, "--seed %s: not a number", seed);
   select_only ();
   setup ();
+  if (cfg.trace && sim.s->ops == &cfq_ops)
+    cfq_set_trace (sim.s, trace_line, NULL);
   run ();
   report ();
   cfg_free (c);

@@ -296,7 +296,7 @@ test_malformed (void)
        "t.conf:4: readonly = perhaps: not a boolean (want 0/1, yes/no,"
        " on/off)\n");
   BAD (DEV "[export a]\nwrites = often\n",
-       "t.conf:4: writes = often: want async or sync\n");
+       "t.conf:4: writes = often: want auto, async or sync\n");
   BAD (DEV "[export a]\nallow = 10.0.0.1/8\n",
        "t.conf:4: allow: '10.0.0.1/8': host bits set (the network is"
        " 10.0.0.0/8)\n");

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# test-hdd-32-readers.sh: seed 002's latency test 2 through the server
+# (issue 8).  32 fio jobs, each its own NBD connection, read 4 KiB at
+# random at depth 1 on the emulated disk (about 100 IOPS in all: the
+# device decides, not the CPU).  Run with fifo, then with cfq's defaults:
+# cfq's worst read latency <= 1.1x fifo's (fifo: one round of 32 seeks,
+# about 0.4 s) and its IOPS >= 0.95x.  Before, every new random reader
+# was idled for until its fifth seek, and seeky readers preempting one
+# another starved the tree new readers start on: 3.2 s.
+# timeout: 120
+. "$(dirname "$0")/functions.sh"
+requires_plugin
+plugin_is_ours || skip "scheduler comparison needs our plugin"
+requires_cmd fio
+fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
+
+secs=${READERS_SECONDS:-10}
+make_image "$TESTDIR/disk.img" $((64 << 20))
+
+for sched in fifo cfq; do
+  start_nbdkit "$sched" file="$TESTDIR/disk.img" scheduler="$sched" \
+    emulate=hdd model.seed=1
+  sockv=${sched}_sock
+  fio --name=rr --ioengine=nbd --uri="nbd+unix:///?socket=${!sockv}" \
+    --rw=randread --bs=4k --iodepth=1 --numjobs=32 --size=64M \
+    --time_based --runtime="$secs" \
+    --output-format=json --output="$TESTDIR/$sched.json" \
+    >"$TESTDIR/fio-$sched.log" 2>&1 \
+    || fail "fio ($sched) failed: $(tail -5 "$TESTDIR/fio-$sched.log")"
+  stop_nbdkit "$sched"
+done
+
+"$PYTHON" - "$TESTDIR" <<'EOF' || fail "32 readers: cfq's worst latency is above fifo's"
+import json, sys
+d = sys.argv[1]
+def load(s):
+    j = json.load(open(f"{d}/{s}.json"))
+    r = [x["read"] for x in j["jobs"]]
+    return len(r), sum(x["iops"] for x in r), max(x["clat_ns"]["max"] for x in r) / 1e6
+bad = []
+nf, fi, fm = load("fifo")
+nc, ci, cm = load("cfq")
+print(f"fifo: {nf} readers, {fi:.1f} IOPS, worst {fm:.1f} ms")
+print(f"cfq:  {nc} readers, {ci:.1f} IOPS, worst {cm:.1f} ms")
+if nf != 32 or nc != 32:
+    bad.append("not every reader ran")
+if cm > 1.1 * fm:
+    bad.append(f"cfq worst latency {cm:.1f} ms > 1.1 x fifo's {fm:.1f}")
+if ci < 0.95 * fi:
+    bad.append(f"cfq IOPS {ci:.1f} < 0.95 x fifo's {fi:.1f}")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+EOF
