@@ -1,0 +1,637 @@
+/* qos.c: caps and reservations per group, and how they compose with CFQ.
+ *
+ * What operators ask for
+ * ----------------------
+ * A tenant of shared storage wants three things: a share when the disk is
+ * contended (CFQ's weights), a ceiling it cannot burst past (QEMU's
+ * throttle groups, the kernel's blk-throttle) and a floor that holds even
+ * under contention (mClock's reservations).  This file keeps the state for
+ * the last two and answers three questions for the scheduler: may this
+ * request go now (and if not, when), which reserved group is due, and when
+ * does the next of those answers change.  core/cfq.c asks them at a handful
+ * of hooks; when no group has a cap or a reservation (qos_on() false) it
+ * asks nothing and behaves exactly as without this file.
+ *
+ * Caps: token buckets, as QEMU's throttle groups
+ * ----------------------------------------------
+ * Each cap (iops_max, read_iops_max, write_iops_max, bps_max, read_bps_max,
+ * write_bps_max) is a bucket that fills with what the group dispatches and
+ * drains at the cap's rate.  A request may go if its cost still fits:
+ *
+ *      level + cost <= max(depth, cost)          (a request larger than the
+ *                                                 bucket goes when it is
+ *      depth = rate * 25 ms   (QOS_SMOOTH_NS)     empty, and the long-run
+ *            = burst * burst_seconds  (burst)     rate is still exact)
+ *
+ *        dispatches --> [ level ] --> drains at rate
+ *                       |  depth |
+ *
+ * Without a burst the bucket holds 25 ms of the rate: enough to let a few
+ * requests go together, small enough that no 1 s window carries more than
+ * 2.5% over the cap.  With "burst" (a rate) and "burst_seconds" the bucket
+ * is burst * burst_seconds deep, as QEMU's iops-total-max and
+ * iops-total-max-length: after a quiet spell the group may run at the burst
+ * rate until the bucket is full (a little over burst_seconds, since it
+ * drains at the cap meanwhile), and a second bucket, 25 ms of the burst
+ * rate deep and draining at it, keeps the burst itself at its rate.  The
+ * bucket refills (drains) at the cap, so the long-run rate is the cap.
+ *
+ * A refused request is held, not failed: qos_admit returns the time the
+ * bucket will have drained enough, and the scheduler returns that as its
+ * next deadline so the mechanism's timer wakes it.  The hold lasts until
+ * the bucket has room for the request and half a bucket more (12.5 ms of
+ * the rate), so a held group comes back for a small batch rather than for
+ * one request at a time.  Costs: a read counts against the read and total
+ * caps, a write, trim or zero against the write and total caps; bytes are
+ * the request's length (a trim moves no data: one request, no bytes).
+ * Flushes are never held: holding one only delays durability.  Levels are
+ * kept in units * 1e9 (units times ns per second) in 128 bits, so draining
+ * rate * dt is exact and a hold ends exactly when the bucket has room.
+ *
+ * Reservations: mClock's tags
+ * ---------------------------
+ * A reservation (iops_min, bps_min) gives the group an R tag, the time its
+ * next request is due: tags are spaced 1/iops_min apart, or len/bps_min
+ * for a request of len bytes (with both, the closer spacing, so both floors
+ * hold).  As in mClock (Gulati, Merchant, Varman, OSDI 2010):
+ *   - a group that was idle gets R = max(R, now) at its next request: no
+ *     credit is banked while it has nothing to do;
+ *   - at each dispatch the reserved group with the smallest R <= now goes
+ *     first ("constraint-based phase"); when none is due, the weights
+ *     decide ("weight-based phase": CFQ).
+ * Where we differ from mClock, and why:
+ *   - mClock advances R only for requests it served in the constraint
+ *     phase (it pulls the tags back by 1/r after a weight-phase dispatch).
+ *     We advance R for every request of the group, whoever dispatched it.
+ *     So the reservation only tops up what CFQ already gives: a group whose
+ *     weight gives it more than its floor never sees a reserved dispatch,
+ *     and CFQ keeps its slices and idling (which the out-of-band dispatches
+ *     of the constraint phase would break, and which on a disk is worth a
+ *     seek each).
+ *   - R may run ahead of now by at most QOS_RES_LEAD (500 ms, or one
+ *     request's spacing if that is longer): a group served well by its
+ *     weight earns no more than half a second of credit, longer than the
+ *     gap between its CFQ turns (target_latency, 300 ms) so those gaps do
+ *     not cause reserved dispatches, short enough that when its share falls
+ *     below the floor it is back on its reservation within half a second.
+ *   - R may fall behind now by at most QOS_RES_DEBT (1 s): when the
+ *     reservations add up to more than the device gives, every group falls
+ *     behind in proportion to its reservation (the smallest tag goes
+ *     first), and when the overload ends nobody may take the device for
+ *     longer than a second to catch up.  Tags that are behind are moved
+ *     forward together, so their order and the proportions stay.
+ *
+ * The composition with CFQ (core/cfq.c), rule by rule
+ * ---------------------------------------------------
+ *  1. Reservations first.  Before CFQ chooses, the reserved group whose tag
+ *     is due goes, smallest tag first, even in the middle of another
+ *     queue's slice or idle window.  Its request is the oldest of the
+ *     queue CFQ would serve first in that group (RT before BE before IDLE;
+ *     the workload tree whose first queue has the lowest key), never the
+ *     active queue's: that one is being served by CFQ already.  It does not
+ *     start a slice, is not charged to the group's vdisktime and does not
+ *     count in slice_dispatch: CFQ's accounting sees only what CFQ chose.
+ *  2. The weights share what is left.  Everything else is CFQ unchanged:
+ *     groups by vdisktime, workload slices, queue slices, idling, the
+ *     service trees, preemption.  Because the tag counts the group's CFQ
+ *     service too (above), a reserved group gets max(reservation, what its
+ *     weight gives it of the capacity the reservations leave).
+ *  3. Caps hold a group back.  A group whose every waiting direction is
+ *     held (qos_held) is skipped when CFQ chooses the next group, and a
+ *     held group may not preempt.  A held group that is skipped has its
+ *     vdisktime raised to that of the group chosen instead: like a group
+ *     that left the service tree and came back, it cannot bank the service
+ *     its cap refused, or a capped tenant would pin min_vdisktime and let
+ *     returning groups jump the queue for as long as it had been capped.
+ *  4. A cap ends a turn.  When the active queue's request is refused, its
+ *     slice ends as if the queue had run dry (charged the time or the
+ *     requests it used) and CFQ chooses again, so the device stays busy
+ *     with the others (work conservation).
+ *  5. A released group takes its turn.  When a hold ends and the group is
+ *     owed service (its vdisktime is not above the active group's), the
+ *     active slice of another group ends there (as a preemption: the queue
+ *     keeps its unused slice).  Without this a capped group would get its
+ *     tokens only once per CFQ round: 25 ms of its rate per 300 ms.
+ *  6. Caps over reservations.  A reserved dispatch must pass the caps too;
+ *     the config refuses a reservation above a cap of the same unit, so a
+ *     floor under its own ceiling is always reachable.
+ *  7. Deadlines.  dispatch() returns the earliest of CFQ's own deadline, the
+ *     end of any hold and the next tag coming due, so a held group or a
+ *     reservation is never left waiting for an unrelated event.
+ *  8. Nothing set, nothing changed.  With no group capped or reserved,
+ *     core/cfq.c takes none of these paths: the same decisions, the same
+ *     outputs, byte for byte (tests/test-sim-qos.sh checks that caps that
+ *     never bind change nothing either).
+ *
+ * FIFO refuses caps and reservations: it is the baseline that serves in
+ * arrival order with no per-group state, and a cap there would need the
+ * per-group queues that make a scheduler (config.c reports the keys with
+ * scheduler = fifo as errors).
+ *
+ * Known limits: a group held for reads whose writes could go waits until
+ * CFQ's queue order in the group reaches the write queue; the caps count
+ * requests, not a request's size in iops (QEMU's iops-size); and
+ * reserved dispatches on a rotating disk cost the active queue a seek,
+ * which its slice pays for.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "qos.h"
+
+/* ---- the key table --------------------------------------------------------
+ * One row per key: its unit, where it lives in struct qos_conf, its range.
+ * Parsing a value is cfg_parse_qos's (core/config.c), by unit.
+ */
+#define K_IOPS_MAX   10000000ULL                /* 10M requests/s */
+#define K_BPS_MAX    (1ULL << 40)               /* 1 TiB/s */
+#define K_SEC_MIN    NSEC_PER_MSEC
+#define K_SEC_MAX    (86400ULL * NSEC_PER_SEC)  /* a day */
+
+#define CAP_KEYS(cap, name, unit, umax, what)                                 \
+  { name, unit, QOS_F_RATE, cap, 1, umax, "cap: " what },                     \
+  { name "_burst", unit, QOS_F_BURST, cap, 1, umax,                           \
+    "rate allowed in a burst above " name },                                  \
+  { name "_burst_seconds", QOS_U_SECONDS, QOS_F_BURST_NS, cap, K_SEC_MIN,     \
+    K_SEC_MAX, "how long a burst of " name " may last (default 1s)" }
+
+const struct qos_key qos_keys[] = {
+  CAP_KEYS (QOS_IOPS_MAX, "iops_max", QOS_U_IOPS, K_IOPS_MAX,
+            "requests/s, reads and writes"),
+  CAP_KEYS (QOS_READ_IOPS_MAX, "read_iops_max", QOS_U_IOPS, K_IOPS_MAX,
+            "reads/s"),
+  CAP_KEYS (QOS_WRITE_IOPS_MAX, "write_iops_max", QOS_U_IOPS, K_IOPS_MAX,
+            "writes/s (trims and zeroes included)"),
+  CAP_KEYS (QOS_BPS_MAX, "bps_max", QOS_U_BPS, K_BPS_MAX,
+            "bytes/s, reads and writes"),
+  CAP_KEYS (QOS_READ_BPS_MAX, "read_bps_max", QOS_U_BPS, K_BPS_MAX,
+            "bytes/s read"),
+  CAP_KEYS (QOS_WRITE_BPS_MAX, "write_bps_max", QOS_U_BPS, K_BPS_MAX,
+            "bytes/s written"),
+  { "iops_min", QOS_U_IOPS, QOS_F_IOPS_MIN, 0, 1, K_IOPS_MAX,
+    "reservation: requests/s served even under contention" },
+  { "bps_min", QOS_U_BPS, QOS_F_BPS_MIN, 0, 1, K_BPS_MAX,
+    "reservation: bytes/s served even under contention" },
+};
+const size_t qos_nr_keys = sizeof qos_keys / sizeof qos_keys[0];
+
+const struct qos_key *
+qos_key_lookup (const char *name)
+{
+  for (size_t i = 0; i < qos_nr_keys; i++)
+    if (strcmp (qos_keys[i].name, name) == 0)
+      return &qos_keys[i];
+  return NULL;
+}
+
+static const uint64_t *
+field (const struct qos_conf *c, const struct qos_key *k)
+{
+  switch (k->field) {
+  case QOS_F_RATE: return &c->cap[k->cap].rate;
+  case QOS_F_BURST: return &c->cap[k->cap].burst;
+  case QOS_F_BURST_NS: return &c->cap[k->cap].burst_ns;
+  case QOS_F_IOPS_MIN: return &c->iops_min;
+  case QOS_F_BPS_MIN: return &c->bps_min;
+  }
+  return NULL;
+}
+
+uint64_t
+qos_conf_get (const struct qos_conf *c, const struct qos_key *k)
+{
+  return *field (c, k);
+}
+
+int
+qos_conf_set (struct qos_conf *c, const struct qos_key *k, uint64_t val)
+{
+  if (val && (val < k->min || val > k->max))
+    return -ERANGE;
+  *(uint64_t *) field (c, k) = val;
+  return 0;
+}
+
+bool
+qos_conf_empty (const struct qos_conf *c)
+{
+  for (size_t i = 0; i < qos_nr_keys; i++)
+    if (qos_conf_get (c, &qos_keys[i]))
+      return false;
+  return true;
+}
+
+/* The key of cap c's field f. */
+static const struct qos_key *
+cap_key (unsigned c, enum qos_field f)
+{
+  for (size_t i = 0; i < qos_nr_keys; i++)
+    if (qos_keys[i].field == f && qos_keys[i].cap == c)
+      return &qos_keys[i];
+  return NULL;
+}
+
+static bool
+cap_bytes (unsigned c)
+{
+  return c >= QOS_BPS_MAX;
+}
+
+/* Does cap c count requests going direction d? */
+static bool
+cap_applies (unsigned c, enum qos_dir d)
+{
+  switch (c) {
+  case QOS_READ_IOPS_MAX: case QOS_READ_BPS_MAX: return d == QOS_READ;
+  case QOS_WRITE_IOPS_MAX: case QOS_WRITE_BPS_MAX: return d == QOS_WRITE;
+  default: return d != QOS_NODIR;
+  }
+}
+
+int
+qos_conf_check (const struct qos_conf *c, char *why, size_t len,
+                const struct qos_key **key, const struct qos_key **other)
+{
+  *key = *other = NULL;
+  for (unsigned i = 0; i < QOS_NR_CAPS; i++) {
+    const struct qos_cap_conf *cc = &c->cap[i];
+    const struct qos_key *kr = cap_key (i, QOS_F_RATE);
+    const struct qos_key *kb = cap_key (i, QOS_F_BURST);
+    const struct qos_key *ks = cap_key (i, QOS_F_BURST_NS);
+
+    if (cc->burst && !cc->rate) {
+      snprintf (why, len, "%s needs %s (the cap the burst is above)",
+                kb->name, kr->name);
+      *key = kb;
+      return -EINVAL;
+    }
+    if (cc->burst && cc->burst < cc->rate) {
+      snprintf (why, len, "%s = %llu is below %s = %llu (a burst is at"
+                " least the cap)", kb->name, (unsigned long long) cc->burst,
+                kr->name, (unsigned long long) cc->rate);
+      *key = kb;
+      *other = kr;
+      return -EINVAL;
+    }
+    if (cc->burst_ns && !cc->burst) {
+      snprintf (why, len, "%s needs %s", ks->name, kb->name);
+      *key = ks;
+      return -EINVAL;
+    }
+  }
+  /* A reservation above a cap of its unit can never be given. */
+  for (int bytes = 0; bytes < 2; bytes++) {
+    uint64_t r = bytes ? c->bps_min : c->iops_min;
+    const struct qos_key *kr = qos_key_lookup (bytes ? "bps_min"
+                                               : "iops_min");
+    if (!r)
+      continue;
+    for (unsigned i = 0; i < QOS_NR_CAPS; i++)
+      if (cap_bytes (i) == (bool) bytes && c->cap[i].rate
+          && c->cap[i].rate < r) {
+        const struct qos_key *kc = cap_key (i, QOS_F_RATE);
+        snprintf (why, len, "%s = %llu is above %s = %llu: a cap below a"
+                  " reservation can never give it", kr->name,
+                  (unsigned long long) r, kc->name,
+                  (unsigned long long) c->cap[i].rate);
+        *key = kr;
+        *other = kc;
+        return -EINVAL;
+      }
+  }
+  return 0;
+}
+
+/* ---- state ---------------------------------------------------------------- */
+
+#define UNIT ((qos_level) NSEC_PER_SEC)         /* one unit, scaled */
+#define WAIT_MAX (1000000000ULL * NSEC_PER_SEC) /* ns: ~31 years */
+
+static inline bool
+after (uint64_t a, uint64_t b)          /* a later than b */
+{
+  return (int64_t) (a - b) > 0;
+}
+
+void
+qos_sched_init (struct qos_sched *qs)
+{
+  list_init (&qs->groups);
+  qs->nr_on = 0;
+}
+
+void
+qos_group_init (struct qos_group *qg)
+{
+  memset (qg, 0, sizeof *qg);
+  list_init (&qg->link);
+}
+
+void
+qos_group_set (struct qos_sched *qs, struct qos_group *qg,
+               const struct qos_conf *c, uint64_t now)
+{
+  bool linked = !list_empty (&qg->link);
+
+  qg->conf = *c;
+  qg->on = !qos_conf_empty (c);
+  qg->reserved = c->iops_min || c->bps_min;
+  memset (qg->level, 0, sizeof qg->level);
+  memset (qg->burst_level, 0, sizeof qg->burst_level);
+  memset (qg->held_until, 0, sizeof qg->held_until);
+  qg->drained_at = now;
+  qg->r_tag = now;
+  qg->was_held = false;
+  if (qg->on && !linked) {
+    list_add_tail (&qg->link, &qs->groups);
+    qs->nr_on++;
+  }
+  else if (!qg->on && linked) {
+    list_del (&qg->link);
+    qs->nr_on--;
+  }
+}
+
+void
+qos_group_remove (struct qos_sched *qs, struct qos_group *qg)
+{
+  if (!list_empty (&qg->link)) {
+    list_del (&qg->link);
+    qs->nr_on--;
+  }
+  qg->on = false;
+}
+
+enum qos_dir
+qos_rq_dir (const struct rq *rq)
+{
+  switch (rq->op) {
+  case RQ_READ: return QOS_READ;
+  case RQ_FLUSH: return QOS_NODIR;
+  default: return QOS_WRITE;
+  }
+}
+
+static uint64_t
+rq_bytes (const struct rq *rq)
+{
+  return rq->op == RQ_TRIM || rq->op == RQ_FLUSH ? 0 : rq->len;
+}
+
+void
+qos_enqueue (struct qos_group *qg, const struct rq *rq, uint64_t now)
+{
+  enum qos_dir d = qos_rq_dir (rq);
+
+  if (d == QOS_NODIR)
+    return;
+  /* Idle until now: no credit banked (mClock's max(R, arrival)). */
+  if (qg->reserved && !qg->queued[QOS_READ] && !qg->queued[QOS_WRITE]
+      && after (now, qg->r_tag))
+    qg->r_tag = now;
+  qg->queued[d]++;
+}
+
+void
+qos_dequeue (struct qos_group *qg, const struct rq *rq)
+{
+  enum qos_dir d = qos_rq_dir (rq);
+
+  if (d != QOS_NODIR)
+    qg->queued[d]--;
+}
+
+/* Drain every bucket to now. */
+static void
+drain (struct qos_group *qg, uint64_t now)
+{
+  uint64_t dt;
+
+  if (!after (now, qg->drained_at))
+    return;
+  dt = now - qg->drained_at;
+  qg->drained_at = now;
+  for (unsigned c = 0; c < QOS_NR_CAPS; c++) {
+    const struct qos_cap_conf *cc = &qg->conf.cap[c];
+    qos_level d;
+
+    if (!cc->rate)
+      continue;
+    d = (qos_level) cc->rate * dt;
+    qg->level[c] = qg->level[c] > d ? qg->level[c] - d : 0;
+    d = (qos_level) cc->burst * dt;
+    qg->burst_level[c] = qg->burst_level[c] > d ? qg->burst_level[c] - d : 0;
+  }
+}
+
+/* ns until a bucket at LEVEL (draining at RATE units/s) has room for X,
+ * and HYST more: 0 if X fits now.
+ */
+static uint64_t
+bucket_wait (qos_level level, qos_level x, qos_level depth, qos_level hyst,
+             uint64_t rate)
+{
+  qos_level room = depth > x ? depth : x, target, w;
+
+  if (level + x <= room)
+    return 0;
+  target = room - x;
+  target = target > hyst ? target - hyst : 0;
+  w = (level - target + rate - 1) / rate;
+  return w > WAIT_MAX ? WAIT_MAX : (uint64_t) w;
+}
+
+static qos_level
+cost (unsigned c, const struct rq *rq)
+{
+  return cap_bytes (c) ? (qos_level) rq_bytes (rq) * UNIT : UNIT;
+}
+
+uint64_t
+qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
+{
+  enum qos_dir d = qos_rq_dir (rq);
+  uint64_t wait = 0;
+
+  if (!qg->on || d == QOS_NODIR)
+    return 0;
+  drain (qg, now);
+  for (unsigned c = 0; c < QOS_NR_CAPS; c++) {
+    const struct qos_cap_conf *cc = &qg->conf.cap[c];
+    qos_level x = cost (c, rq), depth;
+    uint64_t w;
+
+    if (!cc->rate || !cap_applies (c, d) || !x)
+      continue;
+    if (cc->burst)
+      depth = (qos_level) cc->burst
+        * (cc->burst_ns ? cc->burst_ns : NSEC_PER_SEC);
+    else
+      depth = (qos_level) cc->rate * QOS_SMOOTH_NS;
+    w = bucket_wait (qg->level[c], x, depth,
+                     (qos_level) cc->rate * QOS_SMOOTH_NS / 2, cc->rate);
+    if (w > wait)
+      wait = w;
+    if (cc->burst) {
+      w = bucket_wait (qg->burst_level[c], x,
+                       (qos_level) cc->burst * QOS_SMOOTH_NS,
+                       (qos_level) cc->burst * QOS_SMOOTH_NS / 2, cc->burst);
+      if (w > wait)
+        wait = w;
+    }
+  }
+  if (!wait)
+    return 0;
+  qg->held_until[d] = now + wait;
+  qg->st_held++;
+  if (qos_held (qg, now))
+    qg->was_held = true;
+  return now + wait;
+}
+
+/* ns of reservation one request uses: the closer of the two spacings. */
+static uint64_t
+spacing (const struct qos_group *qg, const struct rq *rq)
+{
+  uint64_t s = UINT64_MAX;
+
+  if (qg->conf.iops_min)
+    s = NSEC_PER_SEC / qg->conf.iops_min;
+  if (qg->conf.bps_min) {
+    qos_level b = (qos_level) rq_bytes (rq) * NSEC_PER_SEC
+      / qg->conf.bps_min;
+    if (b < s)
+      s = (uint64_t) b;
+  }
+  return s;
+}
+
+void
+qos_account (struct qos_group *qg, const struct rq *rq, uint64_t now,
+             bool reserved)
+{
+  enum qos_dir d = qos_rq_dir (rq);
+
+  if (!qg->on || d == QOS_NODIR)
+    return;
+  drain (qg, now);
+  for (unsigned c = 0; c < QOS_NR_CAPS; c++) {
+    const struct qos_cap_conf *cc = &qg->conf.cap[c];
+
+    if (!cc->rate || !cap_applies (c, d))
+      continue;
+    qg->level[c] += cost (c, rq);
+    if (cc->burst)
+      qg->burst_level[c] += cost (c, rq);
+  }
+  if (qg->reserved) {
+    uint64_t s = spacing (qg, rq);
+    uint64_t lead = s > QOS_RES_LEAD ? s : QOS_RES_LEAD;
+    uint64_t t = qg->r_tag + s;
+
+    /* Credit from service beyond the floor is bounded (see above). */
+    if (after (t, now + lead))
+      t = now + lead;
+    qg->r_tag = t;
+  }
+  if (reserved)
+    qg->st_reserved++;
+}
+
+bool
+qos_held (const struct qos_group *qg, uint64_t now)
+{
+  bool any = false;
+
+  if (!qg->on)
+    return false;
+  for (int d = 0; d < QOS_NR_DIRS; d++)
+    if (qg->queued[d]) {
+      if (!after (qg->held_until[d], now))
+        return false;
+      any = true;
+    }
+  return any;
+}
+
+static bool
+waiting (const struct qos_group *qg)
+{
+  return qg->queued[QOS_READ] || qg->queued[QOS_WRITE];
+}
+
+struct qos_group *
+qos_released (struct qos_sched *qs, uint64_t now)
+{
+  struct list *p;
+
+  list_for_each (p, &qs->groups) {
+    struct qos_group *qg = list_entry (p, struct qos_group, link);
+    if (qg->was_held && !qos_held (qg, now)) {
+      qg->was_held = false;
+      return qg;
+    }
+  }
+  return NULL;
+}
+
+struct qos_group *
+qos_due (struct qos_sched *qs, uint64_t now, const struct qos_group *exclude)
+{
+  struct qos_group *best = NULL;
+  uint64_t floor = now - QOS_RES_DEBT, oldest = now;
+  bool behind = false;
+  struct list *p;
+
+  /* The debt bound: move the tags that are behind forward together. */
+  list_for_each (p, &qs->groups) {
+    struct qos_group *qg = list_entry (p, struct qos_group, link);
+    if (qg->reserved && waiting (qg) && after (floor, qg->r_tag)
+        && (!behind || after (oldest, qg->r_tag))) {
+      oldest = qg->r_tag;
+      behind = true;
+    }
+  }
+  if (behind) {
+    uint64_t shift = floor - oldest;
+    list_for_each (p, &qs->groups) {
+      struct qos_group *qg = list_entry (p, struct qos_group, link);
+      if (qg->reserved && waiting (qg) && after (now, qg->r_tag))
+        qg->r_tag = after (qg->r_tag + shift, now) ? now
+                                                   : qg->r_tag + shift;
+    }
+  }
+
+  list_for_each (p, &qs->groups) {
+    struct qos_group *qg = list_entry (p, struct qos_group, link);
+    if (!qg->reserved || qg == exclude || !waiting (qg)
+        || after (qg->r_tag, now) || qos_held (qg, now))
+      continue;
+    if (!best || after (best->r_tag, qg->r_tag))
+      best = qg;
+  }
+  return best;
+}
+
+uint64_t
+qos_next_event (const struct qos_sched *qs, uint64_t now)
+{
+  uint64_t next = SCHED_NEVER;
+  struct list *p;
+
+  list_for_each (p, &qs->groups) {
+    const struct qos_group *qg = list_entry (p, struct qos_group, link);
+
+    if (!waiting (qg))
+      continue;
+    for (int d = 0; d < QOS_NR_DIRS; d++)
+      if (qg->queued[d] && after (qg->held_until[d], now)
+          && qg->held_until[d] < next)
+        next = qg->held_until[d];
+    if (qg->reserved && !qos_held (qg, now) && after (qg->r_tag, now)
+        && qg->r_tag < next)
+      next = qg->r_tag;
+  }
+  return next;
+}
