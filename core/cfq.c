@@ -181,6 +181,12 @@
  *   until one of its queues is made active again, whichever is first
  *   (drain_since): 15.0/28.6/56.4%.  Where the next queue's first
  *   completion overtakes the drain, that overlap is charged to both.
+ * - Caps and reservations (ours, issue 13; the rules are in core/qos.c):
+ *   the reserved group whose mClock tag is due dispatches before CFQ
+ *   chooses; a group its caps hold is skipped in the group choice (its
+ *   vdisktime raised to the chosen group's), ends its turn when refused,
+ *   and when released ends another group's slice if it is owed service.
+ *   With no group capped or reserved none of this runs (qos_on()).
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -210,6 +216,7 @@
 #include <string.h>
 
 #include "cfq.h"
+#include "qos.h"
 #include "sched.h"
 
 /* ---- Tunables: the one table ------------------------------------------ */
@@ -410,6 +417,8 @@ struct sched_group {
 
   struct cfqq async_cfqq[2][SCHED_LEVELS];      /* [RT, BE][level] */
   struct cfqq async_idle_cfqq;
+
+  struct qos_group qos;         /* caps and reservation (core/qos.c) */
 };
 
 /* A connection (the kernel's cfq_io_context). */
@@ -471,6 +480,9 @@ struct cfqd {
   uint64_t now;                 /* ns: latest time passed in */
   struct cfqq *run_queue;       /* queue the post-completion run serves */
   struct cfqq *preempt_pending; /* preemption deferred until that run */
+
+  struct qos_sched qos;         /* groups with caps or a reservation */
+  bool qos_refused;             /* a cap refused the last request chosen */
 
   struct cfq_stats stats;
 };
@@ -1329,6 +1341,7 @@ cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
 {
   cfqq->next_rq = cfq_find_next_rq (cfqd, cfqq, rq);
   cfq_remove_request (cfqd, cfqq, rq);
+  qos_dequeue (&cfqq->cfqg->qos, rq);
   cfqq->dispatched++;
   cfqq->cfqg->dispatched++;
   cfqd->rq_in_flight[cfqq->sync]++;
@@ -1518,6 +1531,11 @@ choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
   cfqd->workload_expires = now + slice;
 }
 
+/* Caps and reservations: the section after cfq_dispatch_one. */
+static struct sched_group *cfq_qos_next_cfqg (struct cfqd *cfqd);
+static bool cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq,
+                           struct rq *rq, uint64_t now);
+
 static struct sched_group *
 cfq_get_next_cfqg (struct cfqd *cfqd)
 {
@@ -1527,6 +1545,8 @@ cfq_get_next_cfqg (struct cfqd *cfqd)
   if (rb_empty (&st->rb))
     return NULL;
   cfqg = cfqg_of (rb_first (&st->rb));
+  if (qos_on (&cfqd->qos) && !(cfqg = cfq_qos_next_cfqg (cfqd)))
+    return NULL;                /* every busy group held by a cap */
   st->active = cfqg;
   update_min_vdisktime (st);
   return cfqg;
@@ -1723,11 +1743,16 @@ cfq_dispatch_request (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
     cfqq->must_dispatch = true;
   if (!cfq_may_dispatch (cfqd, cfqq, now))
     return NULL;
+  if (qos_on (&cfqd->qos)
+      && !cfq_qos_admit (cfqd, cfqq, rq ? rq : cfqq->next_rq, now))
+    return NULL;                /* a cap holds it: the slice ended */
   if (rq)
     cfqd->stats.fifo_expired++;
   else
     rq = cfqq->next_rq;
   cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  if (qos_on (&cfqd->qos))
+    qos_account (&cfqq->cfqg->qos, rq, now, false);
   if (!cfqd->active_cic) {
     struct sched_queue *cic = rq->q ? rq->q : cfqd->root_conn;
     if (!cic->dead)
@@ -1897,6 +1922,9 @@ cfq_should_preempt (struct cfqd *cfqd, struct cfqq *new_cfqq,
     return false;
   if (cfq_class_idle (new_cfqq))
     return false;
+  /* A group its caps hold cannot use the disk it would take. */
+  if (qos_on (&cfqd->qos) && qos_held (&new_cfqq->cfqg->qos, now))
+    return false;
   if (cfq_class_idle (cfqq))
     return true;
   /* A non-RT request does not preempt an RT slice. */
@@ -2063,6 +2091,7 @@ cfq_group_alloc (struct cfqd *cfqd, const char *name, unsigned weight)
   snprintf (cfqg->name, sizeof cfqg->name, "%s", name ? name : "");
   cfqg->weight = weight;
   rb_clear (&cfqg->rb_node);
+  qos_group_init (&cfqg->qos);
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 3; j++)
       rb_root_init (&cfqg->st[i][j]);
@@ -2115,6 +2144,7 @@ cfq_create (void)
   for (int i = 0; i < T_NR; i++)
     cfqd->tun[i] = cfq_tunables[i].def;
   rb_root_init (&cfqd->grp_st.rb);
+  qos_sched_init (&cfqd->qos);
   list_init (&cfqd->groups);
   list_init (&cfqd->conns);
   cfqd->hw_tag = -1;
@@ -2245,6 +2275,22 @@ cfq_group_set_weight (struct sched *s, struct sched_group *cfqg, unsigned w)
   return 0;
 }
 
+static int
+cfq_group_set_qos (struct sched *s, struct sched_group *cfqg,
+                   const struct qos_conf *c)
+{
+  struct cfqd *cfqd = CFQD (s);
+  const struct qos_key *k, *o;
+  char why[160];
+
+  if (qos_conf_check (c, why, sizeof why, &k, &o) < 0)
+    return -EINVAL;
+  qos_group_set (&cfqd->qos, &cfqg->qos, c, cfqd->now);
+  CFQ_TRACE (cfqd, NULL, "group %s: caps and reservation %s", cfqg->name,
+             cfqg->qos.on ? "set" : "removed");
+  return 0;
+}
+
 static struct sched_queue *
 cfq_queue_new (struct sched *s, struct sched_group *cfqg,
                enum sched_class cls, unsigned level)
@@ -2302,6 +2348,7 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
   rq->t_dispatch = 0;
   rb_clear (&rq->rb);
   list_add_tail (&rq->fifo, &cfqq->fifo);
+  qos_enqueue (&cfqq->cfqg->qos, rq, now);
   cfq_add_rq_rb (cfqd, cfqq, rq, now);
   cfq_rq_enqueued (cfqd, cfqq, rq, cic, now);
   cfqd->stats.inserted++;
@@ -2318,6 +2365,8 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   uint64_t next = cfqd->idle_timer;
   struct cfqq *cfqq = cfqd->active_queue;
 
+  if (qos_on (&cfqd->qos))      /* a hold ends, a reservation comes due */
+    next = umin64 (next, qos_next_event (&cfqd->qos, now));
   if (!cfqd->busy_queues)
     return next;
   if (!cfqq && cfq_idle_grace_wait (cfqd, now))
@@ -2334,9 +2383,9 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   return next;
 }
 
-/* cfq_dispatch_requests: one request from the queue to serve, if any. */
+/* One request from the queue to serve, if any. */
 static struct rq *
-cfq_dispatch_requests (struct cfqd *cfqd, uint64_t now)
+cfq_dispatch_one (struct cfqd *cfqd, uint64_t now)
 {
   struct rq *rq = NULL;
   struct cfqq *cfqq;
@@ -2357,6 +2406,174 @@ cfq_dispatch_requests (struct cfqd *cfqd, uint64_t now)
     }
   }
   return rq;
+}
+
+/* ---- Caps and reservations (the rules: core/qos.c) ---------------------- */
+
+/* Rule 3: the leftmost group on the tree that no cap holds.  Held groups
+ * left of it are raised to its vdisktime, so they cannot bank the service
+ * their caps refuse (rb_insert puts them after it).
+ */
+static struct sched_group *
+cfq_qos_next_cfqg (struct cfqd *cfqd)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct sched_group *cfqg = NULL;
+  struct rb_node *n;
+
+  for (n = rb_first (&st->rb); n && !cfqg; n = rb_next (n))
+    if (!qos_held (&cfqg_of (n)->qos, cfqd->now))
+      cfqg = cfqg_of (n);
+  if (!cfqg)
+    return NULL;
+  while ((n = rb_first (&st->rb)) != &cfqg->rb_node) {
+    struct sched_group *held = cfqg_of (n);
+    rb_erase (&st->rb, n);
+    held->vdisktime = cfqg->vdisktime;
+    rb_insert (&st->rb, n, cfqg_less);
+  }
+  return cfqg;
+}
+
+/* Rule 4: may the active queue dispatch rq under its group's caps?  If
+ * not, its turn ends as if it had run dry, and the caller chooses again.
+ */
+static bool
+cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+               uint64_t now)
+{
+  uint64_t until = qos_admit (&cfqq->cfqg->qos, rq, now);
+
+  if (!until)
+    return true;
+  CFQ_TRACE (cfqd, cfqq, "held by a cap for %llu us: slice ends",
+             (unsigned long long) ((until - now) / 1000));
+  cfqd->qos_refused = true;
+  cfq_slice_expired (cfqd, false, now);
+  return false;
+}
+
+/* The first queue with requests of a group's tree, other than the active
+ * queue (which CFQ is serving already).
+ */
+static struct cfqq *
+cfq_qos_tree_first (struct cfqd *cfqd, struct rb_root *st)
+{
+  for (struct rb_node *n = rb_first (st); n; n = rb_next (n))
+    if (cfqq_of (n) != cfqd->active_queue
+        && !rb_empty (&cfqq_of (n)->sort_list))
+      return cfqq_of (n);
+  return NULL;
+}
+
+/* The queue a reserved dispatch of cfqg takes its request from: the one
+ * CFQ would serve first in the group (RT, then BE, then IDLE; the workload
+ * whose first queue has the lowest key), never the active queue.
+ */
+static struct cfqq *
+cfq_qos_pick_queue (struct cfqd *cfqd, struct sched_group *cfqg)
+{
+  static const enum wl_prio prios[2] = { RT_WORKLOAD, BE_WORKLOAD };
+  struct cfqq *best = NULL;
+
+  for (int p = 0; p < 2 && !best; p++)
+    for (int t = 0; t <= SYNC_WORKLOAD; t++) {
+      struct cfqq *c = cfq_qos_tree_first (cfqd, &cfqg->st[prios[p]][t]);
+      if (c && (!best || c->rb_key < best->rb_key))
+        best = c;
+    }
+  if (!best)
+    best = cfq_qos_tree_first (cfqd, &cfqg->st_idle);
+  return best;
+}
+
+/* Rule 1: the reserved group whose tag is due goes first, with the oldest
+ * request of its first queue; outside any slice, uncharged.
+ */
+static struct rq *
+cfq_qos_dispatch_reserved (struct cfqd *cfqd, uint64_t now)
+{
+  const struct qos_group *skip = NULL;
+
+  for (int tries = 0; tries < 4; tries++) {
+    struct qos_group *qg = qos_due (&cfqd->qos, now, skip);
+    struct sched_group *cfqg, *active;
+    struct cfqq *cfqq;
+    struct rq *rq;
+
+    if (!qg)
+      return NULL;
+    cfqg = container_of (qg, struct sched_group, qos);
+    cfqq = cfq_qos_pick_queue (cfqd, cfqg);
+    if (!cfqq) {
+      skip = qg;                /* only its active queue has requests */
+      continue;
+    }
+    rq = list_entry (list_first (&cfqq->fifo), struct rq, fifo);
+    if (qos_admit (qg, rq, now))
+      continue;                 /* rule 6: its caps hold it */
+    cfq_dispatch_insert (cfqd, cfqq, rq, now);
+    qos_account (qg, rq, now, true);
+    CFQ_TRACE (cfqd, cfqq, "reserved dispatch, tag %lld us from now",
+               (long long) ((int64_t) (qg->r_tag - now) / 1000));
+    /* Emptied: off the tree now, as an expiry would have done.  The
+     * group keeps being the served one if it was.
+     */
+    active = cfqd->grp_st.active;
+    if (rb_empty (&cfqq->sort_list))
+      cfq_del_cfqq_rr (cfqd, cfqq);
+    if (active == cfqg && cfqg->on_st)
+      cfqd->grp_st.active = active;
+    return rq;
+  }
+  return NULL;
+}
+
+/* Rule 5: a group whose hold ended and that is owed service (vdisktime
+ * not above the active group's) ends another group's slice.
+ */
+static void
+cfq_qos_release (struct cfqd *cfqd, uint64_t now)
+{
+  struct qos_group *qg;
+
+  while ((qg = qos_released (&cfqd->qos, now)) != NULL) {
+    struct sched_group *cfqg = container_of (qg, struct sched_group, qos);
+    struct cfqq *active = cfqd->active_queue;
+
+    if (active && active->cfqg != cfqg && cfqg->on_st
+        && (int64_t) (cfqg->vdisktime - active->cfqg->vdisktime) <= 0) {
+      CFQ_TRACE (cfqd, active, "group %s released by its cap: slice ends",
+                 cfqg->name);
+      cfq_slice_expired (cfqd, true, now);
+    }
+  }
+}
+
+static struct rq *
+cfq_qos_dispatch (struct cfqd *cfqd, uint64_t now)
+{
+  struct rq *rq;
+
+  cfq_qos_release (cfqd, now);
+  rq = cfq_qos_dispatch_reserved (cfqd, now);
+  /* A refusal ends a turn (rule 4): choose again, a few times. */
+  for (int tries = 0; !rq && tries < 4; tries++) {
+    cfqd->qos_refused = false;
+    rq = cfq_dispatch_one (cfqd, now);
+    if (!cfqd->qos_refused)
+      break;
+  }
+  return rq;
+}
+
+/* cfq_dispatch_requests: one request, if any. */
+static struct rq *
+cfq_dispatch_requests (struct cfqd *cfqd, uint64_t now)
+{
+  if (qos_on (&cfqd->qos))
+    return cfq_qos_dispatch (cfqd, now);
+  return cfq_dispatch_one (cfqd, now);
 }
 
 /* The queue run owed to the last completion is done: a preemption that
@@ -2592,6 +2809,12 @@ cfq_dump (struct sched *s, char *buf, size_t len)
                  "busy=%u dispatched=%u%s\n", g->name, g->weight, g->on_st,
                  (unsigned long long) g->vdisktime, g->nr_cfqq, g->dispatched,
                  cfqd->serving_group == g ? " serving" : "");
+    if (g->qos.on)
+      dump_printf (&d, "  qos held=%d throttled=%llu reserved=%llu "
+                   "r_tag=%lld\n", qos_held (&g->qos, cfqd->now),
+                   (unsigned long long) g->qos.st_held,
+                   (unsigned long long) g->qos.st_reserved,
+                   (long long) (g->qos.r_tag - cfqd->now));
   }
   if (cfqd->active_queue) {
     struct cfqq *q = cfqd->active_queue;
@@ -2613,6 +2836,7 @@ const struct sched_ops cfq_ops = {
   .get = cfq_get,
   .group_new = cfq_group_new,
   .group_set_weight = cfq_group_set_weight,
+  .group_set_qos = cfq_group_set_qos,
   .queue_new = cfq_queue_new,
   .queue_free = cfq_queue_free,
   .insert = cfq_insert,
@@ -2669,4 +2893,7 @@ cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
   st->preemptions = cfqg->st_preemptions;
   st->dispatched = cfqg->st_dispatched;
   st->used_ns = cfqg->st_used_ns;
+  st->qos_held = qos_held (&cfqg->qos, CFQD (s)->now);
+  st->qos_throttled = cfqg->qos.st_held;
+  st->qos_reserved = cfqg->qos.st_reserved;
 }

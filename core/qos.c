@@ -156,7 +156,7 @@
   { name "_burst_seconds", QOS_U_SECONDS, QOS_F_BURST_NS, cap, K_SEC_MIN,     \
     K_SEC_MAX, "how long a burst of " name " may last (default 1s)" }
 
-const struct qos_key qos_keys[] = {
+const struct qos_key qos_keys[QOS_NR_KEYS] = {
   CAP_KEYS (QOS_IOPS_MAX, "iops_max", QOS_U_IOPS, K_IOPS_MAX,
             "requests/s, reads and writes"),
   CAP_KEYS (QOS_READ_IOPS_MAX, "read_iops_max", QOS_U_IOPS, K_IOPS_MAX,
@@ -174,7 +174,9 @@ const struct qos_key qos_keys[] = {
   { "bps_min", QOS_U_BPS, QOS_F_BPS_MIN, 0, 1, K_BPS_MAX,
     "reservation: bytes/s served even under contention" },
 };
-const size_t qos_nr_keys = sizeof qos_keys / sizeof qos_keys[0];
+const size_t qos_nr_keys = QOS_NR_KEYS;
+_Static_assert (QOS_NR_CAPS * 3 + 2 == QOS_NR_KEYS,
+                "qos_keys: three keys per cap and two reservations");
 
 const struct qos_key *
 qos_key_lookup (const char *name)
@@ -261,21 +263,19 @@ qos_conf_check (const struct qos_conf *c, char *why, size_t len,
     const struct qos_key *ks = cap_key (i, QOS_F_BURST_NS);
 
     if (cc->burst && !cc->rate) {
-      snprintf (why, len, "%s needs %s (the cap the burst is above)",
-                kb->name, kr->name);
+      snprintf (why, len, "needs %s (the cap the burst is above)",
+                kr->name);
       *key = kb;
       return -EINVAL;
     }
     if (cc->burst && cc->burst < cc->rate) {
-      snprintf (why, len, "%s = %llu is below %s = %llu (a burst is at"
-                " least the cap)", kb->name, (unsigned long long) cc->burst,
-                kr->name, (unsigned long long) cc->rate);
+      snprintf (why, len, "a burst rate is at least its cap");
       *key = kb;
       *other = kr;
       return -EINVAL;
     }
     if (cc->burst_ns && !cc->burst) {
-      snprintf (why, len, "%s needs %s", ks->name, kb->name);
+      snprintf (why, len, "needs %s", kb->name);
       *key = ks;
       return -EINVAL;
     }
@@ -291,10 +291,7 @@ qos_conf_check (const struct qos_conf *c, char *why, size_t len,
       if (cap_bytes (i) == (bool) bytes && c->cap[i].rate
           && c->cap[i].rate < r) {
         const struct qos_key *kc = cap_key (i, QOS_F_RATE);
-        snprintf (why, len, "%s = %llu is above %s = %llu: a cap below a"
-                  " reservation can never give it", kr->name,
-                  (unsigned long long) r, kc->name,
-                  (unsigned long long) c->cap[i].rate);
+        snprintf (why, len, "a cap below a reservation can never give it");
         *key = kr;
         *other = kc;
         return -EINVAL;
@@ -303,7 +300,7 @@ qos_conf_check (const struct qos_conf *c, char *why, size_t len,
   return 0;
 }
 
-/* ---- state ---------------------------------------------------------------- */
+/* ---- state ------------------------------------------------------------- */
 
 #define UNIT ((qos_level) NSEC_PER_SEC)         /* one unit, scaled */
 #define WAIT_MAX (1000000000ULL * NSEC_PER_SEC) /* ns: ~31 years */

@@ -89,7 +89,8 @@ struct qos_key {
   const char *help;             /* one line */
 };
 
-extern const struct qos_key qos_keys[];
+#define QOS_NR_KEYS 20           /* rows of qos_keys[] */
+extern const struct qos_key qos_keys[QOS_NR_KEYS];
 extern const size_t qos_nr_keys;
 
 /* NULL if NAME is not a QoS key. */
@@ -107,14 +108,15 @@ extern bool qos_conf_empty (const struct qos_conf *c);
 
 /* Check a whole conf: a burst below its cap or without one, burst seconds
  * without a burst, a reservation above a cap of the same unit.  0, or
- * -EINVAL with the reason in WHY and the key at fault (and the other key
- * involved, or NULL) in *KEY and *OTHER.
+ * -EINVAL for the first fault found, with the key at fault (and the other
+ * key involved, or NULL) in *KEY and *OTHER and the reason in WHY (names,
+ * no values: the caller shows them in its own syntax).
  */
 extern int qos_conf_check (const struct qos_conf *c, char *why, size_t len,
                            const struct qos_key **key,
                            const struct qos_key **other);
 
-/* ---- the state a scheduler embeds ---------------------------------------- */
+/* ---- the state a scheduler embeds -------------------------------------- */
 
 #define QOS_SMOOTH_NS   (25 * NSEC_PER_MSEC)    /* depth of a plain cap */
 #define QOS_RES_LEAD    (500 * NSEC_PER_MSEC)   /* tag ahead of now, at most */
