@@ -62,6 +62,13 @@
  *    No allow= means anyone.
  *  - Relative paths in the file are relative to the file's directory.
  *
+ * Caps and reservations ([group] iops_max, bps_min, ... : include/qos.h's
+ * key table) are parsed by cfg_parse_qos, by the unit the table gives,
+ * and checked as a set by qos_conf_check at cfg_validate (a cap below a
+ * reservation is an error at the reservation's line).  They need
+ * scheduler = cfq: with fifo each is an error.  With emulation, the
+ * reservations adding up to more than the model gives is a warning.
+ *
  * Defined once.  The scheduler keys, their units and ranges are CFQ's own
  * table (cfq_tunables in include/cfq.h), so a value accepted here is one
  * sched_set() accepts.  CFQ keeps "mode" as a tunable too; the config puts
@@ -84,6 +91,8 @@
 #include "cfq.h"
 #include "config.h"
 #include "devmodel.h"
+#include "qos.h"
+#include "rng.h"
 
 #define MS NSEC_PER_MSEC
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
@@ -204,8 +213,10 @@ struct xgroup {
   char *name;
   unsigned weight, prio;
   enum sched_class cls;
+  struct qos_conf qos;          /* caps and reservation */
   unsigned line;                /* of the header */
   unsigned l_weight, l_class, l_prio; /* of each key; 0 = defaulted */
+  unsigned l_qos[QOS_NR_KEYS];  /* of each qos_keys[] key; 0 = not given */
 };
 
 struct xexport {
@@ -228,6 +239,8 @@ struct cfg {
 
   char **errors;                /* "FILE:LINE: message" */
   size_t nr_errors;
+  char **warnings;              /* "FILE:LINE: warning: message" */
+  size_t nr_warnings;
 
   /* What the file and the command line said. */
   char *filename;               /* NULL until cfg_parse */
@@ -290,6 +303,48 @@ add_error (struct cfg *cfg, const char *file, unsigned line,
   cfg->errors[cfg->nr_errors++] = full;
   if (cfg->report)
     cfg->report (cfg->opaque, full);
+}
+
+/* A warning at LINE of the config file: kept apart from the errors. */
+static void __attribute__ ((format (printf, 3, 4)))
+fwarn (struct cfg *cfg, unsigned line, const char *fmt, ...)
+{
+  char *msg = NULL, *full = NULL, **v;
+  va_list ap;
+
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) == -1)
+    msg = NULL;
+  va_end (ap);
+  if (!msg || asprintf (&full, "%s:%u: warning: %s", cfg->filename
+                        ? cfg->filename : "config", line, msg) == -1) {
+    free (msg);
+    cfg->oom = true;
+    return;
+  }
+  free (msg);
+  v = realloc (cfg->warnings, (cfg->nr_warnings + 1) * sizeof *v);
+  if (!v) {
+    free (full);
+    cfg->oom = true;
+    return;
+  }
+  cfg->warnings = v;
+  cfg->warnings[cfg->nr_warnings++] = full;
+  if (cfg->report)
+    cfg->report (cfg->opaque, full);
+}
+
+size_t
+cfg_nr_warnings (const struct cfg *cfg)
+{
+  return cfg->nr_warnings;
+}
+
+const char *
+cfg_warning (const struct cfg *cfg, size_t i)
+{
+  return i < cfg->nr_warnings ? cfg->warnings[i] : NULL;
 }
 
 /* An error at LINE of the config file (0: the file as a whole). */
@@ -483,6 +538,66 @@ cfg_format_size (uint64_t bytes, char *buf, size_t len)
   else
     snprintf (buf, len, "%llu%c", (unsigned long long) bytes, suffix[i]);
   return buf;
+}
+
+int
+cfg_parse_qos (const char *key, const char *value, struct qos_conf *c,
+               char *why, size_t len)
+{
+  const struct qos_key *k = qos_key_lookup (key);
+  char b1[32], b2[32], tmp[64];
+  uint64_t v = 0;
+  size_t n = strlen (value);
+
+  if (!k)
+    return -ENOENT;
+  switch (k->unit) {
+  case QOS_U_IOPS:
+    if (parse_uint (value, &v) < 0) {
+      snprintf (why, len, "not a number (requests per second)");
+      return -EINVAL;
+    }
+    break;
+  case QOS_U_BPS:
+    if (cfg_parse_size (value, &v) < 0) {
+      snprintf (why, len, "not a size (bytes per second: a number with an"
+                " optional k, m, g or t suffix)");
+      return -EINVAL;
+    }
+    break;
+  case QOS_U_SECONDS:
+    /* A bare number is seconds here, not CFQ's milliseconds. */
+    if (n && n + 2 <= sizeof tmp && value[n - 1] >= '0'
+        && value[n - 1] <= '9') {
+      snprintf (tmp, sizeof tmp, "%ss", value);
+      value = tmp;
+    }
+    if (cfg_parse_time (value, &v) < 0) {
+      snprintf (why, len, "not a duration (seconds, or a number with ns,"
+                " us, ms or s)");
+      return -EINVAL;
+    }
+    break;
+  }
+  if (qos_conf_set (c, k, v) < 0) {
+    snprintf (why, len, "out of range %s..%s (0: none)",
+              cfg_format_qos (k, k->min, b1, sizeof b1),
+              cfg_format_qos (k, k->max, b2, sizeof b2));
+    return -EINVAL;
+  }
+  return 0;
+}
+
+char *
+cfg_format_qos (const struct qos_key *k, uint64_t v, char *buf, size_t len)
+{
+  switch (k->unit) {
+  case QOS_U_BPS: return cfg_format_size (v, buf, len);
+  case QOS_U_SECONDS: return cfg_format_time (v, buf, len);
+  default:
+    snprintf (buf, len, "%llu", (unsigned long long) v);
+    return buf;
+  }
 }
 
 /* Text for a tunable's value in its unit, for messages. */
@@ -851,7 +966,8 @@ static const char *
 key_home (const char *key)
 {
   int k = gkey_lookup (key);
-  bool in_group = name_index (group_keys, key) >= 0;
+  bool in_group = name_index (group_keys, key) >= 0
+    || qos_key_lookup (key) != NULL;
   bool in_export = name_index (export_keys, key) >= 0;
 
   if (k == GK_FILE)
@@ -934,6 +1050,8 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
                const char *value)
 {
   unsigned line = cfg->lineno;
+  const struct qos_key *qk;
+  char why[160];
   uint64_t v;
   int i;
 
@@ -966,6 +1084,11 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
             SCHED_LEVELS - 1);
     else
       g->prio = v;
+  }
+  else if ((qk = qos_key_lookup (key)) != NULL) {
+    if (first_time (cfg, &g->l_qos[qk - qos_keys], key)
+        && cfg_parse_qos (key, value, &g->qos, why, sizeof why) < 0)
+      ferr (cfg, line, "%s = %s: %s", key, value, why);
   }
   else
     unknown_key (cfg, key, "[group NAME]");
@@ -1454,7 +1577,7 @@ resolve_groups (struct cfg *cfg, struct xexport *xs, size_t nr)
     const struct xgroup *x = &cfg->groups[i];
     cfg->m_groups[i] = (struct cfg_group) {
       .name = x->name, .weight = x->weight, .cls = x->cls, .prio = x->prio,
-      .line = x->line,
+      .qos = x->qos, .line = x->line,
     };
   }
   for (size_t i = 0; i < nr; i++) {
@@ -1647,6 +1770,154 @@ out:
   return err == -ENOMEM ? -ENOMEM : 0;
 }
 
+/* The line of a group's first QoS key in file order, and that key. */
+static unsigned
+first_qos_line (const struct xgroup *g, const struct qos_key **key)
+{
+  unsigned line = 0;
+
+  for (size_t i = 0; i < qos_nr_keys; i++)
+    if (g->l_qos[i] && (!line || g->l_qos[i] < line)) {
+      line = g->l_qos[i];
+      *key = &qos_keys[i];
+    }
+  return line;
+}
+
+/* What the device model gives at queue depth QD, from its own service
+ * times: random 4 KiB reads per second (SEQ false) or sequential 1 MiB
+ * read bytes per second (SEQ true), over 2000 requests kept QD deep.
+ */
+static double
+model_rate (struct devmodel *dm, unsigned qd, bool seq)
+{
+  const unsigned n = 2000;
+  const uint32_t bs = seq ? 1u << 20 : 4096;
+  uint64_t *busy = calloc (qd, sizeof *busy), end = 0, rs = 1;
+  uint64_t blocks = devmodel_capacity (dm) / bs;
+
+  if (!busy || !blocks)
+    goto out;
+  devmodel_reset (dm);
+  for (unsigned i = 0; i < n; i++) {
+    struct rq rq = { .op = RQ_READ, .len = bs, .flags = RQ_SYNC };
+    unsigned slot = 0;
+    for (unsigned j = 1; j < qd; j++)
+      if (busy[j] < busy[slot])
+        slot = j;
+    rq.off = (seq ? i % blocks : splitmix64 (&rs) % blocks) * bs;
+    busy[slot] = devmodel_submit (dm, &rq, busy[slot]);
+    if (busy[slot] > end)
+      end = busy[slot];
+  }
+out:
+  free (busy);
+  return end ? (double) n * (seq ? bs : 1) * 1e9 / (double) end : 0;
+}
+
+/* With emulation: warn if the reservations add up to more than the
+ * model gives.  The IOPS are compared with random 4 KiB reads (what a
+ * reservation in requests is usually for), the bytes with sequential
+ * 1 MiB reads (the most the device gives at all).
+ */
+static void
+warn_reservations (struct cfg *cfg)
+{
+  static const char *const kinds[] = { NULL, "hdd", "ssd" };
+  enum cfg_emulate emu = cfg->m.dev.emulate;
+  uint64_t sum[2] = { 0, 0 };
+  unsigned line[2] = { 0, 0 };
+  struct devmodel *dm;
+  int err;
+
+  for (size_t i = 0; i < cfg->nr_groups; i++) {
+    const struct xgroup *g = &cfg->groups[i];
+    for (int b = 0; b < 2; b++) {
+      const struct qos_key *k = qos_key_lookup (b ? "bps_min" : "iops_min");
+      uint64_t v = qos_conf_get (&g->qos, k);
+      if (v) {
+        sum[b] += v;
+        line[b] = g->l_qos[k - qos_keys];
+      }
+    }
+  }
+  if (emu == CFG_EMULATE_NONE || (!sum[0] && !sum[1]))
+    return;
+  dm = devmodel_new (kinds[emu], &err);
+  if (!dm) {
+    if (err == -ENOMEM)
+      cfg->oom = true;
+    return;
+  }
+  for (size_t i = 0; i < cfg->m.dev.nr_model; i++)
+    devmodel_set (dm, cfg->m.dev.model[i].key, cfg->m.dev.model[i].value);
+  for (int b = 0; b < 2; b++) {
+    double give;
+    char b1[32], b2[32];
+
+    if (!sum[b])
+      continue;
+    give = model_rate (dm, cfg->m.dev.queue_depth, b);
+    if ((double) sum[b] <= give)
+      continue;
+    if (b)
+      fwarn (cfg, line[b], "the reservations add up to %s/s (bps_min), more"
+             " than the emulated %s gives (about %s/s of sequential 1M"
+             " reads at queue_depth %u): under contention not all of them"
+             " can be met", cfg_format_size (sum[b], b1, sizeof b1),
+             kinds[emu], cfg_format_size ((uint64_t) give >> 20 << 20, b2,
+                                          sizeof b2),
+             cfg->m.dev.queue_depth);
+    else
+      fwarn (cfg, line[b], "the reservations add up to %llu requests/s"
+             " (iops_min), more than the emulated %s gives (about %.0f"
+             " random 4K reads/s at queue_depth %u): under contention not"
+             " all of them can be met", (unsigned long long) sum[b],
+             kinds[emu], give, cfg->m.dev.queue_depth);
+  }
+  devmodel_free (dm);
+}
+
+/* Caps and reservations: consistent within each group, and only with a
+ * scheduler that has them.
+ */
+static void
+check_qos (struct cfg *cfg)
+{
+  bool fifo = strcmp (cfg->m.scheduler, "fifo") == 0;
+  const struct qos_key *k = NULL, *o;
+  char why[200], b1[32], b2[32];
+
+  for (size_t i = 0; i < cfg->nr_groups; i++) {
+    const struct xgroup *g = &cfg->groups[i];
+    unsigned line = first_qos_line (g, &k);
+    struct qos_conf left = g->qos;
+
+    if (qos_conf_empty (&g->qos))
+      continue;
+    if (fifo) {
+      ferr (cfg, line, "%s: caps and reservations need scheduler = cfq"
+            " (fifo serves in arrival order, with no per-group queues to"
+            " hold back or to serve first)", k->name);
+      continue;
+    }
+    /* Every fault, not just the first: drop each key found at fault. */
+    while (qos_conf_check (&left, why, sizeof why, &k, &o) < 0) {
+      cfg_format_qos (k, qos_conf_get (&g->qos, k), b1, sizeof b1);
+      if (o)
+        ferr (cfg, g->l_qos[k - qos_keys], "%s = %s, %s = %s (line %u): %s",
+              k->name, b1, o->name,
+              cfg_format_qos (o, qos_conf_get (&g->qos, o), b2, sizeof b2),
+              g->l_qos[o - qos_keys], why);
+      else
+        ferr (cfg, g->l_qos[k - qos_keys], "%s = %s: %s", k->name, b1, why);
+      qos_conf_set (&left, k, 0);
+    }
+  }
+  if (!fifo)
+    warn_reservations (cfg);
+}
+
 int
 cfg_validate (struct cfg *cfg, uint64_t device_size)
 {
@@ -1746,6 +2017,7 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     e->line = xs[i].line;
   }
   resolve_groups (cfg, xs, nr);
+  check_qos (cfg);
   check_regions (cfg, xs, nr, device_size, ok);
   free (ok);
   cfg->m.groups = cfg->m_groups;
@@ -1812,6 +2084,9 @@ cfg_free (struct cfg *cfg)
   for (size_t i = 0; i < cfg->nr_errors; i++)
     free (cfg->errors[i]);
   free (cfg->errors);
+  for (size_t i = 0; i < cfg->nr_warnings; i++)
+    free (cfg->warnings[i]);
+  free (cfg->warnings);
   free (cfg->filename);
   free (cfg->dir);
   for (size_t i = 0; i < NR_GKEYS; i++) {

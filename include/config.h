@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "qos.h"
 #include "sched.h"
 
 #define CFG_ALIGN 4096                  /* bytes: export offset/size unit */
@@ -89,6 +90,7 @@ struct cfg_group {
   unsigned weight;              /* SCHED_WEIGHT_MIN..MAX, default 500 */
   enum sched_class cls;         /* class of its queues, default BE */
   unsigned prio;                /* level 0 (highest) .. 7, default 4 */
+  struct qos_conf qos;          /* caps and reservation; all 0: none */
   unsigned line;                /* of the [group] header; 0 = implicit */
 };
 
@@ -165,6 +167,13 @@ extern const struct cfg_model *cfg_model (const struct cfg *cfg);
 extern size_t cfg_nr_errors (const struct cfg *cfg);
 extern const char *cfg_error (const struct cfg *cfg, size_t i);
 
+/* Warnings from cfg_validate(): what is accepted but cannot all work, as
+ * "FILE:LINE: warning: ..." (reservations that add up to more than the
+ * emulated device gives).  Also passed to the report callback.
+ */
+extern size_t cfg_nr_warnings (const struct cfg *cfg);
+extern const char *cfg_warning (const struct cfg *cfg, size_t i);
+
 /* The export called NAME, or NULL. */
 extern const struct cfg_export *cfg_find_export (const struct cfg_model *m,
                                                  const char *name);
@@ -188,6 +197,19 @@ extern int cfg_export_allows_str (const struct cfg_export *exp,
 extern int cfg_parse_time (const char *s, uint64_t *ns);
 extern int cfg_parse_size (const char *s, uint64_t *bytes);
 extern int cfg_parse_bool (const char *s, bool *b);
+
+/* A cap or reservation key (include/qos.h's table) of [group]: VALUE in
+ * the key's unit into C.  Requests per second are a plain number, bytes
+ * per second a size ("100M" = 100 MiB/s), burst seconds a number of
+ * seconds or a time with its suffix ("500ms"); 0 removes the setting.
+ * -ENOENT if KEY is not one, -EINVAL with the reason in WHY.  The one
+ * parser of these values: the config file, cfqsim and the control socket
+ * use it.  cfg_format_qos writes a value back the same way.
+ */
+extern int cfg_parse_qos (const char *key, const char *value,
+                          struct qos_conf *c, char *why, size_t len);
+extern char *cfg_format_qos (const struct qos_key *k, uint64_t v,
+                             char *buf, size_t len);
 
 /* Shortest exact text for a time ("8ms", "1500us") or a size ("4K", "1G",
  * "4097"), into BUF; returns BUF.

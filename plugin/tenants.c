@@ -38,6 +38,7 @@
 #include "devmodel.h"
 #include "iostat.h"
 #include "list.h"
+#include "qos.h"
 #include "tenants.h"
 
 /* -D cfq.trace=1: log every scheduling decision of the CFQ core. */
@@ -237,6 +238,11 @@ tn_validate (uint64_t size)
       nbdkit_error ("%s", cfg_error (tn.cfg, i));
     return -1;
   }
+  /* Accepted, but not all of it can work (reservations beyond what the
+   * emulated device gives): said once, at start.
+   */
+  for (size_t i = 0; i < cfg_nr_warnings (tn.cfg); i++)
+    nbdkit_error ("%s", cfg_warning (tn.cfg, i));
   tn.m = cfg_model (tn.cfg);
   tn.groups = calloc (tn.m->nr_groups, sizeof *tn.groups);
   tn.exports = calloc (tn.m->nr_exports, sizeof *tn.exports);
@@ -452,6 +458,14 @@ hook_setup (void *opaque, struct sched *s, struct ev_loop *loop)
       nbdkit_error ("cfq: group %s: cannot create it (weight %u)",
                     m->groups[i].name, m->groups[i].weight);
       return -ENOMEM;
+    }
+    if (!qos_conf_empty (&m->groups[i].qos)) {
+      err = sched_group_set_qos (s, tn.groups[i].sg, &m->groups[i].qos);
+      if (err) {
+        nbdkit_error ("cfq: group %s: caps and reservation: %s",
+                      m->groups[i].name, strerror (-err));
+        return err;
+      }
     }
   }
   if (is_cfq ()) {

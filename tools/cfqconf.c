@@ -24,6 +24,7 @@
 
 #include "cfq.h"
 #include "config.h"
+#include "qos.h"
 
 static void
 usage (FILE *f)
@@ -137,6 +138,13 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
     const struct cfg_group *g = &m->groups[i];
     printf ("  %-12s weight=%u class=%s prio=%u", g->name, g->weight,
             class_name (g->cls), g->prio);
+    for (size_t k = 0; k < qos_nr_keys; k++) {
+      uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
+      char b[32];
+      if (v)
+        printf (" %s=%s", qos_keys[k].name,
+                cfg_format_qos (&qos_keys[k], v, b, sizeof b));
+    }
     if (g->line)
       printf ("  (line %u)\n", g->line);
     else
