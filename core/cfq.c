@@ -419,6 +419,8 @@ struct sched_group {
   struct cfqq async_idle_cfqq;
 
   struct qos_group qos;         /* caps and reservation (core/qos.c) */
+  unsigned qos_orphans;         /* its rqs in the driver when a cap ended
+                                   its turn, not charged yet (time mode) */
 };
 
 /* A connection (the kernel's cfq_io_context). */
@@ -483,6 +485,7 @@ struct cfqd {
 
   struct qos_sched qos;         /* groups with caps or a reservation */
   bool qos_refused;             /* a cap refused the last request chosen */
+  uint64_t qos_last_done;       /* ns: last completion, while qos_on() */
 
   struct cfq_stats stats;
 };
@@ -1535,6 +1538,8 @@ choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
 static struct sched_group *cfq_qos_next_cfqg (struct cfqd *cfqd);
 static bool cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq,
                            struct rq *rq, uint64_t now);
+static void cfq_qos_completed (struct cfqd *cfqd, struct rq *rq,
+                               uint64_t now);
 
 static struct sched_group *
 cfq_get_next_cfqg (struct cfqd *cfqd)
@@ -2145,6 +2150,8 @@ cfq_create (void)
     cfqd->tun[i] = cfq_tunables[i].def;
   rb_root_init (&cfqd->grp_st.rb);
   qos_sched_init (&cfqd->qos);
+  qos_sched_set_slice (&cfqd->qos, t_get (cfqd, T_ROTATIONAL)
+                       ? QOS_SLICE_ROT : QOS_SLICE_NONROT);
   list_init (&cfqd->groups);
   list_init (&cfqd->conns);
   cfqd->hw_tag = -1;
@@ -2236,6 +2243,8 @@ cfq_set (struct sched *s, const char *key, uint64_t val)
   if (r < 0)
     return r;
   cfqd->tun[t - cfq_tunables] = val;
+  if (t == &cfq_tunables[T_ROTATIONAL])
+    qos_sched_set_slice (&cfqd->qos, val ? QOS_SLICE_ROT : QOS_SLICE_NONROT);
   if (t == &cfq_tunables[T_HW_TAG]) {
     /* Forced, or detection from scratch (CFQ's initial -1). */
     cfqd->hw_tag = val == 2 ? -1 : (int) val;
@@ -2411,27 +2420,35 @@ cfq_dispatch_one (struct cfqd *cfqd, uint64_t now)
 /* ---- Caps and reservations (the rules: core/qos.c) ---------------------- */
 
 /* Rule 3: the leftmost group on the tree that no cap holds.  Held groups
- * left of it are raised to its vdisktime, so they cannot bank the service
- * their caps refuse (rb_insert puts them after it).
+ * left of it keep their lag, but at most a round of virtual time
+ * (target_latency): enough to catch up on the turns their caps cut short,
+ * not enough to bank what a cap below their share refuses for ever.
  */
 static struct sched_group *
 cfq_qos_next_cfqg (struct cfqd *cfqd)
 {
   struct cfq_grp_st *st = &cfqd->grp_st;
   struct sched_group *cfqg = NULL;
-  struct rb_node *n;
+  struct rb_node *n, *next;
+  uint64_t floor;
 
   for (n = rb_first (&st->rb); n && !cfqg; n = rb_next (n))
     if (!qos_held (&cfqg_of (n)->qos, cfqd->now))
       cfqg = cfqg_of (n);
   if (!cfqg)
     return NULL;
-  while ((n = rb_first (&st->rb)) != &cfqg->rb_node) {
+  floor = cfqg->vdisktime
+    - (t_get (cfqd, T_TARGET_LATENCY) << CFQ_SERVICE_SHIFT);
+  for (n = rb_first (&st->rb); n != &cfqg->rb_node; n = next) {
     struct sched_group *held = cfqg_of (n);
-    rb_erase (&st->rb, n);
-    held->vdisktime = cfqg->vdisktime;
-    rb_insert (&st->rb, n, cfqg_less);
+    next = rb_next (n);
+    if ((int64_t) (held->vdisktime - floor) < 0) {
+      rb_erase (&st->rb, n);
+      held->vdisktime = floor;
+      rb_insert (&st->rb, n, cfqg_less);
+    }
   }
+  qos_turn (&cfqg->qos);
   return cfqg;
 }
 
@@ -2450,25 +2467,53 @@ cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
              (unsigned long long) ((until - now) / 1000));
   cfqd->qos_refused = true;
   cfq_slice_expired (cfqd, false, now);
+  /* Time mode: a turn a cap ends is charged the time up to now, which is
+   * nothing for the requests it leaves at the device; their device time
+   * is charged as they complete (cfq_qos_completed), or a capped group
+   * would use the disk for free whatever its weight.
+   */
+  if (!iops_mode (cfqd))
+    cfqq->cfqg->qos_orphans = cfqq->cfqg->dispatched;
   return false;
 }
 
-/* The first queue with requests of a group's tree, other than the active
- * queue (which CFQ is serving already).
+/* A request completed: if its group's turn was ended by a cap with it at
+ * the device, charge the group its device time, estimated as the time
+ * since the previous completion or its dispatch, whichever is later (one
+ * request at a time on a disk).
+ */
+static void
+cfq_qos_completed (struct cfqd *cfqd, struct rq *rq, uint64_t now)
+{
+  struct cfqq *cfqq = rq->sq;
+  struct sched_group *cfqg = cfqq->cfqg;
+  uint64_t start = umax64 (rq->t_dispatch, cfqd->qos_last_done);
+
+  if (cfqg->qos_orphans) {
+    cfqg->qos_orphans--;
+    if (now > start && !iops_mode (cfqd)) {
+      cfq_group_charge (cfqd, cfqg, now - start);
+      cfqg->st_used_ns += now - start;
+    }
+  }
+  cfqd->qos_last_done = now;
+}
+
+/* The first queue with requests of a group's tree (the active queue may
+ * have none left).
  */
 static struct cfqq *
-cfq_qos_tree_first (struct cfqd *cfqd, struct rb_root *st)
+cfq_qos_tree_first (struct rb_root *st)
 {
   for (struct rb_node *n = rb_first (st); n; n = rb_next (n))
-    if (cfqq_of (n) != cfqd->active_queue
-        && !rb_empty (&cfqq_of (n)->sort_list))
+    if (!rb_empty (&cfqq_of (n)->sort_list))
       return cfqq_of (n);
   return NULL;
 }
 
 /* The queue a reserved dispatch of cfqg takes its request from: the one
  * CFQ would serve first in the group (RT, then BE, then IDLE; the workload
- * whose first queue has the lowest key), never the active queue.
+ * whose first queue has the lowest key).
  */
 static struct cfqq *
 cfq_qos_pick_queue (struct cfqd *cfqd, struct sched_group *cfqg)
@@ -2478,76 +2523,131 @@ cfq_qos_pick_queue (struct cfqd *cfqd, struct sched_group *cfqg)
 
   for (int p = 0; p < 2 && !best; p++)
     for (int t = 0; t <= SYNC_WORKLOAD; t++) {
-      struct cfqq *c = cfq_qos_tree_first (cfqd, &cfqg->st[prios[p]][t]);
+      struct cfqq *c = cfq_qos_tree_first (&cfqg->st[prios[p]][t]);
       if (c && (!best || c->rb_key < best->rb_key))
         best = c;
     }
   if (!best)
-    best = cfq_qos_tree_first (cfqd, &cfqg->st_idle);
+    best = cfq_qos_tree_first (&cfqg->st_idle);
   return best;
 }
 
-/* Rule 1: the reserved group whose tag is due goes first, with the oldest
- * request of its first queue; outside any slice, uncharged.
+/* A request of cfqg dispatched outside CFQ's turns (rules 1 and 5), if
+ * its caps let it go: for the reservation the oldest request of the queue
+ * CFQ would serve first (mClock serves each client in arrival order),
+ * else the request CFQ would take next from it.  Only a released group's
+ * request is charged, as CFQ would charge it: one request in IOPS mode,
+ * its device time at completion in time mode.
  */
+static struct rq *
+cfq_qos_dispatch_from (struct cfqd *cfqd, struct sched_group *cfqg,
+                       bool reserved, uint64_t now)
+{
+  struct cfqq *cfqq = cfq_qos_pick_queue (cfqd, cfqg);
+  struct sched_group *active;
+  struct rq *rq;
+
+  if (!cfqq)
+    return NULL;
+  rq = reserved ? list_entry (list_first (&cfqq->fifo), struct rq, fifo)
+                : cfqq->next_rq;
+  if (qos_admit (&cfqg->qos, rq, now))
+    return NULL;                /* rule 6: its caps hold it */
+  cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  qos_account (&cfqg->qos, rq, now, reserved);
+  if (!reserved) {
+    if (iops_mode (cfqd))
+      cfq_group_charge (cfqd, cfqg, CFQ_IOPS_CHARGE);
+    else
+      cfqg->qos_orphans++;
+  }
+  CFQ_TRACE (cfqd, cfqq, "%s dispatch, tag %lld us from now",
+             reserved ? "reserved" : "released",
+             (long long) ((int64_t) (cfqg->qos.r_tag - now) / 1000));
+  /* Emptied: off the tree now, as an expiry would have done (the active
+   * queue stays until it expires).  The group keeps being the served one
+   * if it was.
+   */
+  active = cfqd->grp_st.active;
+  if (rb_empty (&cfqq->sort_list) && cfqq != cfqd->active_queue)
+    cfq_del_cfqq_rr (cfqd, cfqq);
+  if (active == cfqg && cfqg->on_st)
+    cfqd->grp_st.active = active;
+  return rq;
+}
+
+/* Rule 1: the reserved group whose tag is due goes first. */
 static struct rq *
 cfq_qos_dispatch_reserved (struct cfqd *cfqd, uint64_t now)
 {
-  const struct qos_group *skip = NULL;
-
   for (int tries = 0; tries < 4; tries++) {
-    struct qos_group *qg = qos_due (&cfqd->qos, now, skip);
-    struct sched_group *cfqg, *active;
-    struct cfqq *cfqq;
+    struct qos_group *qg = qos_due (&cfqd->qos, now);
     struct rq *rq;
 
     if (!qg)
       return NULL;
-    cfqg = container_of (qg, struct sched_group, qos);
-    cfqq = cfq_qos_pick_queue (cfqd, cfqg);
-    if (!cfqq) {
-      skip = qg;                /* only its active queue has requests */
-      continue;
-    }
-    rq = list_entry (list_first (&cfqq->fifo), struct rq, fifo);
-    if (qos_admit (qg, rq, now))
-      continue;                 /* rule 6: its caps hold it */
-    cfq_dispatch_insert (cfqd, cfqq, rq, now);
-    qos_account (qg, rq, now, true);
-    CFQ_TRACE (cfqd, cfqq, "reserved dispatch, tag %lld us from now",
-               (long long) ((int64_t) (qg->r_tag - now) / 1000));
-    /* Emptied: off the tree now, as an expiry would have done.  The
-     * group keeps being the served one if it was.
-     */
-    active = cfqd->grp_st.active;
-    if (rb_empty (&cfqq->sort_list))
-      cfq_del_cfqq_rr (cfqd, cfqq);
-    if (active == cfqg && cfqg->on_st)
-      cfqd->grp_st.active = active;
-    return rq;
+    rq = cfq_qos_dispatch_from (cfqd, container_of (qg, struct sched_group,
+                                                    qos), true, now);
+    if (rq)
+      return rq;
   }
   return NULL;
 }
 
-/* Rule 5: a group whose hold ended and that is owed service (vdisktime
- * not above the active group's) ends another group's slice.
+/* Would cfqg be chosen if the active slice ended now?  Its vdisktime is
+ * not above the active group's with the service of this slice so far
+ * (what the expiry would charge), nor above any other group's that no
+ * cap holds.
  */
-static void
-cfq_qos_release (struct cfqd *cfqd, uint64_t now)
+static bool
+cfq_qos_owed (struct cfqd *cfqd, struct sched_group *cfqg, uint64_t now)
 {
-  struct qos_group *qg;
+  struct cfqq *active = cfqd->active_queue;
+  uint64_t charge, v;
 
-  while ((qg = qos_released (&cfqd->qos, now)) != NULL) {
-    struct sched_group *cfqg = container_of (qg, struct sched_group, qos);
-    struct cfqq *active = cfqd->active_queue;
-
-    if (active && active->cfqg != cfqg && cfqg->on_st
-        && (int64_t) (cfqg->vdisktime - active->cfqg->vdisktime) <= 0) {
-      CFQ_TRACE (cfqd, active, "group %s released by its cap: slice ends",
-                 cfqg->name);
-      cfq_slice_expired (cfqd, true, now);
-    }
+  charge = iops_mode (cfqd)
+    ? (uint64_t) active->slice_dispatch * CFQ_IOPS_CHARGE
+    : cfq_cfqq_slice_usage (active, now);
+  v = active->cfqg->vdisktime + cfq_scale_slice (charge, active->cfqg);
+  if ((int64_t) (cfqg->vdisktime - v) > 0)
+    return false;
+  for (struct rb_node *n = rb_first (&cfqd->grp_st.rb); n; n = rb_next (n)) {
+    struct sched_group *g = cfqg_of (n);
+    if (g == cfqg || g == active->cfqg || qos_held (&g->qos, now))
+      continue;
+    return (int64_t) (cfqg->vdisktime - g->vdisktime) < 0;
   }
+  return true;
+}
+
+/* Rule 5: a group whose hold ended dispatches out of band while it is
+ * owed service: CFQ's turns are far longer than a cap's bucket, and ending
+ * the active slice for it instead was tried and starves a sequential
+ * reader on a disk (each cut finds its requests in flight, its group off
+ * the tree, and hands its turn to the next group: hdd1.job, 42 -> 2 MB/s).
+ */
+static struct rq *
+cfq_qos_dispatch_released (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *active = cfqd->active_queue;
+  struct list *p;
+
+  if (!active)
+    return NULL;                /* CFQ chooses a group now anyway */
+  list_for_each (p, &cfqd->qos.groups) {
+    struct qos_group *qg = list_entry (p, struct qos_group, link);
+    struct sched_group *cfqg = container_of (qg, struct sched_group, qos);
+    struct rq *rq;
+
+    if (!qos_released (qg, now) || !cfqg->on_st)
+      continue;
+    /* Served by CFQ now, or had its share: back to CFQ's turns. */
+    if (cfqg == active->cfqg || !cfq_qos_owed (cfqd, cfqg, now))
+      qos_turn (qg);
+    else if ((rq = cfq_qos_dispatch_from (cfqd, cfqg, false, now)))
+      return rq;
+  }
+  return NULL;
 }
 
 static struct rq *
@@ -2555,8 +2655,9 @@ cfq_qos_dispatch (struct cfqd *cfqd, uint64_t now)
 {
   struct rq *rq;
 
-  cfq_qos_release (cfqd, now);
   rq = cfq_qos_dispatch_reserved (cfqd, now);
+  if (!rq)
+    rq = cfq_qos_dispatch_released (cfqd, now);
   /* A refusal ends a turn (rule 4): choose again, a few times. */
   for (int tries = 0; !rq && tries < 4; tries++) {
     cfqd->qos_refused = false;
@@ -2667,6 +2768,8 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   cfqd->now = now;
   cfq_run_timer (cfqd, now);
   cfq_update_hw_tag (cfqd);
+  if (qos_on (&cfqd->qos))
+    cfq_qos_completed (cfqd, rq, now);
   cfqd->rq_in_driver--;
   cfqq->dispatched--;
   cfqq->cfqg->dispatched--;

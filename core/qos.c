@@ -20,28 +20,31 @@
  *
  *      level + cost <= max(depth, cost)          (a request larger than the
  *                                                 bucket goes when it is
- *      depth = rate * 25 ms   (QOS_SMOOTH_NS)     empty, and the long-run
+ *      depth = rate * slice                       empty, and the long-run
  *            = burst * burst_seconds  (burst)     rate is still exact)
  *
  *        dispatches --> [ level ] --> drains at rate
  *                       |  depth |
  *
- * Without a burst the bucket holds 25 ms of the rate: enough to let a few
- * requests go together, small enough that no 1 s window carries more than
- * 2.5% over the cap.  With "burst" (a rate) and "burst_seconds" the bucket
- * is burst * burst_seconds deep, as QEMU's iops-total-max and
- * iops-total-max-length: after a quiet spell the group may run at the burst
- * rate until the bucket is full (a little over burst_seconds, since it
- * drains at the cap meanwhile), and a second bucket, 25 ms of the burst
- * rate deep and draining at it, keeps the burst itself at its rate.  The
- * bucket refills (drains) at the cap, so the long-run rate is the cap.
+ * Without a burst the bucket holds one slice of the rate, blk-throttle's
+ * throtl_slice: 20 ms on flash, where it lets a few requests go together
+ * and no 1 s window carries more than 2% over the cap; 100 ms on a disk,
+ * where each batch a capped group gets between other groups' turns costs
+ * two seeks, and 20 ms batches of a 20 MB/s stream cut the disk's total
+ * throughput by two thirds (sim, hdd2.job; 100 ms: by a third).  With
+ * "burst" (a rate) and "burst_seconds" the bucket is burst * burst_seconds
+ * deep, as QEMU's iops-total-max and iops-total-max-length: after a quiet
+ * spell the group may run at the burst rate until the bucket is full (a
+ * little over burst_seconds, since it drains at the cap meanwhile), and a
+ * second bucket, one slice of the burst rate deep and draining at it, keeps
+ * the burst itself at its rate.  The bucket refills (drains) at the cap,
+ * so the long-run rate is the cap.
  *
  * A refused request is held, not failed: qos_admit returns the time the
  * bucket will have drained enough, and the scheduler returns that as its
  * next deadline so the mechanism's timer wakes it.  The hold lasts until
- * the bucket has room for the request and half a bucket more (12.5 ms of
- * the rate), so a held group comes back for a small batch rather than for
- * one request at a time.  Costs: a read counts against the read and total
+ * the bucket has room for the request and half a slice more, so a held
+ * group comes back for a batch rather than for one request at a time.  Costs: a read counts against the read and total
  * caps, a write, trim or zero against the write and total caps; bytes are
  * the request's length (a trim moves no data: one request, no bytes).
  * Flushes are never held: holding one only delays durability.  Levels are
@@ -51,29 +54,35 @@
  * Reservations: mClock's tags
  * ---------------------------
  * A reservation (iops_min, bps_min) gives the group an R tag, the time its
- * next request is due: tags are spaced 1/iops_min apart, or len/bps_min
- * for a request of len bytes (with both, the closer spacing, so both floors
- * hold).  As in mClock (Gulati, Merchant, Varman, OSDI 2010):
+ * next reserved request is due: tags are spaced 1/iops_min apart, or
+ * len/bps_min for a request of len bytes (with both, the closer spacing,
+ * so both floors hold).  As in mClock (Gulati, Merchant, Varman, OSDI
+ * 2010):
  *   - a group that was idle gets R = max(R, now) at its next request: no
  *     credit is banked while it has nothing to do;
  *   - at each dispatch the reserved group with the smallest R <= now goes
- *     first ("constraint-based phase"); when none is due, the weights
- *     decide ("weight-based phase": CFQ).
+ *     first ("constraint-based phase"), and R advances by one spacing;
+ *     when none is due, the weights decide ("weight-based phase": CFQ);
+ *   - a request the weights dispatch does not move R (mClock pulls the
+ *     group's tags back by 1/r after each weight-phase dispatch, which is
+ *     the same thing), so the reserved stream is steady: r per second in
+ *     every second, whatever CFQ's turns do.
+ * Once a group is due it is served in a batch, until its tag is half a
+ * slice ahead of now (10 ms on flash, 50 ms on a disk): each excursion to
+ * a reserved group's area costs a disk two seeks, so they are made for a
+ * batch, not for every request.
  * Where we differ from mClock, and why:
- *   - mClock advances R only for requests it served in the constraint
- *     phase (it pulls the tags back by 1/r after a weight-phase dispatch).
- *     We advance R for every request of the group, whoever dispatched it.
- *     So the reservation only tops up what CFQ already gives: a group whose
- *     weight gives it more than its floor never sees a reserved dispatch,
- *     and CFQ keeps its slices and idling (which the out-of-band dispatches
- *     of the constraint phase would break, and which on a disk is worth a
- *     seek each).
- *   - R may run ahead of now by at most QOS_RES_LEAD (500 ms, or one
- *     request's spacing if that is longer): a group served well by its
- *     weight earns no more than half a second of credit, longer than the
- *     gap between its CFQ turns (target_latency, 300 ms) so those gaps do
- *     not cause reserved dispatches, short enough that when its share falls
- *     below the floor it is back on its reservation within half a second.
+ *   - mClock's weight phase counts the reserved requests too (its P tags
+ *     advance with every request), so a reservation is a floor inside the
+ *     weighted share: max(r, share).  Here the reserved requests are not
+ *     charged to CFQ's vdisktime, so a reservation comes on top: r plus the
+ *     group's weighted share of what the reservations leave.  Charging them
+ *     would need each request's device time in time mode, which is not
+ *     known when it is dispatched; and a floor counted inside CFQ's turns
+ *     was tried and is not a floor per second: a CFQ turn of the group
+ *     serves a burst, its tag runs ahead, the reserved stream pauses, and
+ *     1 s windows dipped to 96% of the reservation (sim, res1.job).  For a
+ *     pure floor give the reserved group a small weight.
  *   - R may fall behind now by at most QOS_RES_DEBT (1 s): when the
  *     reservations add up to more than the device gives, every group falls
  *     behind in proportion to its reservation (the smallest tag goes
@@ -87,31 +96,40 @@
  *     is due goes, smallest tag first, even in the middle of another
  *     queue's slice or idle window.  Its request is the oldest of the
  *     queue CFQ would serve first in that group (RT before BE before IDLE;
- *     the workload tree whose first queue has the lowest key), never the
- *     active queue's: that one is being served by CFQ already.  It does not
- *     start a slice, is not charged to the group's vdisktime and does not
- *     count in slice_dispatch: CFQ's accounting sees only what CFQ chose.
+ *     the workload tree whose first queue has the lowest key; the active
+ *     queue too).  It does not start a slice, is not charged to the
+ *     group's vdisktime and does not count in slice_dispatch: CFQ's
+ *     accounting sees only what CFQ chose.
  *  2. The weights share what is left.  Everything else is CFQ unchanged:
  *     groups by vdisktime, workload slices, queue slices, idling, the
- *     service trees, preemption.  Because the tag counts the group's CFQ
- *     service too (above), a reserved group gets max(reservation, what its
- *     weight gives it of the capacity the reservations leave).
+ *     service trees, preemption, over the capacity the reserved stream
+ *     leaves.  A reserved group takes part like any other, so it gets its
+ *     reservation plus its weighted share of the rest.
  *  3. Caps hold a group back.  A group whose every waiting direction is
  *     held (qos_held) is skipped when CFQ chooses the next group, and a
- *     held group may not preempt.  A held group that is skipped has its
- *     vdisktime raised to that of the group chosen instead: like a group
- *     that left the service tree and came back, it cannot bank the service
- *     its cap refused, or a capped tenant would pin min_vdisktime and let
- *     returning groups jump the queue for as long as it had been capped.
+ *     held group may not preempt.  A held group that is skipped keeps its
+ *     lag behind the group chosen instead, but at most one round of virtual
+ *     time (target_latency): enough to catch up on turns its bucket cut
+ *     short while its cap is above its share, and bounded when the cap is
+ *     below its share, or a capped tenant would drag min_vdisktime down and
+ *     let returning groups bank service for as long as it had been capped.
  *  4. A cap ends a turn.  When the active queue's request is refused, its
  *     slice ends as if the queue had run dry (charged the time or the
  *     requests it used) and CFQ chooses again, so the device stays busy
  *     with the others (work conservation).
- *  5. A released group takes its turn.  When a hold ends and the group is
- *     owed service (its vdisktime is not above the active group's), the
- *     active slice of another group ends there (as a preemption: the queue
- *     keeps its unused slice).  Without this a capped group would get its
- *     tokens only once per CFQ round: 25 ms of its rate per 300 ms.
+ *  5. A released group is served between turns.  After a hold ends, while
+ *     the group is owed service (its vdisktime is not above the active
+ *     group's with the service of the running slice counted, nor above any
+ *     other unheld group's), its requests go out of band as its bucket
+ *     allows, like reserved ones, but charged as CFQ would charge them: a
+ *     request each in IOPS mode, their device time as they complete in
+ *     time mode (the time since the previous completion).  Once it is not
+ *     owed, or CFQ gives it a turn, it is back to CFQ's turns.  Without
+ *     this a capped group would get its tokens only once per CFQ round: 66
+ *     of 100 IOPS in the sim (cap1.job).  Ending the active slice for it
+ *     instead was tried: on a disk it starves a sequential reader, whose
+ *     requests are all in flight at each cut, so its group leaves the tree
+ *     and the next group takes its turn (42 -> 2 MB/s, hdd1.job).
  *  6. Caps over reservations.  A reserved dispatch must pass the caps too;
  *     the config refuses a reservation above a cap of the same unit, so a
  *     floor under its own ceiling is always reachable.
@@ -130,9 +148,12 @@
  *
  * Known limits: a group held for reads whose writes could go waits until
  * CFQ's queue order in the group reaches the write queue; the caps count
- * requests, not a request's size in iops (QEMU's iops-size); and
- * reserved dispatches on a rotating disk cost the active queue a seek,
- * which its slice pays for.
+ * requests, not a request's size in iops (QEMU's iops-size).  On a disk,
+ * every visit to a capped or reserved group between other groups' turns
+ * costs two seeks (the active queue's slice pays for one): a smooth cap on
+ * a sequential stream beside others costs the disk a third of its
+ * throughput, and per-second counts of a few dozen random requests jitter
+ * by one or two with the device queue (doc: the measured windows).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -316,6 +337,13 @@ qos_sched_init (struct qos_sched *qs)
 {
   list_init (&qs->groups);
   qs->nr_on = 0;
+  qs->slice_ns = QOS_SLICE_NONROT;
+}
+
+void
+qos_sched_set_slice (struct qos_sched *qs, uint64_t ns)
+{
+  qs->slice_ns = ns ? ns : QOS_SLICE_NONROT;
 }
 
 void
@@ -332,6 +360,7 @@ qos_group_set (struct qos_sched *qs, struct qos_group *qg,
   bool linked = !list_empty (&qg->link);
 
   qg->conf = *c;
+  qg->qs = qs;
   qg->on = !qos_conf_empty (c);
   qg->reserved = c->iops_min || c->bps_min;
   memset (qg->level, 0, sizeof qg->level);
@@ -339,6 +368,7 @@ qos_group_set (struct qos_sched *qs, struct qos_group *qg,
   memset (qg->held_until, 0, sizeof qg->held_until);
   qg->drained_at = now;
   qg->r_tag = now;
+  qg->r_batch = false;
   qg->was_held = false;
   if (qg->on && !linked) {
     list_add_tail (&qg->link, &qs->groups);
@@ -449,10 +479,11 @@ uint64_t
 qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
 {
   enum qos_dir d = qos_rq_dir (rq);
-  uint64_t wait = 0;
+  uint64_t wait = 0, slice;
 
   if (!qg->on || d == QOS_NODIR)
     return 0;
+  slice = qg->qs->slice_ns;
   drain (qg, now);
   for (unsigned c = 0; c < QOS_NR_CAPS; c++) {
     const struct qos_cap_conf *cc = &qg->conf.cap[c];
@@ -465,15 +496,15 @@ qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
       depth = (qos_level) cc->burst
         * (cc->burst_ns ? cc->burst_ns : NSEC_PER_SEC);
     else
-      depth = (qos_level) cc->rate * QOS_SMOOTH_NS;
+      depth = (qos_level) cc->rate * slice;
     w = bucket_wait (qg->level[c], x, depth,
-                     (qos_level) cc->rate * QOS_SMOOTH_NS / 2, cc->rate);
+                     (qos_level) cc->rate * slice / 2, cc->rate);
     if (w > wait)
       wait = w;
     if (cc->burst) {
       w = bucket_wait (qg->burst_level[c], x,
-                       (qos_level) cc->burst * QOS_SMOOTH_NS,
-                       (qos_level) cc->burst * QOS_SMOOTH_NS / 2, cc->burst);
+                       (qos_level) cc->burst * slice,
+                       (qos_level) cc->burst * slice / 2, cc->burst);
       if (w > wait)
         wait = w;
     }
@@ -522,18 +553,11 @@ qos_account (struct qos_group *qg, const struct rq *rq, uint64_t now,
     if (cc->burst)
       qg->burst_level[c] += cost (c, rq);
   }
-  if (qg->reserved) {
-    uint64_t s = spacing (qg, rq);
-    uint64_t lead = s > QOS_RES_LEAD ? s : QOS_RES_LEAD;
-    uint64_t t = qg->r_tag + s;
-
-    /* Credit from service beyond the floor is bounded (see above). */
-    if (after (t, now + lead))
-      t = now + lead;
-    qg->r_tag = t;
-  }
-  if (reserved)
+  if (reserved) {
+    qg->r_tag += spacing (qg, rq);
+    qg->r_batch = true;
     qg->st_reserved++;
+  }
 }
 
 bool
@@ -558,23 +582,20 @@ waiting (const struct qos_group *qg)
   return qg->queued[QOS_READ] || qg->queued[QOS_WRITE];
 }
 
-struct qos_group *
-qos_released (struct qos_sched *qs, uint64_t now)
+bool
+qos_released (const struct qos_group *qg, uint64_t now)
 {
-  struct list *p;
+  return qg->was_held && waiting (qg) && !qos_held (qg, now);
+}
 
-  list_for_each (p, &qs->groups) {
-    struct qos_group *qg = list_entry (p, struct qos_group, link);
-    if (qg->was_held && !qos_held (qg, now)) {
-      qg->was_held = false;
-      return qg;
-    }
-  }
-  return NULL;
+void
+qos_turn (struct qos_group *qg)
+{
+  qg->was_held = false;
 }
 
 struct qos_group *
-qos_due (struct qos_sched *qs, uint64_t now, const struct qos_group *exclude)
+qos_due (struct qos_sched *qs, uint64_t now)
 {
   struct qos_group *best = NULL;
   uint64_t floor = now - QOS_RES_DEBT, oldest = now;
@@ -602,8 +623,10 @@ qos_due (struct qos_sched *qs, uint64_t now, const struct qos_group *exclude)
 
   list_for_each (p, &qs->groups) {
     struct qos_group *qg = list_entry (p, struct qos_group, link);
-    if (!qg->reserved || qg == exclude || !waiting (qg)
-        || after (qg->r_tag, now) || qos_held (qg, now))
+    if (qg->r_batch && after (qg->r_tag, now + qs->slice_ns / 2))
+      qg->r_batch = false;      /* this batch is done */
+    if (!qg->reserved || !waiting (qg) || qos_held (qg, now)
+        || (after (qg->r_tag, now) && !qg->r_batch))
       continue;
     if (!best || after (best->r_tag, qg->r_tag))
       best = qg;

@@ -118,8 +118,11 @@ extern int qos_conf_check (const struct qos_conf *c, char *why, size_t len,
 
 /* ---- the state a scheduler embeds -------------------------------------- */
 
-#define QOS_SMOOTH_NS   (25 * NSEC_PER_MSEC)    /* depth of a plain cap */
-#define QOS_RES_LEAD    (500 * NSEC_PER_MSEC)   /* tag ahead of now, at most */
+/* The depth of a plain cap's bucket, in time at its rate: blk-throttle's
+ * slice (throtl_slice: HZ/50 on flash, HZ/10 on a disk).
+ */
+#define QOS_SLICE_NONROT (20 * NSEC_PER_MSEC)
+#define QOS_SLICE_ROT    (100 * NSEC_PER_MSEC)
 #define QOS_RES_DEBT    (1 * NSEC_PER_SEC)      /* tag behind now, at most */
 
 /* A token bucket's contents, in units times 1e9 (units * ns / s) so that
@@ -133,14 +136,16 @@ struct qos_group {
   bool on;                      /* any cap or reservation */
   bool reserved;                /* iops_min or bps_min */
   struct list link;             /* on qos_sched.groups while on */
+  const struct qos_sched *qs;   /* whose slice it uses */
 
   qos_level level[QOS_NR_CAPS];       /* main bucket: drains at rate */
   qos_level burst_level[QOS_NR_CAPS]; /* burst bucket: drains at burst */
   uint64_t drained_at;          /* ns: buckets drained up to here */
   uint64_t r_tag;               /* ns: reservation tag of the next request */
+  bool r_batch;                 /* a batch of reserved requests is going */
   unsigned queued[QOS_NR_DIRS]; /* data requests waiting, by direction */
   uint64_t held_until[QOS_NR_DIRS]; /* ns: a cap holds this direction */
-  bool was_held;                /* held since its last release */
+  bool was_held;                /* held since its last turn */
 
   /* Lifetime counters. */
   uint64_t st_held;             /* requests a cap refused (each time) */
@@ -150,9 +155,13 @@ struct qos_group {
 struct qos_sched {
   struct list groups;           /* qos_groups that are on */
   unsigned nr_on;               /* of them */
+  uint64_t slice_ns;            /* ns: a plain cap's bucket holds this much
+                                   of its rate; QOS_SLICE_NONROT at first */
 };
 
 extern void qos_sched_init (struct qos_sched *qs);
+/* QOS_SLICE_ROT or _NONROT, as the device seeks or not (or any ns > 0). */
+extern void qos_sched_set_slice (struct qos_sched *qs, uint64_t ns);
 extern void qos_group_init (struct qos_group *qg);
 
 /* Install C (copied) at time NOW; state starts afresh (full buckets, tag
@@ -189,8 +198,8 @@ extern void qos_dequeue (struct qos_group *qg, const struct rq *rq);
 extern uint64_t qos_admit (struct qos_group *qg, const struct rq *rq,
                            uint64_t now);
 
-/* RQ was dispatched (by any rule): take its cost from the buckets and
- * advance the reservation tag.  RESERVED: it was the reservation's.
+/* RQ was dispatched (by any rule): take its cost from the buckets.
+ * RESERVED: it was the reservation's, which advances the group's tag.
  */
 extern void qos_account (struct qos_group *qg, const struct rq *rq,
                          uint64_t now, bool reserved);
@@ -200,16 +209,16 @@ extern void qos_account (struct qos_group *qg, const struct rq *rq,
  */
 extern bool qos_held (const struct qos_group *qg, uint64_t now);
 
-/* A group that was held and no longer is (its hold ended at or before
- * now), once: the flag is cleared.  NULL if none.
+/* Released: held since its last turn, no longer held, data waiting.  It
+ * stays so until qos_turn() says it got its turn.
  */
-extern struct qos_group *qos_released (struct qos_sched *qs, uint64_t now);
+extern bool qos_released (const struct qos_group *qg, uint64_t now);
+extern void qos_turn (struct qos_group *qg);
 
 /* The reserved group whose tag is due (<= now), smallest tag first, among
- * those with data waiting and not held; EXCLUDE is skipped.  NULL if none.
+ * those with data waiting and not held.  NULL if none.
  */
-extern struct qos_group *qos_due (struct qos_sched *qs, uint64_t now,
-                                  const struct qos_group *exclude);
+extern struct qos_group *qos_due (struct qos_sched *qs, uint64_t now);
 
 /* The next time (> now) a hold ends or a tag comes due; SCHED_NEVER if
  * nothing is waiting on either.

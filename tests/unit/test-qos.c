@@ -128,7 +128,8 @@ test_keys (void)
 }
 
 /* iops_max = 100: 100 per second, exactly, in every window after the
- * first; the first has at most the bucket (25 ms, 2.5 requests) more.
+ * first; the first has at most the bucket (one slice, 20 ms: 2 requests)
+ * more.  A disk's slice (100 ms) holds 10.
  */
 static void
 test_iops_cap (void)
@@ -156,6 +157,16 @@ test_iops_cap (void)
   CHECK_LE (n, 2003);
   CHECK_GE (n, 2000);
   CHECK_GT (qg.st_held, 0);
+  /* On a disk: the first window carries 10 more. */
+  qos_sched_set_slice (&qs, QOS_SLICE_ROT);
+  qos_group_set (&qs, &qg, &c, 30 * S);
+  memset (w, 0, sizeof w);
+  run_capped (&qg, &rq, 30 * S, 3 * S, w);
+  CHECK_GE (w[0], 105);            /* less the hold's half slice */
+  CHECK_LE (w[0], 111);
+  CHECK_GE (w[1], 95);             /* batches of half a slice */
+  CHECK_LE (w[1], 105);
+  qos_sched_set_slice (&qs, QOS_SLICE_NONROT);
   /* Writes and flushes are not counted by a read... by a total cap they
    * are: a write must wait too now.
    */
@@ -193,27 +204,29 @@ test_hysteresis (void)
   qos_sched_init (&qs);
   qos_group_init (&qg);
   memset (&c, 0, sizeof c);
-  set (&c, "iops_max", 1000);           /* bucket 25 requests, hyst 12.5 */
+  set (&c, "iops_max", 1000);           /* bucket 20 requests, hyst 10 */
   qos_group_set (&qs, &qg, &c, 0);
   qos_enqueue (&qg, &rq, 0);
   while (!qos_admit (&qg, &rq, now))
     qos_account (&qg, &rq, now, false);
   t = qos_admit (&qg, &rq, now);
-  /* Full at 25: room for one more at level 24, 12.5 more: 11.5 -> 13.5 ms */
-  CHECK_EQ (t, now + 13500 * NSEC_PER_USEC);
+  /* Full at 20: room for one more at level 19, 10 more: 9, 11 ms away. */
+  CHECK_EQ (t, now + 11 * MS);
   CHECK_EQ (qg.held_until[QOS_READ], t);
   CHECK (qos_held (&qg, now));
   CHECK_EQ (qos_next_event (&qs, now), t);
-  CHECK_NULL (qos_released (&qs, now));
+  CHECK (!qos_released (&qg, now));
   CHECK (qos_held (&qg, t - 1));
   CHECK (!qos_held (&qg, t));
-  CHECK_PTR_EQ (qos_released (&qs, t), &qg);
-  CHECK_NULL (qos_released (&qs, t));           /* once */
+  CHECK (qos_released (&qg, t));
+  CHECK (qos_released (&qg, t + 1));           /* until its turn */
+  qos_turn (&qg);
+  CHECK (!qos_released (&qg, t));
   while (!qos_admit (&qg, &rq, t)) {
     qos_account (&qg, &rq, t, false);
     batch++;
   }
-  CHECK_EQ (batch, 13u);
+  CHECK_EQ (batch, 11u);
   /* A direction with nothing waiting does not count as held. */
   qos_dequeue (&qg, &rq);
   CHECK (!qos_held (&qg, t));
@@ -264,7 +277,7 @@ test_directions (void)
     CHECK_EQ (w[i], 16);
 
   /* A request larger than the bucket goes when it is empty: 1 MiB at
-   * 4 MiB/s (bucket 100K), 4 per second.
+   * 4 MiB/s (bucket 80K), 4 per second.
    */
   memset (&c, 0, sizeof c);
   set (&c, "bps_max", 4 << 20);
@@ -362,8 +375,8 @@ test_extremes (void)
   qos_dequeue (&qg, &rq);
 }
 
-/* A reservation: due every 1/iops_min; no credit while idle; credit from
- * other service bounded by QOS_RES_LEAD.
+/* A reservation: due every 1/iops_min; no credit while idle; service by
+ * the weights does not move the tag (mClock).
  */
 static void
 test_tags (void)
@@ -377,20 +390,19 @@ test_tags (void)
   qos_sched_init (&qs);
   qos_group_init (&qg);
   memset (&c, 0, sizeof c);
-  set (&c, "iops_min", 100);
+  set (&c, "iops_min", 50);             /* 20 ms apart */
   qos_group_set (&qs, &qg, &c, now);
-  CHECK_NULL (qos_due (&qs, now, NULL));        /* nothing waiting */
+  CHECK_NULL (qos_due (&qs, now));              /* nothing waiting */
   qos_enqueue (&qg, &rq, now);
-  CHECK_PTR_EQ (qos_due (&qs, now, NULL), &qg);
-  CHECK_NULL (qos_due (&qs, now, &qg));         /* excluded */
+  CHECK_PTR_EQ (qos_due (&qs, now), &qg);
   qos_dequeue (&qg, &rq);
   qos_account (&qg, &rq, now, true);
   CHECK_EQ (qg.st_reserved, 1);
-  CHECK_EQ (qg.r_tag, now + 10 * MS);
+  CHECK_EQ (qg.r_tag, now + 20 * MS);
   qos_enqueue (&qg, &rq, now);
-  CHECK_NULL (qos_due (&qs, now, NULL));
-  CHECK_EQ (qos_next_event (&qs, now), now + 10 * MS);
-  CHECK_PTR_EQ (qos_due (&qs, now + 10 * MS, NULL), &qg);
+  CHECK_NULL (qos_due (&qs, now));      /* beyond this batch (10 ms) */
+  CHECK_EQ (qos_next_event (&qs, now), now + 20 * MS);
+  CHECK_PTR_EQ (qos_due (&qs, now + 20 * MS), &qg);
   qos_dequeue (&qg, &rq);
 
   /* Idle for 5 s: the next request is due at once, and only it. */
@@ -400,15 +412,39 @@ test_tags (void)
   qos_enqueue (&qg, &rq, now);
   qos_dequeue (&qg, &rq);
   qos_account (&qg, &rq, now, true);
-  CHECK_NULL (qos_due (&qs, now, NULL));
-  CHECK_EQ (qos_next_event (&qs, now), now + 10 * MS);
+  CHECK_NULL (qos_due (&qs, now));
+  CHECK_EQ (qos_next_event (&qs, now), now + 20 * MS);
 
-  /* Weight-phase service counts, up to half a second ahead. */
+  /* Weight-phase service does not count: the stream stays steady. */
   for (int i = 0; i < 1000; i++)
     qos_account (&qg, &rq, now, false);
-  CHECK_EQ (qg.r_tag, now + QOS_RES_LEAD);
+  CHECK_EQ (qg.r_tag, now + 20 * MS);
   CHECK_EQ (qg.st_reserved, 2);
   qos_dequeue (&qg, &rq);
+
+  /* On a disk a due group is served in batches of half a slice (50 ms):
+   * 100/s is 6 at once (tags now .. now + 50 ms), then again 60 ms later.
+   */
+  qos_sched_set_slice (&qs, QOS_SLICE_ROT);
+  set (&c, "iops_min", 100);
+  now += 5 * S;
+  qos_group_set (&qs, &qg, &c, now);
+  for (int i = 0; i < 20; i++)
+    qos_enqueue (&qg, &rq, now);
+  for (int round = 0; round < 3; round++) {
+    unsigned n = 0;
+    while (qos_due (&qs, now)) {
+      qos_dequeue (&qg, &rq);
+      qos_account (&qg, &rq, now, true);
+      n++;
+    }
+    CHECK_EQ (n, 6u);
+    CHECK_EQ (qos_next_event (&qs, now), now + 60 * MS);
+    now += 60 * MS;
+  }
+  qos_sched_set_slice (&qs, QOS_SLICE_NONROT);
+  while (qg.queued[QOS_READ])
+    qos_dequeue (&qg, &rq);
 
   /* bps_min: spacing by bytes; with both, the closer spacing. */
   memset (&c, 0, sizeof c);
@@ -452,7 +488,7 @@ test_overload (void)
   qos_enqueue (&a, &rq, 0);
   qos_enqueue (&b, &rq, 0);
   for (int i = 0; i < 150 * 20; i++, now += tick) {
-    struct qos_group *g = qos_due (&qs, now, NULL);
+    struct qos_group *g = qos_due (&qs, now);
     CHECK_NOTNULL (g);
     qos_account (g, &rq, now, true);
     if (g == &a)
@@ -477,7 +513,7 @@ test_overload (void)
     qos_account (&b, &rq, now, false);
   CHECK (qos_held (&b, now));
   for (int i = 0; i < 5; i++) {
-    struct qos_group *g = qos_due (&qs, now, NULL);
+    struct qos_group *g = qos_due (&qs, now);
     CHECK_PTR_EQ (g, &a);
     qos_account (g, &rq, now, true);
   }
