@@ -31,6 +31,12 @@
  *
  * Job file: see the README section "The simulator and device models" and
  * the files tests/sim/NAME.job.  Errors are reported as FILE:LINE: message.
+ * [group] takes the server's caps and reservations (iops_max, bps_min ...:
+ * include/qos.h), parsed by the config's own cfg_parse_qos.
+ *
+ * --window TIME adds, per job and per group, the requests and bytes that
+ * completed in each window of that width: what a cap or a reservation
+ * gives second by second, not just on average.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,7 +47,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfq.h"
+#include "config.h"
 #include "devmodel.h"
+#include "qos.h"
 #include "rng.h"
 #include "sched.h"
 #include "hist.h"
@@ -68,12 +77,14 @@ struct kv {                     /* a deferred key=value with its origin */
 struct sim_group {
   char name[NAME_MAX_LEN];
   unsigned weight;              /* 100..1000 */
+  struct qos_conf qos;          /* caps and reservation; all 0: none */
   char where[300];              /* where declared or first used */
   bool root;                    /* the policy's root group: sg NULL */
   struct sched_group *sg;
   unsigned njobs;               /* jobs in the run */
   uint64_t bytes, ios;          /* completed data requests within duration */
   struct hist lat;              /* ns: latency of its jobs' data requests */
+  uint64_t *win_ios, *win_bytes; /* per window (--window), summed at report */
 };
 
 struct job;
@@ -118,6 +129,7 @@ struct job {
   /* results, counted for completions at or before the end */
   uint64_t bytes, ios, flushes;
   struct hist lat;              /* ns: data request latency, insert->done */
+  uint64_t *win_ios, *win_bytes; /* per window of --window, by completion */
 };
 
 static struct {
@@ -142,6 +154,9 @@ static struct {
 
   bool json;
   const char *only;             /* comma-separated job names, or NULL */
+  uint64_t window;              /* ns: --window width; 0 = no windows */
+  bool trace;                   /* --trace: the policy's decisions */
+  unsigned nwin;                /* windows in the run */
 } cfg = {
   .duration = 10 * NSEC_PER_SEC,
   .seed = 1,
@@ -498,13 +513,21 @@ parse_file (const char *path)
       else
         add_kv (cfg.tunables, &cfg.ntunables, MAX_TUNABLES, k, v, where);
       break;
-    case SEC_GROUP:
-      if (!strcmp (k, "weight"))
+    case SEC_GROUP: {
+      char why[200];
+      int r;
+      if (!strcmp (k, "weight")) {
         cfg.groups[g].weight = need_uint (v, where, k, SCHED_WEIGHT_MIN,
                                           SCHED_WEIGHT_MAX);
-      else
+        break;
+      }
+      r = cfg_parse_qos (k, v, &cfg.groups[g].qos, why, sizeof why);
+      if (r == -ENOENT)
         die_at (where, "unknown group key '%s'", k);
+      if (r < 0)
+        die_at (where, "%s = %s: %s", k, v, why);
       break;
+    }
     case SEC_JOB:
       set_job (j, k, v, where);
       break;
@@ -618,6 +641,7 @@ ev_pop (void)
 static struct {
   struct sched *s;
   struct devmodel *dm;
+  uint64_t now;                 /* ns: the pass being run (for --trace) */
   unsigned at_dev;              /* requests dispatched, not completed */
   uint64_t timer_at;            /* ns: the policy's pending timer or NEVER */
   uint64_t timer_gen;           /* generation of the pending timer */
@@ -727,6 +751,13 @@ on_complete (struct simrq *sr, uint64_t now)
   j->ios++;
   j->bytes += sr->rq.len;
   hist_add (&j->lat, now - sr->t_submit);
+  if (cfg.window) {
+    unsigned w = now / cfg.window;
+    if (w >= cfg.nwin)
+      w = cfg.nwin - 1;         /* a completion exactly at the end */
+    j->win_ios[w]++;
+    j->win_bytes[w] += sr->rq.len;
+  }
   j->inflight--;
   sr->next_free = j->free;
   j->free = sr;
@@ -820,7 +851,7 @@ run (void)
     /* One pass: the events due now that existed when it began. */
     uint64_t pass_seq = heap.seq;
 
-    now = heap.v[0].t;
+    now = sim.now = heap.v[0].t;
     while (heap.n > 0 && heap.v[0].t == now && heap.v[0].seq < pass_seq) {
       struct ev e = ev_pop ();
 
@@ -962,6 +993,17 @@ apply_tunable (const struct kv *t)
     die_at (t->where, "tunable %s=%s: %s", t->key, t->val, strerror (-r));
 }
 
+/* --trace: each decision of a policy that reports them (cfq), on stderr
+ * with the virtual time.
+ */
+static void
+trace_line (void *opaque, const char *msg)
+{
+  fprintf (stderr, "%" PRIu64 ".%06" PRIu64 " %s\n",
+           (uint64_t) (sim.now / NSEC_PER_SEC),
+           (uint64_t) (sim.now % NSEC_PER_SEC / 1000), msg);
+}
+
 static void
 setup (void)
 {
@@ -1007,6 +1049,8 @@ setup (void)
   }
   for (unsigned i = 0; i < cfg.ntunables; i++)
     apply_tunable (&cfg.tunables[i]);
+  if (cfg.trace && ops == &cfq_ops)
+    cfq_set_trace (sim.s, trace_line, NULL);
 
   for (unsigned i = 0; i < cfg.njobs; i++)
     cfg.groups[cfg.jobs[i]->group].njobs++;
@@ -1019,6 +1063,32 @@ setup (void)
     if (!g->sg)
       die_at (g->where, "group %s: scheduler refused weight %u", g->name,
               g->weight);
+    if (!qos_conf_empty (&g->qos)) {
+      const struct qos_key *k, *o;
+      char why[200];
+      int r;
+      if (qos_conf_check (&g->qos, why, sizeof why, &k, &o) < 0)
+        die_at (g->where, "group %s: %s%s%s: %s", g->name, k->name,
+                o ? ", " : "", o ? o->name : "", why);
+      r = sched_group_set_qos (sim.s, g->sg, &g->qos);
+      if (r == -ENOTSUP)
+        die_at (g->where, "group %s: scheduler '%s' has no caps or"
+                " reservations", g->name, cfg.policy);
+      if (r < 0)
+        die_at (g->where, "group %s: caps and reservation: %s", g->name,
+                strerror (-r));
+    }
+  }
+  if (cfg.window) {
+    cfg.nwin = (cfg.duration + cfg.window - 1) / cfg.window;
+    for (unsigned i = 0; i < cfg.njobs; i++) {
+      cfg.jobs[i]->win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
+      cfg.jobs[i]->win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
+    }
+    for (unsigned i = 0; i < cfg.ngroups; i++) {
+      cfg.groups[i].win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
+      cfg.groups[i].win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
+    }
   }
   for (unsigned i = 0; i < cfg.njobs; i++) {
     struct job *j = cfg.jobs[i];
@@ -1110,6 +1180,29 @@ json_str (const char *s)
   putchar ('"');
 }
 
+/* , "windows": {"ios": [...], "bytes": [...]} */
+static void
+json_windows (const uint64_t *ios, const uint64_t *bytes)
+{
+  printf (", \"windows\": {\"ios\": [");
+  for (unsigned w = 0; w < cfg.nwin; w++)
+    printf ("%s%" PRIu64, w ? ", " : "", ios[w]);
+  printf ("], \"bytes\": [");
+  for (unsigned w = 0; w < cfg.nwin; w++)
+    printf ("%s%" PRIu64, w ? ", " : "", bytes[w]);
+  printf ("]}");
+}
+
+/* The group's QoS counters, if the policy keeps them (cfq). */
+static bool
+group_qos_stats (const struct sim_group *g, struct cfq_group_stats *st)
+{
+  if (!g->sg || qos_conf_empty (&g->qos) || sim.s->ops != &cfq_ops)
+    return false;
+  cfq_group_get_stats (sim.s, g->sg, st);
+  return true;
+}
+
 static void
 report (void)
 {
@@ -1126,6 +1219,10 @@ report (void)
     hist_merge (&g->lat, &j->lat);
     tbytes += j->bytes;
     tios += j->ios;
+    for (unsigned w = 0; w < cfg.nwin; w++) {
+      g->win_ios[w] += j->win_ios[w];
+      g->win_bytes[w] += j->win_bytes[w];
+    }
   }
   for (unsigned i = 0; i < cfg.ngroups; i++) {
     struct sim_group *g = &cfg.groups[i];
@@ -1155,8 +1252,10 @@ report (void)
       printf (": ");
       json_str (cfg.tunables[i].val);
     }
-    printf ("},\n  \"dispatched\": %" PRIu64 ",\n  \"jobs\": [\n",
-            sim.dispatched);
+    printf ("},\n  \"dispatched\": %" PRIu64 ",\n", sim.dispatched);
+    if (cfg.window)
+      printf ("  \"window_s\": %.9f,\n", cfg.window / 1e9);
+    printf ("  \"jobs\": [\n");
     for (unsigned i = 0; i < cfg.njobs; i++) {
       struct job *j = cfg.jobs[i];
       uint64_t win = j->stop - j->start;
@@ -1167,13 +1266,15 @@ report (void)
       printf (", \"bytes\": %" PRIu64 ", \"ios\": %" PRIu64
               ", \"flushes\": %" PRIu64 ", \"mib_s\": %.6f, \"iops\": %.3f"
               ", \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f"
-              ", \"max\": %.3f}, \"share\": %.6f}%s\n",
+              ", \"max\": %.3f}, \"share\": %.6f",
               j->bytes, j->ios, j->flushes, mib_s (j->bytes, win),
               per_s (j->ios, win), us (hist_mean (&j->lat)),
               us (hist_quantile (&j->lat, 0.50)),
               us (hist_quantile (&j->lat, 0.99)), us (j->lat.max),
-              tbytes ? (double) j->bytes / tbytes : 0,
-              i + 1 < cfg.njobs ? "," : "");
+              tbytes ? (double) j->bytes / tbytes : 0);
+      if (cfg.window)
+        json_windows (j->win_ios, j->win_bytes);
+      printf ("}%s\n", i + 1 < cfg.njobs ? "," : "");
     }
     printf ("  ],\n  \"groups\": [\n");
     for (unsigned i = 0, k = 0; i < cfg.ngroups; i++) {
@@ -1186,14 +1287,31 @@ report (void)
               ", \"ios\": %" PRIu64 ", \"mib_s\": %.6f, \"iops\": %.3f"
               ", \"lat_us\": {\"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}"
               ", \"share\": %.6f, \"iops_share\": %.6f"
-              ", \"weight_share\": %.6f}%s\n",
+              ", \"weight_share\": %.6f",
               g->weight, g->njobs, g->bytes, g->ios,
               mib_s (g->bytes, cfg.duration), per_s (g->ios, cfg.duration),
               us (hist_quantile (&g->lat, 0.50)),
               us (hist_quantile (&g->lat, 0.99)), us (g->lat.max),
               tbytes ? (double) g->bytes / tbytes : 0,
               tios ? (double) g->ios / tios : 0,
-              (double) g->weight / gw, ++k < nx ? "," : "");
+              (double) g->weight / gw);
+      if (!qos_conf_empty (&g->qos)) {
+        struct cfq_group_stats st;
+        printf (", \"qos\": {");
+        for (size_t q = 0, n = 0; q < qos_nr_keys; q++) {
+          uint64_t v = qos_conf_get (&g->qos, &qos_keys[q]);
+          if (v)
+            printf ("%s\"%s\": %" PRIu64, n++ ? ", " : "", qos_keys[q].name,
+                    v);
+        }
+        if (group_qos_stats (g, &st))
+          printf (", \"throttled\": %" PRIu64 ", \"reserved\": %" PRIu64,
+                  st.qos_throttled, st.qos_reserved);
+        printf ("}");
+      }
+      if (cfg.window)
+        json_windows (g->win_ios, g->win_bytes);
+      printf ("}%s\n", ++k < nx ? "," : "");
     }
     printf ("  ],\n  \"total\": {\"bytes\": %" PRIu64 ", \"ios\": %" PRIu64
             ", \"mib_s\": %.6f, \"iops\": %.3f},\n",
@@ -1239,6 +1357,42 @@ report (void)
           "over %u groups: %.4f (IOPS: %.4f)\n",
           mib_s (tbytes, cfg.duration), per_s (tios, cfg.duration), nx, jain,
           jain_iops);
+  for (unsigned i = 0, n = 0; i < cfg.ngroups; i++) {
+    struct sim_group *g = &cfg.groups[i];
+    struct cfq_group_stats st;
+    char b[32];
+    if (!g->njobs || qos_conf_empty (&g->qos))
+      continue;
+    printf ("%sgroup %s:", n++ ? "" : "\n", g->name);
+    for (size_t q = 0; q < qos_nr_keys; q++) {
+      uint64_t v = qos_conf_get (&g->qos, &qos_keys[q]);
+      if (v)
+        printf (" %s=%s", qos_keys[q].name,
+                cfg_format_qos (&qos_keys[q], v, b, sizeof b));
+    }
+    if (group_qos_stats (g, &st))
+      printf ("; throttled %" PRIu64 ", reserved %" PRIu64, st.qos_throttled,
+              st.qos_reserved);
+    printf ("\n");
+  }
+  if (cfg.window)
+    for (int bytes = 0; bytes < 2; bytes++) {
+      printf ("\n%s per %.3fs window, by group\n%-12s",
+              bytes ? "MiB/s" : "IOPS", cfg.window / 1e9, "from (s)");
+      for (unsigned i = 0; i < cfg.ngroups; i++)
+        if (cfg.groups[i].njobs)
+          printf (" %12s", cfg.groups[i].name);
+      printf ("\n");
+      for (unsigned w = 0; w < cfg.nwin; w++) {
+        printf ("%-12.3f", (double) w * cfg.window / 1e9);
+        for (unsigned i = 0; i < cfg.ngroups; i++)
+          if (cfg.groups[i].njobs)
+            printf (" %12.1f", bytes
+                    ? mib_s (cfg.groups[i].win_bytes[w], cfg.window)
+                    : per_s (cfg.groups[i].win_ios[w], cfg.window));
+        printf ("\n");
+      }
+    }
 }
 
 /* ---- main -------------------------------------------------------------------- */
@@ -1259,6 +1413,8 @@ usage (FILE *f)
 "  --queue-depth N      most requests at the device at once\n"
 "  --only JOB[,JOB..]   run only these jobs\n"
 "  --json               machine-readable output\n"
+"  --window TIME        also requests and bytes per window (e.g. 1s)\n"
+"  --trace              the policy's decisions on stderr (cfq)\n"
 "  --list-scheds        print the policies built in and exit\n"
 "Exit: 0 ok, 1 bad input, 3 the scheduler stalled.\n", progname);
 }
@@ -1276,6 +1432,8 @@ main (int argc, char **argv)
     { "queue-depth", required_argument, NULL, 'q' },
     { "only", required_argument, NULL, 'o' },
     { "json", no_argument, NULL, 'j' },
+    { "window", required_argument, NULL, 'w' },
+    { "trace", no_argument, NULL, 'T' },
     { "list-scheds", no_argument, NULL, 'l' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -1302,6 +1460,14 @@ main (int argc, char **argv)
       break;
     case 'o':
       cfg.only = optarg;
+      break;
+    case 'T':
+      cfg.trace = true;
+      break;
+    case 'w':
+      cfg.window = need_time (optarg, "--window", "window");
+      if (!cfg.window)
+        die_at ("--window", "window must be > 0");
       break;
     case '?':
       usage (stderr);
