@@ -42,7 +42,9 @@ TOOL_SRC := $(wildcard tools/*.c)
 TOOLS    := $(TOOL_SRC:.c=)
 
 # ---- tests ------------------------------------------------------------------
-# tests/unit/test-*.c: unit tests of core/, linked with core only.
+# tests/unit/test-*.c: unit tests of core/, linked with core only, and of
+# the plugin pieces that need no nbdkit (PLUGIN_UNIT), linked with the
+# plugin files they test.
 # tests/nbd/*.c: libnbd client programs used by the shell tests.
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:.c=)
@@ -85,6 +87,14 @@ tools/%: tools/%.c $(CORE_LIB)
 
 tests/unit/%: tests/unit/%.c $(CORE_LIB)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(CORE_LIB) $(INIH_LIBS) -lm
+
+PLUGIN_UNIT := tests/unit/test-engine tests/unit/test-hold tests/unit/test-rangelock
+tests/unit/test-engine: plugin/engine.o plugin/hold.o plugin/backend-null.o
+tests/unit/test-hold: plugin/hold.o
+tests/unit/test-rangelock: plugin/rangelock.o
+$(PLUGIN_UNIT): tests/unit/%: tests/unit/%.c $(CORE_LIB)
+	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< \
+	  $(filter plugin/%.o,$^) $(CORE_LIB) $(INIH_LIBS) -lev -lpthread -lm
 
 tests/nbd/%: tests/nbd/%.c
 	$(CC) $(CPPFLAGS_ALL) $(NBD_CFLAGS) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(NBD_LIBS) -lpthread

@@ -8,6 +8,8 @@
  * This file includes <linux/stat.h> for the statx fields glibc 2.36's
  * struct statx lacks, so it must not include <sys/stat.h> as well; the
  * file type comes from statx too.
+ *
+ * Threads: called by backing.c on nbdkit's main thread; it keeps no state.
  */
 #include <errno.h>
 #include <fcntl.h>

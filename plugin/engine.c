@@ -104,6 +104,7 @@
 
 #include "devmodel.h"
 #include "engine.h"
+#include "hold.h"
 
 
 /* creq->state values (the futex word). */
@@ -134,7 +135,6 @@ struct engine {
   pthread_t owner;              /* holder of the lock, for assertions */
   bool reaper;                  /* a worker waits on the ring, quiet */
   struct sched *sched;          /* the policy instance */
-  struct sched_group *grp;      /* the default group, weight 500 */
   unsigned inflight;            /* requests: dispatched, not completed;
                                    written under the lock, read without
                                    it (atomic, relaxed) as a hint by
@@ -146,14 +146,16 @@ struct engine {
   struct devmodel *dm;          /* emulated device or NULL */
   const struct engine_hooks *hooks;     /* never NULL (may be empty) */
   void *opaque;                 /* for hooks */
-  struct creq **held;           /* min-heap by t_hold: completed, held */
-  unsigned nheld;               /* entries in held */
+  struct hold held;             /* completed, held until their t_hold */
   ev_timer hold_timer;          /* releases held completions */
   uint64_t hold_at;             /* ns: when hold_timer fires; NEVER: off */
   struct engine_stats st;       /* counters, read after the thread is gone */
 };
 
-static struct engine *eng;      /* one per nbdkit process */
+/* One per process: the worker side (engine_run_many, the connection
+ * messages) finds it here; the dispatcher side is handed it.
+ */
+static struct engine *eng;
 
 #define ASSERT_LOCKED(e) assert (pthread_equal (pthread_self (), (e)->owner))
 
@@ -283,50 +285,9 @@ finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
   assert (e->inflight > 0);
   __atomic_store_n (&e->inflight, e->inflight - 1, __ATOMIC_RELAXED);
   if (e->hooks->done)
-    e->hooks->done (e->opaque, r, res, now);
+    e->hooks->done (e, e->opaque, r, res, now);
   r->res = res;
   creq_wake (r, CREQ_ST_DONE);
-}
-
-/* ---- the min-heap of held completions (emulation) ---------------------- */
-
-static void
-held_push (struct engine *e, struct creq *r)
-{
-  unsigned i = e->nheld++;
-
-  while (i > 0) {
-    unsigned p = (i - 1) / 2;
-
-    if (e->held[p]->t_hold <= r->t_hold)
-      break;
-    e->held[i] = e->held[p];
-    i = p;
-  }
-  e->held[i] = r;
-}
-
-static struct creq *
-held_pop (struct engine *e)
-{
-  struct creq *top = e->held[0], *last = e->held[--e->nheld];
-  unsigned i = 0, n = e->nheld;
-
-  for (;;) {
-    unsigned c = 2 * i + 1;
-
-    if (c >= n)
-      break;
-    if (c + 1 < n && e->held[c + 1]->t_hold < e->held[c]->t_hold)
-      c++;
-    if (last->t_hold <= e->held[c]->t_hold)
-      break;
-    e->held[i] = e->held[c];
-    i = c;
-  }
-  if (n)
-    e->held[i] = last;
-  return top;
 }
 
 /* Dispatcher: the request left the device (or its worker).  With an
@@ -338,7 +299,7 @@ finish (struct engine *e, struct creq *r, int res, uint64_t now)
   ASSERT_LOCKED (e);
   if (e->dm && r->t_hold > now) {
     r->res = res;
-    held_push (e, r);
+    hold_push (&e->held, r);
     return;
   }
   finish_now (e, r, res, now);
@@ -347,17 +308,17 @@ finish (struct engine *e, struct creq *r, int res, uint64_t now)
 static void
 held_release (struct engine *e, uint64_t now)
 {
-  while (e->nheld && e->held[0]->t_hold <= now) {
-    struct creq *r = held_pop (e);
+  while (e->held.n && hold_top (&e->held)->t_hold <= now) {
+    struct creq *r = hold_pop (&e->held);
 
     finish_now (e, r, r->res, now);
   }
 }
 
 void
-engine_complete (struct creq *r, int res)
+engine_complete (struct engine *e, struct creq *r, int res)
 {
-  finish (eng, r, res, now_ns ());
+  finish (e, r, res, now_ns ());
 }
 
 /* Dispatcher: take everything posted so far, in arrival order. */
@@ -384,20 +345,16 @@ drain (struct engine *e, uint64_t now)
     case CREQ_OPEN: {
       const struct engine_qspec *sp = r->arg;
 
-      if (sp)
-        r->rq.q = sched_queue_new (e->sched, sp->grp ? sp->grp : e->grp,
-                                   sp->cls, sp->level);
-      else
-        r->rq.q = sched_queue_new (e->sched, e->grp, SCHED_CLASS_BE, 4);
+      r->rq.q = sched_queue_new (e->sched, sp->grp, sp->cls, sp->level);
       r->res = r->rq.q ? 0 : -ENOMEM;
       if (r->rq.q && r->acct && e->hooks->conn)
-        e->hooks->conn (e->opaque, r->acct, true);
+        e->hooks->conn (e, e->opaque, r->acct, true);
       creq_wake (r, CREQ_ST_DONE);
       break;
     }
     case CREQ_CLOSE:
       if (r->acct && e->hooks->conn)
-        e->hooks->conn (e->opaque, r->acct, false);
+        e->hooks->conn (e, e->opaque, r->acct, false);
       sched_queue_free (e->sched, r->rq.q);
       r->res = 0;
       creq_wake (r, CREQ_ST_DONE);
@@ -500,7 +457,7 @@ pass (struct engine *e, uint64_t now)
   }
 
   /* The next held completion to release. */
-  next = e->nheld ? e->held[0]->t_hold : SCHED_NEVER;
+  next = e->held.n ? hold_top (&e->held)->t_hold : SCHED_NEVER;
   if (next != e->hold_at) {
     e->hold_at = next;
     timer_arm (e, &e->hold_timer, next, now);
@@ -555,22 +512,6 @@ dispatcher_main (void *arg)
   return NULL;
 }
 
-static const struct backend_ops *
-backend_lookup (const char *name)
-{
-  if (name == NULL || strcmp (name, "io_uring") == 0)
-    return &uring_backend_ops;
-  if (strcmp (name, "null") == 0)
-    return &null_backend_ops;
-  return NULL;
-}
-
-const char *
-engine_backends (void)
-{
-  return "io_uring,null";
-}
-
 /* Free whatever engine_start made; the thread must not be running. */
 static void
 engine_free (struct engine *e)
@@ -587,7 +528,7 @@ engine_free (struct engine *e)
   pthread_mutex_destroy (&e->lock);
   if (e->sched)
     sched_destroy (e->sched);   /* frees its groups and queues */
-  free (e->held);
+  hold_fini (&e->held);
   free (e);
 }
 
@@ -610,23 +551,16 @@ engine_start (const struct engine_cfg *cfg)
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
   e->opaque = cfg->opaque;
   pthread_mutex_init (&e->lock, NULL);
-  e->held = calloc (ENGINE_DEPTH_MAX, sizeof *e->held);
-  if (!e->held) {
-    err = -ENOMEM;
+  err = hold_init (&e->held, ENGINE_DEPTH_MAX);
+  if (err)
     goto err;
-  }
-  e->bops = backend_lookup (cfg->backend);
+  e->bops = cfg->backend;
   if (!e->bops) {
     err = -EINVAL;
     goto err;
   }
   e->sched = sched_create (cfg->sched_ops);
   if (!e->sched) {
-    err = -ENOMEM;
-    goto err;
-  }
-  e->grp = sched_group_new (e->sched, "default", SCHED_WEIGHT_DEFAULT);
-  if (!e->grp) {
     err = -ENOMEM;
     goto err;
   }
@@ -648,13 +582,13 @@ engine_start (const struct engine_cfg *cfg)
   ev_timer_init (&e->hold_timer, hold_cb, 0., 0.);
   e->hold_timer.data = e;
 
-  err = e->bops->create (e->loop, cfg, &e->be);
+  err = e->bops->create (e, e->loop, cfg, &e->be);
   if (err)
     goto err;
   e->direct = !cfg->no_direct && !e->dm;
   if (e->hooks->setup) {
     eng_lock (e);
-    err = e->hooks->setup (e->opaque, e->sched, e->loop);
+    err = e->hooks->setup (e, e->opaque, e->sched, e->loop);
     eng_unlock (e);
     if (err)
       goto err;
@@ -697,7 +631,7 @@ engine_stop (struct engine_stats *stats)
     pthread_join (e->thread, NULL);
     if (e->hooks->teardown) {
       eng_lock (e);
-      e->hooks->teardown (e->opaque);
+      e->hooks->teardown (e, e->opaque);
       eng_unlock (e);
     }
   }
@@ -837,60 +771,49 @@ queue_msg (enum creq_kind kind, struct sched_queue **qp,
 }
 
 int
-engine_queue_new (struct sched_queue **qp)
+engine_queue_new (struct sched_queue **qp, const struct engine_qspec *spec,
+                  void *acct)
 {
-  *qp = NULL;
-  return queue_msg (CREQ_OPEN, qp, NULL, NULL);
-}
-
-void
-engine_queue_free (struct sched_queue *q)
-{
-  if (q)
-    queue_msg (CREQ_CLOSE, &q, NULL, NULL);
-}
-
-int
-engine_queue_new_in (struct sched_queue **qp, const struct engine_qspec *spec,
-                     void *acct)
-{
+  assert (spec && spec->grp);
   *qp = NULL;
   return queue_msg (CREQ_OPEN, qp, spec, acct);
 }
 
 void
-engine_queue_free_acct (struct sched_queue *q, void *acct)
+engine_queue_free (struct sched_queue *q, void *acct)
 {
   if (q)
     queue_msg (CREQ_CLOSE, &q, NULL, acct);
 }
 
 unsigned
-engine_inflight (void)
+engine_inflight (const struct engine *e)
 {
-  return eng ? eng->inflight : 0;
+  ASSERT_LOCKED (e);
+  return e->inflight;
 }
 
 unsigned
-engine_held (void)
+engine_held (const struct engine *e)
 {
-  return eng ? eng->nheld : 0;
+  ASSERT_LOCKED (e);
+  return e->held.n;
 }
 
 unsigned
-engine_depth (void)
+engine_depth (const struct engine *e)
 {
-  return eng ? eng->depth : 0;
+  ASSERT_LOCKED (e);
+  return e->depth;
 }
 
 int
-engine_set_depth (unsigned depth)
+engine_set_depth (struct engine *e, unsigned depth)
 {
-  if (!eng)
-    return -ESHUTDOWN;
+  ASSERT_LOCKED (e);
   if (depth < 1 || depth > ENGINE_DEPTH_MAX)
     return -ERANGE;
-  eng->depth = depth;
+  e->depth = depth;
   return 0;
 }
 

@@ -78,25 +78,31 @@ struct creq {
 
 struct ev_loop;
 struct devmodel;
+struct engine;
+struct backend_ops;
 
 /* The plugin's hooks into the engine.  Every hook runs under the engine
  * lock: on the dispatcher, or on a worker taking the direct path (setup
  * and teardown: before the dispatcher starts and after it is joined), so
- * what they touch needs no lock of its own.  Any hook may be NULL.
+ * what they touch needs no lock of its own, and they may call the
+ * engine_* functions that want the lock on the engine they are given.
+ * Any hook may be NULL.
  */
 struct engine_hooks {
   /* After the scheduler and the loop exist, before the thread starts:
    * create groups, apply tunables, add watchers to the loop.  0 or -errno.
    */
-  int (*setup) (void *opaque, struct sched *s, struct ev_loop *loop);
+  int (*setup) (struct engine *e, void *opaque, struct sched *s,
+                struct ev_loop *loop);
   /* After the thread is joined, before the loop and scheduler go. */
-  void (*teardown) (void *opaque);
+  void (*teardown) (struct engine *e, void *opaque);
   /* A connection's queue was made (open) or freed (!open): acct is the
-   * creq->acct of engine_queue_new_in / engine_queue_free_acct.
+   * creq->acct of engine_queue_new / engine_queue_free.
    */
-  void (*conn) (void *opaque, void *acct, bool open);
+  void (*conn) (struct engine *e, void *opaque, void *acct, bool open);
   /* A request finished (after sched_completed): res 0 or -errno. */
-  void (*done) (void *opaque, struct creq *r, int res, uint64_t now);
+  void (*done) (struct engine *e, void *opaque, struct creq *r, int res,
+                uint64_t now);
 };
 
 /* Engine configuration, fixed at engine_start. */
@@ -105,7 +111,7 @@ struct engine_cfg {
   unsigned queue_depth;         /* requests at the device at once */
   int fds[ENGINE_FILE_SLOTS];   /* the files, by slot; -1 if absent */
   unsigned nr_fds;              /* slots used (0: FILE_NR) */
-  const char *backend;          /* "io_uring" (default) or "null" */
+  const struct backend_ops *backend;    /* uring_backend_ops ... */
   struct devmodel *dm;          /* emulated device, or NULL; the engine
                                    only calls devmodel_submit on it */
   const struct engine_hooks *hooks;     /* or NULL */
@@ -113,9 +119,9 @@ struct engine_cfg {
   bool no_direct;               /* never take the direct path (engine.c) */
 };
 
-/* Where a new connection's queue goes (engine_queue_new_in). */
+/* Where a new connection's queue goes (engine_queue_new). */
 struct engine_qspec {
-  struct sched_group *grp;      /* NULL: the engine's default group */
+  struct sched_group *grp;      /* the group (made by the setup hook) */
   enum sched_class cls;
   unsigned level;               /* 0..7 */
 };
@@ -138,21 +144,21 @@ extern int engine_start (const struct engine_cfg *cfg);
  */
 extern bool engine_stop (struct engine_stats *stats);
 
-/* Connection lifetime: a scheduler queue per connection. */
-extern int engine_queue_new (struct sched_queue **qp);
-extern void engine_queue_free (struct sched_queue *q);
-/* The same in a given group and class; acct goes to hooks->conn. */
-extern int engine_queue_new_in (struct sched_queue **qp,
-                                const struct engine_qspec *spec, void *acct);
-extern void engine_queue_free_acct (struct sched_queue *q, void *acct);
+/* Connection lifetime: a scheduler queue per connection, in the group
+ * and class spec names; acct goes to hooks->conn.  Worker threads.
+ */
+extern int engine_queue_new (struct sched_queue **qp,
+                             const struct engine_qspec *spec, void *acct);
+extern void engine_queue_free (struct sched_queue *q, void *acct);
 
 /* Under the engine lock only: hooks and the loop's callbacks (control
  * commands) hold it.
  */
-extern unsigned engine_inflight (void);         /* requests at the device */
-extern unsigned engine_held (void);             /* of which held by emulation */
-extern unsigned engine_depth (void);
-extern int engine_set_depth (unsigned depth);   /* 1..engine's max */
+extern unsigned engine_inflight (const struct engine *e); /* at the device */
+extern unsigned engine_held (const struct engine *e); /* of which held */
+extern unsigned engine_depth (const struct engine *e);
+extern int engine_set_depth (struct engine *e, unsigned depth); /* 1..max */
+/* Any thread. */
 extern uint64_t engine_now (void);              /* ns, CLOCK_MONOTONIC */
 
 /* Prepare a data request.  op: RQ_READ ... ; eop: what the backend does. */
@@ -193,21 +199,18 @@ engine_run (struct creq *r)
   return engine_run_many (&r, 1);
 }
 
-/* For --dump-plugin. */
-extern const char *engine_backends (void);
-
 /* ---- backends: the device side, under the engine lock -------------------- */
 
 struct ev_loop;
 struct backend;
 
 struct backend_ops {
-  const char *name;
+  const char *name;             /* backend=NAME */
   /* Create on the dispatcher's loop; register watchers on it.  Frees
-   * everything it made on failure.
+   * everything it made on failure.  e is for engine_complete.
    */
-  int (*create) (struct ev_loop *loop, const struct engine_cfg *cfg,
-                 struct backend **bp);
+  int (*create) (struct engine *e, struct ev_loop *loop,
+                 const struct engine_cfg *cfg, struct backend **bp);
   void (*destroy) (struct backend *b);
   /* Queue one request (not yet submitted).  0 or -errno. */
   int (*queue) (struct backend *b, struct creq *r);
@@ -237,7 +240,7 @@ struct backend_ops {
 };
 
 /* Backends report each finished request here (res: 0 or -errno). */
-extern void engine_complete (struct creq *r, int res);
+extern void engine_complete (struct engine *e, struct creq *r, int res);
 
 extern const struct backend_ops uring_backend_ops;
 extern const struct backend_ops null_backend_ops;

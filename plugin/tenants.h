@@ -1,16 +1,17 @@
 /* tenants.h: many tenants on one device: the configuration model in the
- * plugin, per-tenant accounting, the control socket's commands.
+ * plugin, and the engine's hooks that keep per-tenant accounting.
  *
- * cfq.c (the nbdkit edge) hands every key=value it does not handle itself
- * to tn_config(); .config_complete calls tn_validate() once the device's
- * size is known; .after_fork passes tn_engine_hooks() to the engine, whose
- * dispatcher thread then runs every hook (groups, tunables, stats, control
- * commands), so nothing here takes a lock.
+ * plugin.c (the nbdkit edge) hands every key=value it does not handle
+ * itself to tn_config(); .config_complete calls tn_validate() once the
+ * device's size is known; .after_fork passes tn_engine_cfg()'s hooks to
+ * the engine, whose dispatcher thread then runs every hook (groups,
+ * tunables, stats, control commands), so nothing here takes a lock.
+ * stats.c and ctlcmd.c read and change the live state below.
  *
  * Threads: tn_config..tn_prepare run on nbdkit's main thread before the
  * dispatcher starts; the model is read-only afterwards and read by every
  * thread; tn_conn_new/tn_conn_free run on nbdkit's workers and touch only
- * the new connection; everything else belongs to the dispatcher.
+ * the new connection; everything else belongs to the dispatcher ([disp]).
  */
 #ifndef CFQ_TENANTS_H
 #define CFQ_TENANTS_H
@@ -19,8 +20,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <ev.h>
+
 #include "config.h"
 #include "engine.h"
+#include "iostat.h"
+#include "list.h"
+
+struct control;
+struct devmodel;
+
+/* ---- for plugin.c ----------------------------------------------------------- */
 
 struct tn_conn;
 
@@ -28,8 +38,6 @@ struct tn_conn;
 extern int tn_config (const char *key, const char *value);
 /* Pass a plugin key (file, scheduler, queue_depth) on to the model too. */
 extern int tn_override (const char *key, const char *value);
-/* config= was given. */
-extern bool tn_have_config (void);
 /* The device file from config= or file=, or NULL. */
 extern const char *tn_device_file (void);
 
@@ -43,8 +51,10 @@ extern const struct cfg_model *tn_model (void);
  */
 extern void tn_report_errors (void);
 
-/* The scheduler to use: scheduler= if given, else the config's, else fifo. */
-extern const char *tn_sched_name (const char *cmdline);
+/* After tn_validate: the scheduler to use: scheduler= if given, else the
+ * config file's, else cfq (the model's default, with or without config=).
+ */
+extern const char *tn_sched_name (void);
 
 /* After get_ready: the device model (emulate=) with its capacity, and the
  * rotational flag (from the model, or sysfs for st_dev/st_rdev of the
@@ -62,5 +72,62 @@ extern struct tn_conn *tn_conn_new (size_t export_index);
 extern void tn_conn_free (struct tn_conn *c);
 
 extern void tn_unload (void);
+
+/* ---- the live state, for stats.c and ctlcmd.c ------------------------------- */
+
+struct tn_group {
+  const struct cfg_group *cg;   /* the model's */
+  struct sched_group *sg;       /* the scheduler's, made in setup */
+  unsigned weight;              /* 100..1000, as last set */
+  struct iostat io;             /* [disp] */
+};
+
+struct tn_export {
+  const struct cfg_export *ce;  /* the model's */
+  struct iostat io;             /* [disp] */
+};
+
+struct tn_conn {
+  struct list link;             /* [disp] on tenants.conns while open */
+  uint64_t id;                  /* 1, 2, ... in order of opening */
+  size_t exp;                   /* index into tenants.exports */
+  struct iostat io;             /* [disp] */
+};
+
+struct tenants {
+  /* main thread, then read-only */
+  struct cfg *cfg;
+  bool have_config;
+  const struct cfg_model *m;
+  struct tn_group *groups;      /* m->nr_groups */
+  struct tn_export *exports;    /* m->nr_exports */
+  char *control_path;           /* control=PATH or NULL */
+  char *stats_path;             /* stats=FILE or NULL */
+  const char *sched_name;       /* the scheduler in use */
+  struct devmodel *dm;          /* emulate=, or NULL */
+  int rotational;               /* -1 unknown, 0, 1 */
+
+  /* dispatcher thread */
+  struct engine *e;             /* from the setup hook to teardown */
+  struct sched *s;
+  struct ev_loop *loop;
+  ev_timer tick;                /* every second: iostat_tick */
+  struct control *ctl;
+  struct list conns;            /* open connections */
+  struct iostat total;          /* everything */
+  uint64_t next_id;             /* atomic: connection ids */
+};
+
+/* Names of the model's enums, by value. */
+extern const char *const tn_emulate_names[];
+extern const char *const tn_mode_names[];
+extern const char *const tn_class_names[];
+
+/* The scheduler is CFQ (it has tunables, groups' stats ...). */
+extern bool tn_is_cfq (const struct tenants *tn);
+/* Call fn on every iostat: groups, exports, connections, the total. */
+extern void tn_each_iostat (struct tenants *tn,
+                            void (*fn) (struct iostat *, uint64_t),
+                            uint64_t now);
 
 #endif /* CFQ_TENANTS_H */

@@ -5,8 +5,8 @@
 #
 #  1. randwrite + verify, 4 KiB blocks, at queue depths 1, 8 and 32;
 #  2. mixed block sizes 512 B - 128 KiB, 4 jobs (4 connections) on disjoint
-#     quarters of the export, with a flush every 16 writes; again on every
-#     other scheduler the build has (the default is fifo);
+#     quarters of the export, with a flush every 16 writes; 1 and 2 on
+#     scheduler=fifo, then 2 again on every other scheduler the build has;
 #  3. persistence: write, stop the server, start a new one on the same file,
 #     verify only (everything acknowledged must be in the file);
 #  4. negative control: flip one byte of the file and verify again: fio must
@@ -63,7 +63,7 @@ EOF
 }
 
 make_image "$TESTDIR/disk.img" $size
-start_nbdkit srv -- file="$TESTDIR/disk.img"
+start_nbdkit srv -- file="$TESTDIR/disk.img" scheduler=fifo
 
 # ---- 1. queue depths ----------------------------------------------------------
 for qd in 1 8 32; do

@@ -217,3 +217,26 @@ print(",".join(repr(e["export-name"]) for e in d["exports"]))
   fail "file= alone: the export is not the whole device"
 stop_nbdkit plain
 echo '== file= alone serves the one export "" over the whole device'
+
+# ---- the scheduler: cfq by default, with or without config=; fifo by name --------
+printf '[device]\nfile = disk.img\n[export]\n' >"$TESTDIR/nosched.conf"
+printf '[device]\nfile = disk.img\n[export]\n[scheduler]\nscheduler = fifo\n' \
+  >"$TESTDIR/fifo.conf"
+# sched_is NAME WANT PARAMS...: serve with PARAMS and a control socket; the
+# server must say it runs scheduler WANT.
+sched_is ()
+{
+  local name=$1 want=$2 got; shift 2
+  start_nbdkit "$name" "$@" control="$TESTDIR/$name.ctl"
+  printf -v "${name}_ctl" %s "$TESTDIR/$name.ctl"
+  wait_for "control socket $TESTDIR/$name.ctl" 30 test -S "$TESTDIR/$name.ctl"
+  got=$(ctl "$name" get scheduler) || fail "$name: cfqctl get scheduler failed"
+  stop_nbdkit "$name"
+  [ "$got" = "scheduler=$want" ] || fail "$name ($*): $got, want scheduler=$want"
+  echo "== $*: scheduler=$want"
+}
+sched_is d_file cfq file="$TESTDIR/disk.img"
+sched_is d_file_fifo fifo file="$TESTDIR/disk.img" scheduler=fifo
+sched_is d_conf cfq config="$TESTDIR/nosched.conf"
+sched_is d_conf_fifo fifo config="$TESTDIR/fifo.conf"
+sched_is d_conf_over cfq config="$TESTDIR/fifo.conf" scheduler=cfq

@@ -1,4 +1,4 @@
-/* uring.c: the io_uring backend, and the null backend.
+/* backend-uring.c: the io_uring backend.
  *
  * One ring per process, used only by the dispatcher thread.  The engine
  * queues SQEs during its pass and calls submit once at the end, so a pass
@@ -26,8 +26,9 @@
  * fail as if the kernel had said EBADF (permanent) or EAGAIN (transient),
  * to test exactly that (tests/test-submit-errors.sh).
  *
- * The null backend completes everything at submit time (reads return
- * zeroes): it measures the engine and scheduler without a disk.
+ * Threads: everything here runs under the engine lock (engine.h), on the
+ * dispatcher or on a worker taking the direct path; only wait runs
+ * without it, and touches nothing but the ring's completion queue.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ NBDKIT_DLL_PUBLIC int cfq_debug_fail_submit;
 NBDKIT_DLL_PUBLIC int cfq_debug_busy_submit;
 
 struct backend {
+  struct engine *e;             /* for engine_complete */
   struct io_uring ring;         /* under the engine lock */
   struct ev_loop *loop;
   ev_io cqw;                    /* efd readable: CQEs to reap */
@@ -153,11 +155,13 @@ uring_withdraw (struct backend *b)
   /* engine_complete only wakes the request's worker: the ring is ours
    * until we return.
    */
-  for (i = head; i != ktail; i++, n++)
-    engine_complete (sqe_creq (&sq->sqes[sq->array ? sq->array[i & mask]
-                                                   : i & mask]), -EIO);
+  for (i = head; i != ktail; i++, n++) {
+    unsigned slot = sq->array ? sq->array[i & mask] : i & mask;
+
+    engine_complete (b->e, sqe_creq (&sq->sqes[slot]), -EIO);
+  }
   for (i = sq->sqe_head; i != sq->sqe_tail; i++, n++)
-    engine_complete (sqe_creq (&sq->sqes[i & mask]), -EIO);
+    engine_complete (b->e, sqe_creq (&sq->sqes[i & mask]), -EIO);
   io_uring_smp_store_release (sq->ktail, head);
   sq->sqe_head = sq->sqe_tail = head;
   b->queued = 0;
@@ -233,37 +237,37 @@ uring_cqe (struct backend *b, struct creq *r, int res)
   if (res == -EAGAIN || res == -EINTR)
     goto again;
   if (res < 0) {
-    engine_complete (r, res);
+    engine_complete (b->e, r, res);
     return;
   }
   switch (r->eop) {
   case EOP_READ:
     if (res == 0) {             /* end of file: the rest reads as zeroes */
       memset ((char *) r->buf + r->done_bytes, 0, r->rq.len - r->done_bytes);
-      engine_complete (r, 0);
+      engine_complete (b->e, r, 0);
       return;
     }
     VALGRIND_MAKE_MEM_DEFINED ((char *) r->buf + r->done_bytes, res);
     /* fallthrough */
   case EOP_WRITE:
     if (res == 0) {
-      engine_complete (r, -EIO);
+      engine_complete (b->e, r, -EIO);
       return;
     }
     r->done_bytes += (uint32_t) res;
     if (r->done_bytes < r->rq.len)
       goto again;
-    engine_complete (r, 0);
+    engine_complete (b->e, r, 0);
     return;
   default:
-    engine_complete (r, 0);
+    engine_complete (b->e, r, 0);
     return;
   }
 
  again:
   res = uring_prep (b, r);
   if (res)
-    engine_complete (r, res);
+    engine_complete (b->e, r, res);
 }
 
 /* Take every completion there is (under the engine lock). */
@@ -376,8 +380,8 @@ uring_destroy (struct backend *b)
 }
 
 static int
-uring_create (struct ev_loop *loop, const struct engine_cfg *cfg,
-              struct backend **bp)
+uring_create (struct engine *e, struct ev_loop *loop,
+              const struct engine_cfg *cfg, struct backend **bp)
 {
   struct backend *b = calloc (1, sizeof *b);
   struct io_uring_params p;
@@ -386,6 +390,7 @@ uring_create (struct ev_loop *loop, const struct engine_cfg *cfg,
 
   if (!b)
     return -ENOMEM;
+  b->e = e;
   b->loop = loop;
   b->efd = -1;
   memcpy (b->fds, cfg->fds, sizeof b->fds);
@@ -447,65 +452,4 @@ const struct backend_ops uring_backend_ops = {
   .wait = uring_wait,
   .reap = uring_reap,
   .pending = uring_pending,
-};
-
-/* ---- null ------------------------------------------------------------------ */
-
-struct null_backend {
-  struct creq *head, **tail;    /* queued since the last submit */
-};
-
-static int
-null_create (struct ev_loop *loop, const struct engine_cfg *cfg,
-             struct backend **bp)
-{
-  struct null_backend *nb = calloc (1, sizeof *nb);
-
-  if (!nb)
-    return -ENOMEM;
-  nb->tail = &nb->head;
-  *bp = (struct backend *) nb;
-  return 0;
-}
-
-static void
-null_destroy (struct backend *b)
-{
-  free (b);
-}
-
-static int
-null_queue (struct backend *b, struct creq *r)
-{
-  struct null_backend *nb = (struct null_backend *) b;
-
-  r->next = NULL;
-  *nb->tail = r;
-  nb->tail = &r->next;
-  return 0;
-}
-
-static bool
-null_submit (struct backend *b)
-{
-  struct null_backend *nb = (struct null_backend *) b;
-  struct creq *r = nb->head, *next;
-
-  nb->head = NULL;
-  nb->tail = &nb->head;
-  for (; r; r = next) {
-    next = r->next;
-    if (r->eop == EOP_READ)
-      memset (r->buf, 0, r->rq.len);
-    engine_complete (r, 0);
-  }
-  return false;
-}
-
-const struct backend_ops null_backend_ops = {
-  .name = "null",
-  .create = null_create,
-  .destroy = null_destroy,
-  .queue = null_queue,
-  .submit = null_submit,
 };

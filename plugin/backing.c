@@ -1,0 +1,303 @@
+/* backing.c: opening and probing the files we serve (see backing.h).
+ *
+ * O_DIRECT first; a filesystem that refuses it (EINVAL: tmpfs, some
+ * FUSE) gets buffered I/O instead, and then no alignment is needed.  A
+ * file we may not write is opened read-only and served so.  The engine
+ * has ENGINE_FILE_SLOTS slots: the device takes the first FILE_NR, each
+ * export with a file of its own the next FILE_NR.
+ *
+ * Extents (sparseness) come from SEEK_DATA/SEEK_HOLE on the buffered
+ * descriptor, on files whose filesystem supports them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "backing.h"
+
+static struct backing bk_dev = { .fds = { -1, -1 } };
+static struct backing *bk_own;          /* per export; path NULL: region */
+static size_t bk_nr_own;                /* entries in bk_own */
+static size_t bk_align;                 /* bytes: alignment of our buffers */
+
+int
+bk_probe (char **path, uint64_t *size, dev_t *st_dev)
+{
+  struct device_info di;
+  struct stat st;
+  char *abs;
+  int fd, err;
+
+  abs = realpath (*path, NULL);
+  if (!abs) {
+    nbdkit_error ("cfq: file=%s: %m", *path);
+    return -1;
+  }
+  free (*path);
+  *path = abs;
+  if (stat (*path, &st) == -1) {
+    nbdkit_error ("cfq: file=%s: %m", *path);
+    return -1;
+  }
+  if (!S_ISREG (st.st_mode) && !S_ISBLK (st.st_mode)) {
+    nbdkit_error ("cfq: file=%s: not a regular file or a block device",
+                  *path);
+    return -1;
+  }
+  *st_dev = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
+
+  fd = open (*path, O_RDONLY | O_CLOEXEC);
+  if (fd == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", *path);
+    return -1;
+  }
+  err = device_probe (fd, &di);
+  close (fd);
+  if (err) {
+    nbdkit_error ("cfq: file=%s: probing size: %s", *path, strerror (-err));
+    return -1;
+  }
+  *size = di.size;
+  return 0;
+}
+
+/* Open path with flags, trying O_DIRECT first when direct. */
+static int
+open_file (const char *path, int flags, bool *direct)
+{
+  int fd;
+
+  if (*direct) {
+    fd = open (path, flags | O_DIRECT | O_CLOEXEC);
+    if (fd >= 0 || errno != EINVAL)
+      return fd;
+    nbdkit_debug ("cfq: file=%s: O_DIRECT refused (EINVAL): "
+                  "using buffered I/O", path);
+    *direct = false;
+  }
+  return open (path, flags | O_CLOEXEC);
+}
+
+/* Open b->path (read-write, else read-only; read-only if readonly) and
+ * learn its size and alignment.
+ */
+static int
+open_backing (struct backing *b, bool readonly)
+{
+  bool direct = true, nodirect = false;
+  int flags = readonly ? O_RDONLY : O_RDWR;
+  size_t align;
+  int err;
+
+  b->writable = !readonly;
+  b->fds[FILE_DIRECT] = open_file (b->path, flags, &direct);
+  if (b->fds[FILE_DIRECT] == -1 && !readonly &&
+      (errno == EACCES || errno == EROFS || errno == EPERM)) {
+    flags = O_RDONLY;
+    b->writable = false;
+    nbdkit_debug ("cfq: file=%s: read-only", b->path);
+    b->fds[FILE_DIRECT] = open_file (b->path, flags, &direct);
+  }
+  if (b->fds[FILE_DIRECT] == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", b->path);
+    return -1;
+  }
+  b->direct = direct;
+  b->fds[FILE_BUFFERED] = open_file (b->path, flags, &nodirect);
+  if (b->fds[FILE_BUFFERED] == -1) {
+    nbdkit_error ("cfq: file=%s: open: %m", b->path);
+    return -1;
+  }
+  err = device_probe (b->fds[FILE_DIRECT], &b->dev);
+  if (err) {
+    nbdkit_error ("cfq: file=%s: probing size and block size: %s",
+                  b->path, strerror (-err));
+    return -1;
+  }
+  b->bs = b->dev.offset_align;
+  align = b->dev.mem_align > 4096 ? b->dev.mem_align : 4096;
+  if (b->bs > align)
+    align = b->bs;
+  if (align > bk_align)
+    bk_align = align;
+  nbdkit_debug ("cfq: file=%s: %s, %" PRIu64 " bytes, block %" PRIu32
+                ", buffer alignment %" PRIu32 ", %s, slot %u", b->path,
+                b->dev.is_blockdev ? "block device" : "regular file",
+                b->dev.size, b->bs, b->dev.mem_align,
+                b->direct ? "O_DIRECT" : "buffered", b->slot);
+
+  /* ENXIO just means no data at all. */
+  if (!b->dev.is_blockdev &&
+      (lseek (b->fds[FILE_BUFFERED], 0, SEEK_DATA) >= 0 || errno == ENXIO))
+    b->seek_data = true;
+  return 0;
+}
+
+int
+bk_open_all (const char *path, const struct cfg_model *m)
+{
+  unsigned slot = FILE_NR;
+
+  bk_align = 4096;
+  bk_dev.path = path;
+  bk_dev.slot = 0;
+  if (open_backing (&bk_dev, false) == -1)
+    return -1;
+  /* Exports with a file of their own: two more engine slots each. */
+  bk_own = calloc (m->nr_exports, sizeof *bk_own);
+  if (!bk_own) {
+    nbdkit_error ("cfq: calloc: %m");
+    return -1;
+  }
+  bk_nr_own = m->nr_exports;
+  for (size_t i = 0; i < m->nr_exports; i++) {
+    struct backing *b = &bk_own[i];
+
+    b->fds[0] = b->fds[1] = -1;
+    if (!m->exports[i].file)
+      continue;
+    if (slot + FILE_NR > ENGINE_FILE_SLOTS) {
+      nbdkit_error ("cfq: export '%s': too many exports with their own "
+                    "file (at most %d)", m->exports[i].name,
+                    ENGINE_FILE_SLOTS / FILE_NR - 1);
+      return -1;
+    }
+    b->path = m->exports[i].file;
+    b->slot = slot;
+    slot += FILE_NR;
+    if (open_backing (b, m->exports[i].readonly) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+void
+bk_close_all (void)
+{
+  for (int i = 0; i < FILE_NR; i++) {
+    if (bk_dev.fds[i] >= 0)
+      close (bk_dev.fds[i]);
+    bk_dev.fds[i] = -1;
+    for (size_t j = 0; j < bk_nr_own; j++) {
+      if (bk_own[j].fds[i] >= 0)
+        close (bk_own[j].fds[i]);
+      bk_own[j].fds[i] = -1;
+    }
+  }
+}
+
+void
+bk_unload (void)
+{
+  free (bk_own);
+  bk_own = NULL;
+  bk_nr_own = 0;
+}
+
+const struct backing *
+bk_main (void)
+{
+  return &bk_dev;
+}
+
+const struct backing *
+bk_export (size_t i)
+{
+  return i < bk_nr_own && bk_own[i].path ? &bk_own[i] : &bk_dev;
+}
+
+size_t
+bk_buf_align (void)
+{
+  return bk_align;
+}
+
+void
+bk_engine_fds (struct engine_cfg *cfg)
+{
+  for (int i = 0; i < ENGINE_FILE_SLOTS; i++)
+    cfg->fds[i] = -1;
+  cfg->fds[FILE_DIRECT] = bk_dev.fds[FILE_DIRECT];
+  cfg->fds[FILE_BUFFERED] = bk_dev.fds[FILE_BUFFERED];
+  cfg->nr_fds = FILE_NR;
+  for (size_t i = 0; i < bk_nr_own; i++)
+    if (bk_own[i].path) {
+      for (int j = 0; j < FILE_NR; j++)
+        cfg->fds[bk_own[i].slot + j] = bk_own[i].fds[j];
+      if (bk_own[i].slot + FILE_NR > cfg->nr_fds)
+        cfg->nr_fds = bk_own[i].slot + FILE_NR;
+    }
+}
+
+/* Like nbdkit's file plugin: metadata, not device I/O, so it does not go
+ * through the scheduler.  Every lseek here names its offset, so sharing
+ * the descriptor's position between threads does not matter (no I/O uses
+ * that position).
+ *
+ * One extent per reply, always (as if the client had asked REQ_ONE; the
+ * protocol lets a server answer less than asked and the client asks again
+ * for the rest).  nbdkit 1.32.x keeps sending a block-status reply's
+ * descriptors after the first failed send and then aborts on the closed
+ * socket (server/protocol.c, send_structured_reply_block_status), so a
+ * client that hangs up during a multi-descriptor reply would kill the
+ * whole server even with --threads=1.  With one descriptor there is no
+ * send after the failing one.
+ */
+int
+bk_extents (const struct backing *b, uint64_t base, uint64_t size,
+            uint32_t count, uint64_t offset, struct nbdkit_extents *extents)
+{
+  const bool req_one = true;       /* see above */
+  const int fd = b->fds[FILE_BUFFERED];
+  const uint64_t rend = base + size;
+  const uint64_t end = base + offset + count;
+  off_t pos;
+
+  /* Device offsets here; extents are reported relative to the export. */
+  offset += base;
+  while (offset < end) {
+    pos = lseek (fd, (off_t) offset, SEEK_DATA);
+    if (pos == -1) {
+      if (errno != ENXIO) {
+        nbdkit_error ("cfq: extents: lseek SEEK_DATA: %m");
+        return -1;
+      }
+      pos = (off_t) b->dev.size;          /* a hole to the end */
+    }
+    if ((uint64_t) pos > rend)
+      pos = (off_t) rend;
+    if ((uint64_t) pos > offset) {
+      if (nbdkit_add_extent (extents, offset - base, (uint64_t) pos - offset,
+                             NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO) == -1)
+        return -1;
+      if (req_one)
+        break;
+      offset = (uint64_t) pos;
+      continue;
+    }
+    pos = lseek (fd, (off_t) offset, SEEK_HOLE);
+    if (pos == -1) {
+      nbdkit_error ("cfq: extents: lseek SEEK_HOLE: %m");
+      return -1;
+    }
+    if ((uint64_t) pos <= offset)       /* cannot happen: be safe */
+      pos = (off_t) end;
+    if ((uint64_t) pos > rend)
+      pos = (off_t) rend;
+    if (nbdkit_add_extent (extents, offset - base, (uint64_t) pos - offset,
+                           0) == -1)
+      return -1;
+    if (req_one)
+      break;
+    offset = (uint64_t) pos;
+  }
+  return 0;
+}

@@ -1,0 +1,66 @@
+/* backing.h: the files we serve: the device (file=), and the files of
+ * exports that have one of their own (file= in [export NAME]).
+ *
+ * Each is opened twice: FILE_DIRECT with O_DIRECT (buffered if the
+ * filesystem refuses it) and FILE_BUFFERED without, as engine file slots
+ * slot + FILE_DIRECT and slot + FILE_BUFFERED.
+ *
+ * Threads: bk_probe, bk_open_all and bk_close_all run on nbdkit's main
+ * thread (config_complete, get_ready, cleanup); in between every struct
+ * backing is read-only and read by every thread.  Errors are reported
+ * with nbdkit_error; functions return 0 or -1.
+ */
+#ifndef CFQ_BACKING_H
+#define CFQ_BACKING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "device.h"
+#include "engine.h"
+
+struct nbdkit_extents;
+
+struct backing {
+  const char *path;                     /* absolute; NULL: not a file */
+  int fds[FILE_NR];                     /* -1 if not open */
+  unsigned slot;                        /* engine slot of fds[0] */
+  bool direct;                          /* fds[FILE_DIRECT] is O_DIRECT */
+  bool writable;                        /* opened read-write */
+  bool seek_data;                       /* lseek SEEK_DATA/SEEK_HOLE work */
+  struct device_info dev;
+  uint32_t bs;                          /* bytes: O_DIRECT offset alignment */
+};
+
+/* Before the model is built: make *path absolute (nbdkit changes to /
+ * when it daemonizes), check it is a regular file or a block device, and
+ * learn its size and the device it lives on (st_dev, or st_rdev for a
+ * block device: where sysfs has its rotational flag).
+ */
+extern int bk_probe (char **path, uint64_t *size, dev_t *st_dev);
+
+/* Open the device at path and every export's own file in m. */
+extern int bk_open_all (const char *path, const struct cfg_model *m);
+extern void bk_close_all (void);
+/* Forget the per-export table (nbdkit's unload). */
+extern void bk_unload (void);
+
+/* The device, and the file export i reads and writes. */
+extern const struct backing *bk_main (void);
+extern const struct backing *bk_export (size_t i);
+/* Bytes: the alignment every buffer given to FILE_DIRECT needs. */
+extern size_t bk_buf_align (void);
+/* Put every open file into the engine's slots (cfg->fds, cfg->nr_fds). */
+extern void bk_engine_fds (struct engine_cfg *cfg);
+
+/* Holes and data of [base + offset, base + offset + count) of b, where
+ * an export is [base, base + size) of it; extents relative to base.
+ */
+extern int bk_extents (const struct backing *b, uint64_t base, uint64_t size,
+                       uint32_t count, uint64_t offset,
+                       struct nbdkit_extents *extents);
+
+#endif /* CFQ_BACKING_H */

@@ -1,0 +1,445 @@
+/* io.c: request building and the data path (see io.h).
+ *
+ * Each NBD command becomes one or more requests for the engine
+ * (engine.h), charged to the connection's queue, which schedules them and
+ * does the I/O on its own thread; the worker sleeps in engine_run until
+ * they are done.
+ *
+ * The file is opened with O_DIRECT, so every transfer must be aligned to
+ * the logical block size (b->bs) in offset and length, and its buffer to
+ * b->dev.mem_align.  Requests that are not get the treatment planned by
+ * core/rmw.c: reads read the aligned span into a bounce buffer (bounce.h)
+ * and copy out; writes read the partial edge blocks, lay the data over
+ * them and write the span (read-modify-write).
+ *
+ * A read-modify-write must not lose a concurrent write to the same edge
+ * block, so every write-like command (write, trim, zero) takes a range
+ * lock (rangelock.h) on its aligned span for as long as its I/O is
+ * outstanding: shared for plain writes (which may overlap each other: NBD
+ * gives no ordering between concurrent commands), exclusive for a
+ * read-modify-write (from its edge reads until its write completes).
+ * Reads take no lock.  There is one range lock for all files: a false
+ * conflict between two files costs a wait, never data.
+ *
+ * A regular file whose size is not a multiple of b->bs has a last block
+ * that O_DIRECT cannot write without growing the file.  Commands whose
+ * span reaches into that block go through the file's second, buffered
+ * descriptor instead (still scheduled like any other request); the
+ * kernel keeps the page cache and direct I/O coherent for us.  Where the
+ * filesystem refuses O_DIRECT altogether both descriptors are buffered,
+ * no alignment is needed and nothing is locked.
+ *
+ * Threads: nbdkit's workers, one command each.  The capability flags are
+ * shared and atomic; the zero buffer is read-only after io_init.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "bounce.h"
+#include "engine.h"
+#include "io.h"
+#include "rangelock.h"
+#include "rmw.h"
+
+#define IO_ZERO_CHUNK (1u << 20)        /* bytes: write-zeroes fallback step */
+
+static void *io_zero_buf;               /* IO_ZERO_CHUNK bytes of zeroes */
+static struct rangelock io_rl = RANGELOCK_INIT (io_rl);
+
+/* Capabilities switched off (once, atomically) when the kernel says
+ * EOPNOTSUPP, as nbdkit's file plugin does.
+ */
+static int io_can_punch = 1;            /* fallocate PUNCH_HOLE */
+static int io_can_zero_range = 1;       /* fallocate ZERO_RANGE */
+static int io_can_discard = 1;          /* BLKDISCARD */
+
+static bool
+cap_on (int *cap)
+{
+  return __atomic_load_n (cap, __ATOMIC_RELAXED);
+}
+
+static void
+cap_off (int *cap, const char *what)
+{
+  if (__atomic_exchange_n (cap, 0, __ATOMIC_RELAXED))
+    nbdkit_debug ("cfq: %s not supported here: switched off", what);
+}
+
+static bool
+unsupported (int err)
+{
+  return err == -EOPNOTSUPP || err == -ENOTTY || err == -ENODEV;
+}
+
+int
+io_init (size_t align)
+{
+  if (posix_memalign (&io_zero_buf, align, IO_ZERO_CHUNK)) {
+    io_zero_buf = NULL;
+    return -ENOMEM;
+  }
+  memset (io_zero_buf, 0, IO_ZERO_CHUNK);
+  return 0;
+}
+
+void
+io_fini (void)
+{
+  free (io_zero_buf);
+  io_zero_buf = NULL;
+}
+
+/* ---- requests to the engine ------------------------------------------------- */
+
+/* Every request of a connection: charged to its queue and accounting,
+ * sync by the export's rule, and never outside the export's region (the
+ * callbacks translate offsets; nbdkit refuses anything past get_size).  A
+ * span rounded up to the block may reach past a region that ends at the
+ * device's unaligned end, never further.
+ */
+static void
+creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
+            int file, void *buf, uint64_t off, uint32_t len)
+{
+  creq_init (r, c->q, op, eop, file + c->b->slot, buf, off, len);
+  r->acct = c->acct;
+  if (c->writes_sync && (op == RQ_WRITE || op == RQ_TRIM || op == RQ_ZERO))
+    r->rq.flags |= RQ_SYNC;
+  if (op != RQ_FLUSH)
+    assert (off >= c->base &&
+            off + len <= c->base + c->size + (c->b->bs ? c->b->bs - 1 : 0));
+}
+
+static int
+run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
+        uint64_t len, uint64_t off, int rw_flags)
+{
+  struct creq r;
+
+  creq_build (c, &r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file, buf,
+              off, (uint32_t) len);
+  r.rw_flags = rw_flags;
+  if (rw_flags & RWF_DSYNC)
+    r.rq.flags |= RQ_FUA | RQ_SYNC;
+  return engine_run (&r);
+}
+
+static int
+run_fallocate (struct io_conn *c, enum rq_op op, int mode,
+               uint64_t len, uint64_t off)
+{
+  struct creq r;
+
+  creq_build (c, &r, op, EOP_FALLOCATE, FILE_DIRECT, NULL, off,
+              (uint32_t) len);
+  r.mode = mode;
+  return engine_run (&r);
+}
+
+static int
+run_flush (struct io_conn *c)
+{
+  struct creq r;
+
+  creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
+  return engine_run (&r);
+}
+
+/* Runs on the worker, when the scheduler dispatches the discard: there is
+ * no io_uring op for BLKDISCARD (see engine.c).
+ */
+static int
+blkdiscard_fn (struct creq *r)
+{
+  const struct backing *b = r->arg;
+  uint64_t range[2] = { r->rq.off, r->rq.len };
+
+  if (ioctl (b->fds[FILE_DIRECT], BLKDISCARD, range) == -1)
+    return -errno;
+  return 0;
+}
+
+static int
+run_discard (struct io_conn *c, uint64_t len, uint64_t off)
+{
+  struct creq r;
+
+  creq_build (c, &r, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, off,
+              (uint32_t) len);
+  r.worker_fn = blkdiscard_fn;
+  r.arg = (void *) c->b;
+  return engine_run (&r);
+}
+
+/* Does [off, off+len) reach the last, partial block of the file? */
+static bool
+in_tail (const struct io_conn *c, const struct rmw_plan *p)
+{
+  return p->span_off + p->span_len > c->b->dev.size;
+}
+
+static bool
+buf_aligned (const struct io_conn *c, const void *buf)
+{
+  return rmw_is_aligned ((uintptr_t) buf, c->b->dev.mem_align);
+}
+
+/* ---- data path ---------------------------------------------------------------- */
+
+static int
+do_pread (struct io_conn *c, void *buf, uint32_t count, uint64_t off)
+{
+  struct rmw_plan p;
+  void *b;
+  int err;
+
+  if (!c->b->direct)
+    return run_rw (c, RQ_READ, FILE_DIRECT, buf, count, off, 0);
+  err = rmw_plan (off, count, c->b->bs, &p);
+  if (err)
+    return err;
+  if (in_tail (c, &p))
+    return run_rw (c, RQ_READ, FILE_BUFFERED, buf, count, off, 0);
+  if (p.aligned && buf_aligned (c, buf))
+    return run_rw (c, RQ_READ, FILE_DIRECT, buf, count, off, 0);
+  b = bounce_get (p.span_len);
+  if (!b)
+    return -ENOMEM;
+  err = run_rw (c, RQ_READ, FILE_DIRECT, b, p.span_len, p.span_off, 0);
+  if (!err)
+    memcpy (buf, (char *) b + p.head, count);
+  bounce_put (b);
+  return err;
+}
+
+/* Read the partial edge blocks into the bounce, lay the data over, write
+ * the span.  The caller holds the span exclusively.
+ */
+static int
+do_rmw (struct io_conn *c, const void *buf, uint32_t count,
+        const struct rmw_plan *p, int rw_flags)
+{
+  struct creq edge[2], *rs[2];
+  char *b = bounce_get (p->span_len);
+  int err;
+
+  if (!b)
+    return -ENOMEM;
+  for (unsigned i = 0; i < p->nedges; i++) {
+    creq_build (c, &edge[i], RQ_READ, EOP_READ, FILE_DIRECT,
+                b + p->edge_buf[i], p->edge_off[i], c->b->bs);
+    rs[i] = &edge[i];
+  }
+  err = engine_run_many (rs, p->nedges);
+  if (!err) {
+    memcpy (b + p->head, buf, count);
+    err = run_rw (c, RQ_WRITE, FILE_DIRECT, b, p->span_len, p->span_off,
+                  rw_flags);
+  }
+  bounce_put (b);
+  return err;
+}
+
+static int
+do_pwrite (struct io_conn *c, const void *buf, uint32_t count,
+           uint64_t off, int rw_flags)
+{
+  struct rmw_plan p;
+  struct rl_range l;
+  int err;
+
+  if (!c->b->direct)              /* no read-modify-write: nothing to lock */
+    return run_rw (c, RQ_WRITE, FILE_DIRECT, (void *) buf, count, off,
+                   rw_flags);
+  err = rmw_plan (off, count, c->b->bs, &p);
+  if (err)
+    return err;
+  if (in_tail (c, &p)) {
+    rl_lock (&io_rl, &l, p.span_off, p.span_len, false);
+    err = run_rw (c, RQ_WRITE, FILE_BUFFERED, (void *) buf, count, off,
+                  rw_flags);
+  }
+  else if (p.aligned) {
+    void *b = (void *) buf;
+
+    if (!buf_aligned (c, buf)) {
+      b = bounce_get (count);
+      if (!b)
+        return -ENOMEM;
+      memcpy (b, buf, count);
+    }
+    rl_lock (&io_rl, &l, p.span_off, p.span_len, false);
+    err = run_rw (c, RQ_WRITE, FILE_DIRECT, b, count, off, rw_flags);
+    if (b != buf)
+      bounce_put (b);
+  }
+  else {
+    rl_lock (&io_rl, &l, p.span_off, p.span_len, true);
+    err = do_rmw (c, buf, count, &p, rw_flags);
+  }
+  rl_unlock (&io_rl, &l);
+  return err;
+}
+
+/* The slow zero: write zeroes through the normal write path. */
+static int
+write_zeroes (struct io_conn *c, uint32_t count, uint64_t off, int fua)
+{
+  while (count) {
+    uint32_t n = count < IO_ZERO_CHUNK ? count : IO_ZERO_CHUNK;
+    int err = do_pwrite (c, io_zero_buf, n, off, fua ? RWF_DSYNC : 0);
+
+    if (err)
+      return err;
+    count -= n;
+    off += n;
+  }
+  return 0;
+}
+
+/* Try the fast ways to zero; -EOPNOTSUPP when there is none. */
+static int
+try_fast_zero (struct io_conn *c, uint32_t count, uint64_t off,
+               bool may_trim, bool fast)
+{
+  int err = -EOPNOTSUPP;
+
+  if (c->b->dev.is_blockdev) {
+    /* The kernel wants logical-block alignment here. */
+    if (!rmw_is_aligned (off, c->b->bs) || !rmw_is_aligned (count, c->b->bs))
+      return -EOPNOTSUPP;
+    /* PUNCH_HOLE on a block device is a write-zeroes that may unmap and
+     * never falls back to writing: fast when it works.
+     */
+    if (may_trim && cap_on (&io_can_punch)) {
+      err = run_fallocate (c, RQ_ZERO, FALLOC_FL_PUNCH_HOLE |
+                           FALLOC_FL_KEEP_SIZE, count, off);
+      if (unsupported (err))
+        cap_off (&io_can_punch, "fallocate PUNCH_HOLE");
+    }
+    /* ZERO_RANGE may be the kernel writing zeroes itself: not fast. */
+    if (unsupported (err) && !fast && cap_on (&io_can_zero_range)) {
+      err = run_fallocate (c, RQ_ZERO, FALLOC_FL_ZERO_RANGE |
+                           FALLOC_FL_KEEP_SIZE, count, off);
+      if (unsupported (err))
+        cap_off (&io_can_zero_range, "fallocate ZERO_RANGE");
+    }
+    return unsupported (err) ? -EOPNOTSUPP : err;
+  }
+
+  if (may_trim && cap_on (&io_can_punch)) {
+    err = run_fallocate (c, RQ_ZERO, FALLOC_FL_PUNCH_HOLE |
+                         FALLOC_FL_KEEP_SIZE, count, off);
+    if (unsupported (err))
+      cap_off (&io_can_punch, "fallocate PUNCH_HOLE");
+  }
+  if (unsupported (err) && cap_on (&io_can_zero_range)) {
+    err = run_fallocate (c, RQ_ZERO, FALLOC_FL_ZERO_RANGE |
+                         FALLOC_FL_KEEP_SIZE, count, off);
+    if (unsupported (err))
+      cap_off (&io_can_zero_range, "fallocate ZERO_RANGE");
+  }
+  return unsupported (err) ? -EOPNOTSUPP : err;
+}
+
+/* ---- the commands ------------------------------------------------------------- */
+
+int
+io_pread (struct io_conn *c, void *buf, uint32_t count, uint64_t off)
+{
+  return count ? do_pread (c, buf, count, c->base + off) : 0;
+}
+
+int
+io_pwrite (struct io_conn *c, const void *buf, uint32_t count, uint64_t off,
+           bool fua)
+{
+  fua = fua || c->writes_sync;
+  return count ? do_pwrite (c, buf, count, c->base + off,
+                            fua ? RWF_DSYNC : 0) : 0;
+}
+
+int
+io_flush (struct io_conn *c)
+{
+  return run_flush (c);
+}
+
+int
+io_trim (struct io_conn *c, uint32_t count, uint64_t off, bool fua)
+{
+  struct rl_range l;
+  uint64_t ioff, ilen = count;
+  int err = 0;
+
+  if (count == 0)
+    return 0;
+  off += c->base;
+  ioff = off;
+  if (c->b->dev.is_blockdev) {
+    /* Discard is advisory: the partial edge blocks are left as they are. */
+    rmw_interior (off, count, c->b->bs, &ioff, &ilen);
+    if (ilen && cap_on (&io_can_discard)) {
+      rl_lock (&io_rl, &l, ioff, ilen, false);
+      err = run_discard (c, ilen, ioff);
+      rl_unlock (&io_rl, &l);
+      if (unsupported (err)) {
+        cap_off (&io_can_discard, "BLKDISCARD");
+        err = 0;
+      }
+    }
+  }
+  else if (cap_on (&io_can_punch)) {
+    struct rmw_plan p;
+
+    rmw_plan (off, count, c->b->bs, &p);
+    rl_lock (&io_rl, &l, p.span_off, p.span_len, false);
+    err = run_fallocate (c, RQ_TRIM, FALLOC_FL_PUNCH_HOLE |
+                         FALLOC_FL_KEEP_SIZE, count, off);
+    rl_unlock (&io_rl, &l);
+    if (unsupported (err)) {
+      cap_off (&io_can_punch, "fallocate PUNCH_HOLE");
+      err = 0;
+    }
+  }
+  if (!err && fua)
+    err = run_flush (c);
+  return err;
+}
+
+int
+io_zero (struct io_conn *c, uint32_t count, uint64_t off, bool may_trim,
+         bool fast, bool fua)
+{
+  struct rmw_plan p;
+  struct rl_range l;
+  int err;
+
+  if (count == 0)
+    return 0;
+  off += c->base;
+  /* The fast ways hold the span like a plain write would. */
+  rmw_plan (off, count, c->b->bs, &p);
+  rl_lock (&io_rl, &l, p.span_off, p.span_len, false);
+  err = try_fast_zero (c, count, off, may_trim, fast);
+  rl_unlock (&io_rl, &l);
+  if (err == -EOPNOTSUPP) {
+    if (fast)
+      return -ENOTSUP;
+    return write_zeroes (c, count, off, fua);
+  }
+  if (!err && fua)
+    err = run_flush (c);
+  return err;
+}

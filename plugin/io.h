@@ -1,0 +1,45 @@
+/* io.h: the data path: NBD commands as requests for the engine.
+ *
+ * Offsets are the export's (0 is the start of the export); every function
+ * returns 0 or -errno and blocks its worker until the I/O is done.
+ *
+ * Threads: io_init and io_fini on nbdkit's main thread (get_ready,
+ * cleanup); the rest on nbdkit's workers, each with its own connection's
+ * struct io_conn, which the data path only reads.
+ */
+#ifndef CFQ_IO_H
+#define CFQ_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backing.h"
+#include "sched.h"
+
+/* What the data path needs to know of a connection. */
+struct io_conn {
+  struct sched_queue *q;                /* the connection's queue */
+  const struct backing *b;              /* the file its requests go to */
+  uint64_t base;                        /* bytes: export's offset in b */
+  uint64_t size;                        /* bytes: export's size */
+  bool writes_sync;                     /* export has writes=sync */
+  void *acct;                           /* accounting (creq->acct) */
+};
+
+/* Buffers aligned to align bytes (bk_buf_align).  0 or -errno. */
+extern int io_init (size_t align);
+extern void io_fini (void);
+
+extern int io_pread (struct io_conn *c, void *buf, uint32_t count,
+                     uint64_t off);
+extern int io_pwrite (struct io_conn *c, const void *buf, uint32_t count,
+                      uint64_t off, bool fua);
+extern int io_flush (struct io_conn *c);
+extern int io_trim (struct io_conn *c, uint32_t count, uint64_t off,
+                    bool fua);
+/* -ENOTSUP if fast and there is no fast way to zero here. */
+extern int io_zero (struct io_conn *c, uint32_t count, uint64_t off,
+                    bool may_trim, bool fast, bool fua);
+
+#endif /* CFQ_IO_H */

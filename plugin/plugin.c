@@ -1,0 +1,621 @@
+/* plugin.c: the nbdkit plugin: serve one file or block device to many
+ * clients, each connection a queue in the scheduler.
+ *
+ *   nbdkit ./plugin/nbdkit-cfq-plugin.so file=PATH [scheduler=fifo|cfq]
+ *          [queue_depth=N] [config=FILE] ...
+ *
+ * This file is the nbdkit edge and nothing else: it parses parameters,
+ * follows nbdkit's lifecycle (parse in .config, validate in
+ * .config_complete, open in .get_ready, start the dispatcher thread in
+ * .after_fork), and turns each callback into a call to the data path
+ * (io.c), reporting errors nbdkit's way.  The jobs live elsewhere:
+ *
+ *   backing.c          opening and probing the files
+ *   io.c               request building and the data path
+ *   bounce.c           aligned buffers for unaligned requests
+ *   rangelock.c        the write range lock
+ *   engine.c, hold.c   the dispatcher thread, held completions
+ *   backend-uring.c    io_uring; backend-null.c: no device at all
+ *   tenants.c          the config model made live; the engine's hooks
+ *   stats.c, ctlcmd.c  statistics; the control socket's commands
+ *   control.c          the control socket itself
+ *
+ * Names.  The callbacks and this file's statics are cfqp_*: core/ owns
+ * cfq_* (the policy keeps the kernel's cfq_ names, cfqd, cfqq, cfqg),
+ * and a plugin named "cfq" would otherwise define cfq_open next to the
+ * policy's cfq_* functions.  Only the -D flags keep cfq_debug_*, since
+ * nbdkit finds "-D cfq.NAME" as the symbol cfq_debug_NAME.
+ *
+ * Threads: configuration runs on nbdkit's main thread and is read-only
+ * once .get_ready has returned; the per-connection callbacks run on
+ * nbdkit's workers (THREAD_MODEL_PARALLEL), each touching only its own
+ * handle, and block in the engine until their requests are done.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <ev.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+#include "backing.h"
+#include "bounce.h"
+#include "engine.h"
+#include "io.h"
+#include "sched.h"
+#include "tenants.h"
+
+#ifndef CFQ_LIBURING_VERSION
+#define CFQ_LIBURING_VERSION "unknown"
+#endif
+
+#define CFQP_QUEUE_DEPTH_DEFAULT 32     /* requests at the device */
+#define CFQP_QUEUE_DEPTH_MAX 4096
+#define CFQP_MAX_REQUEST (32u << 20)    /* bytes: NBD's largest data request */
+#define CFQP_PREFERRED_BLOCK 4096       /* bytes */
+
+/* ---- configuration (main thread, before get_ready) ------------------------- */
+
+static char *cfqp_file;                 /* absolute path */
+static const struct sched_ops *cfqp_sched_ops;
+static unsigned cfqp_queue_depth = CFQP_QUEUE_DEPTH_DEFAULT;
+static const struct backend_ops *cfqp_bops; /* backend=; NULL: the first */
+static dev_t cfqp_st_dev;               /* device holding the file (sysfs) */
+static uint64_t cfqp_size;              /* bytes: the file's, at config time */
+
+/* The backends, by their names for backend=; the first is the default. */
+static const struct backend_ops *const cfqp_backends[] = {
+  &uring_backend_ops,
+  &null_backend_ops,
+};
+#define CFQP_NR_BACKENDS (sizeof cfqp_backends / sizeof cfqp_backends[0])
+
+struct cfqp_handle {
+  struct io_conn io;                    /* what the data path needs */
+  int readonly;                         /* nbdkit -r, read-only open or
+                                           a readonly export */
+};
+
+/* The plugin edge: report -err to nbdkit and the client. */
+static int
+fail (const char *what, int err)
+{
+  if (err != -ENOTSUP)
+    nbdkit_error ("cfq: %s: %s", what, strerror (-err));
+  nbdkit_set_error (-err);
+  errno = -err;
+  return -1;
+}
+
+/* ---- loading and configuration ------------------------------------------------ */
+
+static void
+cfqp_unload (void)
+{
+  free (cfqp_file);
+  bk_unload ();
+  tn_unload ();
+  bounce_fini ();
+}
+
+static void
+cfqp_dump_plugin (void)
+{
+  static const char *const names[] = { "fifo", "cfq" };
+  const char *sep = "";
+
+  printf ("cfq_io_uring=yes\n");
+  printf ("cfq_liburing_version=%s\n", CFQ_LIBURING_VERSION);
+  printf ("cfq_libev_version=%d.%d\n", ev_version_major (),
+          ev_version_minor ());
+  printf ("cfq_o_direct=yes\n");
+  printf ("cfq_fallocate=yes\n");
+  printf ("cfq_discard=yes\n");
+  printf ("cfq_extents=yes\n");
+  printf ("cfq_schedulers=");
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (sched_lookup (names[i])) {
+      printf ("%s%s", sep, names[i]);
+      sep = ",";
+    }
+  printf ("\n");
+  printf ("cfq_backends=");
+  for (size_t i = 0; i < CFQP_NR_BACKENDS; i++)
+    printf ("%s%s", i ? "," : "", cfqp_backends[i]->name);
+  printf ("\n");
+  printf ("cfq_queue_depth_default=%d\n", CFQP_QUEUE_DEPTH_DEFAULT);
+  printf ("cfq_max_request=%u\n", CFQP_MAX_REQUEST);
+  printf ("cfq_config=yes\n");
+  printf ("cfq_control=yes\n");
+  printf ("cfq_emulate=hdd,ssd\n");
+  printf ("cfq_export_file=yes\n");
+}
+
+static int
+cfqp_config (const char *key, const char *value)
+{
+  if (strcmp (key, "file") == 0) {
+    free (cfqp_file);
+    cfqp_file = strdup (value); /* made absolute in config_complete */
+    if (!cfqp_file) {
+      nbdkit_error ("cfq: strdup: %m");
+      return -1;
+    }
+    return tn_override (key, value);
+  }
+  else if (strcmp (key, "scheduler") == 0) {
+    if (!sched_lookup (value)) {
+      nbdkit_error ("cfq: scheduler=%s: unknown (fifo or cfq)", value);
+      return -1;
+    }
+    return tn_override (key, value);   /* the model decides (tn_sched_name) */
+  }
+  else if (strcmp (key, "queue_depth") == 0) {
+    /* Our own parse, so every refusal names the value it refuses. */
+    char *end;
+    unsigned long v;
+
+    if (value[0] == '\0') {
+      nbdkit_error ("cfq: queue_depth: empty value "
+                    "(must be a number between 1 and %d)",
+                    CFQP_QUEUE_DEPTH_MAX);
+      return -1;
+    }
+    errno = 0;
+    v = strtoul (value, &end, 10);
+    if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno ||
+        v < 1 || v > CFQP_QUEUE_DEPTH_MAX) {
+      nbdkit_error ("cfq: queue_depth=%s: must be a number between 1 and %d",
+                    value, CFQP_QUEUE_DEPTH_MAX);
+      return -1;
+    }
+    cfqp_queue_depth = (unsigned) v;
+    return tn_override (key, value);
+  }
+  else if (strcmp (key, "backend") == 0) {
+    char names[128] = "";
+    size_t n = 0;
+
+    cfqp_bops = NULL;
+    for (size_t i = 0; i < CFQP_NR_BACKENDS; i++) {
+      if (strcmp (value, cfqp_backends[i]->name) == 0)
+        cfqp_bops = cfqp_backends[i];
+      n += snprintf (names + n, sizeof names - n, "%s%s",
+                     i == 0 ? "" : i + 1 < CFQP_NR_BACKENDS ? ", " : " or ",
+                     cfqp_backends[i]->name);
+    }
+    if (!cfqp_bops) {
+      nbdkit_error ("cfq: backend=%s: unknown (%s)", value, names);
+      return -1;
+    }
+  }
+  else
+    return tn_config (key, value) == -1 ? -1 : 0;
+  return 0;
+}
+
+static int
+cfqp_config_complete (void)
+{
+  const char *name;
+
+  if (!cfqp_file && tn_device_file ()) {
+    cfqp_file = strdup (tn_device_file ());
+    if (!cfqp_file) {
+      nbdkit_error ("cfq: strdup: %m");
+      return -1;
+    }
+  }
+  if (!cfqp_file) {
+    nbdkit_error ("cfq: the file parameter is required "
+                  "(file=PATH: a regular file or a block device)");
+    tn_report_errors ();
+    return -1;
+  }
+  /* The model needs the device's size to check the exports' regions. */
+  if (bk_probe (&cfqp_file, &cfqp_size, &cfqp_st_dev) == -1) {
+    tn_report_errors ();
+    return -1;
+  }
+  if (tn_validate (cfqp_size) == -1)
+    return -1;
+  cfqp_queue_depth = tn_model ()->dev.queue_depth;
+  name = tn_sched_name ();
+  cfqp_sched_ops = sched_lookup (name);
+  if (!cfqp_sched_ops) {
+    nbdkit_error ("cfq: scheduler=%s: unknown (fifo or cfq)", name);
+    return -1;
+  }
+  return 0;
+}
+
+#define cfqp_config_help \
+  "file=<PATH>          (required) The regular file or block device to serve.\n" \
+  "scheduler=cfq|fifo   Scheduling policy (default cfq; fifo: the baseline).\n" \
+  "queue_depth=<N>      Requests at the device at once (default 32).\n" \
+  "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \
+  "config=<FILE>        Tenants: [device] [scheduler] [group N] [export N].\n" \
+  "control=<PATH>       Serve the control socket (cfqctl) at PATH.\n" \
+  "stats=<FILE>         Write the statistics as JSON to FILE at exit.\n" \
+  "KEY=VALUE            Override a [device]/[scheduler] key or model.NAME\n" \
+  "                     (mode, emulate, slice_idle, quantum, model.rpm ...)."
+
+/* ---- starting and stopping ---------------------------------------------------- */
+
+static int
+cfqp_get_ready (void)
+{
+  int err;
+
+  if (bk_open_all (cfqp_file, tn_model ()) == -1)
+    return -1;
+  err = io_init (bk_buf_align ());
+  if (err) {
+    nbdkit_error ("cfq: posix_memalign: %s", strerror (-err));
+    return -1;
+  }
+  err = bounce_init (bk_buf_align ());
+  if (err) {
+    nbdkit_error ("cfq: pthread_key_create: %s", strerror (-err));
+    return -1;
+  }
+  return tn_prepare (cfqp_sched_ops->name, bk_main ()->dev.size,
+                     cfqp_st_dev);
+}
+
+/* -D cfq.direct=0: every request goes through the dispatcher's loop, so
+ * the direct path (engine.c) can be measured against it.
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_direct = 1;
+
+static int
+cfqp_after_fork (void)
+{
+  struct engine_cfg cfg = {
+    .sched_ops = cfqp_sched_ops,
+    .queue_depth = cfqp_queue_depth,
+    .backend = cfqp_bops ? cfqp_bops : cfqp_backends[0],
+    .no_direct = !cfq_debug_direct,
+  };
+  int err;
+
+  bk_engine_fds (&cfg);
+  tn_engine_cfg (&cfg);
+  err = engine_start (&cfg);
+
+  if (err) {
+    nbdkit_error ("cfq: starting the dispatcher (%s backend): %s",
+                  cfg.backend->name, strerror (-err));
+    return -1;
+  }
+  nbdkit_debug ("cfq: dispatcher started: scheduler=%s queue_depth=%u "
+                "backend=%s", cfqp_sched_ops->name, cfqp_queue_depth,
+                cfg.backend->name);
+  return 0;
+}
+
+static void
+cfqp_cleanup (void)
+{
+  struct engine_stats st;
+
+  if (engine_stop (&st))
+    nbdkit_debug ("cfq: dispatcher: %" PRIu64 " requests in %" PRIu64
+                  " submits over %" PRIu64 " passes (%" PRIu64
+                  " direct, %" PRIu64 " worker reaps); %" PRIu64
+                  " run by workers; at most %u at the device",
+                  st.dispatched, st.submits, st.passes, st.direct, st.reaps,
+                  st.worker_ops, st.max_inflight);
+  bk_close_all ();
+  io_fini ();
+}
+
+/* ---- connections ---------------------------------------------------------------- */
+
+/* The export a client asked for, and whether it may have it. */
+static int
+pick_export (size_t *ip)
+{
+  const struct cfg_model *m = tn_model ();
+  const char *name = nbdkit_export_name ();
+  const struct cfg_export *e;
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+
+  if (!name)
+    name = "";
+  e = cfg_find_export (m, name);
+  if (!e) {
+    char list[1024] = "";
+    size_t n = 0;
+
+    for (size_t i = 0; i < m->nr_exports && n < sizeof list; i++)
+      n += snprintf (list + n, sizeof list - n, "%s%s", i ? ", " : "",
+                     *m->exports[i].name ? m->exports[i].name : "\"\"");
+    nbdkit_error ("unknown export '%s' (exports: %s)", name, list);
+    return -1;
+  }
+  if (e->nr_allow) {
+    memset (&ss, 0, sizeof ss);
+    if (nbdkit_peer_name ((struct sockaddr *) &ss, &len) == -1) {
+      nbdkit_error ("export '%s': cannot tell the client's address, "
+                    "refused (the export has allow=)", name);
+      return -1;
+    }
+    if (cfg_export_allows (e, (struct sockaddr *) &ss, len) != 1) {
+      nbdkit_error ("export '%s': client not in its allow= list: refused",
+                    name);
+      return -1;
+    }
+  }
+  *ip = (size_t) (e - m->exports);
+  return 0;
+}
+
+static void *
+cfqp_open (int readonly)
+{
+  const struct cfg_export *e;
+  struct engine_qspec spec;
+  struct cfqp_handle *h;
+  struct tn_conn *conn;
+  size_t i;
+  int err;
+
+  if (pick_export (&i) == -1)
+    return NULL;
+  e = &tn_model ()->exports[i];
+  h = calloc (1, sizeof *h);
+  if (!h) {
+    nbdkit_error ("cfq: calloc: %m");
+    return NULL;
+  }
+  h->io.b = bk_export (i);
+  h->readonly = readonly || !h->io.b->writable || e->readonly;
+  h->io.base = e->file ? 0 : e->offset;
+  h->io.size = e->file ? h->io.b->dev.size : e->size;
+  h->io.writes_sync = e->writes_sync;
+  conn = tn_conn_new (i);
+  if (!conn) {
+    nbdkit_error ("cfq: calloc: %m");
+    free (h);
+    return NULL;
+  }
+  h->io.acct = conn;
+  tn_qspec (i, &spec);
+  err = engine_queue_new (&h->io.q, &spec, conn);
+  if (err) {
+    nbdkit_error ("cfq: creating the connection's queue: %s",
+                  strerror (-err));
+    tn_conn_free (conn);
+    free (h);
+    return NULL;
+  }
+  return h;
+}
+
+static void
+cfqp_close (void *handle)
+{
+  struct cfqp_handle *h = handle;
+
+  engine_queue_free (h->io.q, h->io.acct);
+  tn_conn_free (h->io.acct);
+  free (h);
+}
+
+static int
+cfqp_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
+{
+  const struct cfg_model *m = tn_model ();
+
+  for (size_t i = 0; i < m->nr_exports; i++) {
+    const struct cfg_export *e = &m->exports[i];
+    char desc[256];
+
+    snprintf (desc, sizeof desc, "group %s, %" PRIu64 " bytes at offset %"
+              PRIu64 "%s", m->groups[e->group].name, e->size, e->offset,
+              e->readonly ? ", read-only" : "");
+    if (nbdkit_add_export (exports, e->name, desc) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+static const char *
+cfqp_default_export (int readonly, int is_tls)
+{
+  const struct cfg_model *m = tn_model ();
+
+  if (cfg_find_export (m, ""))
+    return "";
+  return m->nr_exports ? m->exports[0].name : "";
+}
+
+/* ---- what a connection may do --------------------------------------------------- */
+
+static int64_t
+cfqp_get_size (void *handle)
+{
+  struct cfqp_handle *h = handle;
+
+  return (int64_t) h->io.size;
+}
+
+static int
+cfqp_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
+                 uint32_t *maximum)
+{
+  /* A file whose size is not a multiple of the block could not have its
+   * last bytes read by a client that honours the minimum: promise nothing
+   * then (unaligned requests are served correctly either way).
+   */
+  struct cfqp_handle *h = handle;
+  uint32_t bs = h->io.b->bs;
+
+  *minimum = h->io.size % bs == 0 ? bs : 1;
+  *preferred = bs > CFQP_PREFERRED_BLOCK ? bs : CFQP_PREFERRED_BLOCK;
+  *maximum = CFQP_MAX_REQUEST;
+  return 0;
+}
+
+static int
+cfqp_can_write (void *handle)
+{
+  struct cfqp_handle *h = handle;
+
+  return !h->readonly;
+}
+
+static int
+cfqp_can_flush (void *handle)
+{
+  return 1;
+}
+
+static int
+cfqp_can_fua (void *handle)
+{
+  return NBDKIT_FUA_NATIVE;
+}
+
+static int
+cfqp_can_trim (void *handle)
+{
+  return 1;
+}
+
+static int
+cfqp_can_zero (void *handle)
+{
+  return 1;
+}
+
+static int
+cfqp_can_fast_zero (void *handle)
+{
+  return 1;
+}
+
+static int
+cfqp_can_multi_conn (void *handle)
+{
+  return 1;             /* one fd for all connections: a flush covers all */
+}
+
+static int
+cfqp_can_extents (void *handle)
+{
+  struct cfqp_handle *h = handle;
+
+  return h->io.b->seek_data;
+}
+
+/* ---- data ------------------------------------------------------------------------ */
+
+static int
+cfqp_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+              struct nbdkit_extents *extents)
+{
+  struct cfqp_handle *h = handle;
+
+  return bk_extents (h->io.b, h->io.base, h->io.size, count, offset,
+                     extents);
+}
+
+static int
+cfqp_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+            uint32_t flags)
+{
+  struct cfqp_handle *h = handle;
+  int err = io_pread (&h->io, buf, count, offset);
+
+  return err ? fail ("pread", err) : 0;
+}
+
+static int
+cfqp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
+             uint32_t flags)
+{
+  struct cfqp_handle *h = handle;
+  int err = io_pwrite (&h->io, buf, count, offset, flags & NBDKIT_FLAG_FUA);
+
+  return err ? fail ("pwrite", err) : 0;
+}
+
+static int
+cfqp_flush (void *handle, uint32_t flags)
+{
+  struct cfqp_handle *h = handle;
+  int err = io_flush (&h->io);
+
+  return err ? fail ("flush", err) : 0;
+}
+
+static int
+cfqp_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct cfqp_handle *h = handle;
+  int err = io_trim (&h->io, count, offset, flags & NBDKIT_FLAG_FUA);
+
+  return err ? fail ("trim", err) : 0;
+}
+
+static int
+cfqp_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct cfqp_handle *h = handle;
+  int err = io_zero (&h->io, count, offset, flags & NBDKIT_FLAG_MAY_TRIM,
+                     flags & NBDKIT_FLAG_FAST_ZERO, flags & NBDKIT_FLAG_FUA);
+
+  return err ? fail ("zero", err) : 0;
+}
+
+static struct nbdkit_plugin plugin = {
+  .name = "cfq",
+  .longname = "nbdkit CFQ-scheduled io_uring plugin",
+  .version = "0.1",
+  .description = "Serve a file or block device, one CFQ queue per client",
+  .unload = cfqp_unload,
+  .dump_plugin = cfqp_dump_plugin,
+  .config = cfqp_config,
+  .config_complete = cfqp_config_complete,
+  .config_help = cfqp_config_help,
+  .magic_config_key = "file",
+  .get_ready = cfqp_get_ready,
+  .after_fork = cfqp_after_fork,
+  .cleanup = cfqp_cleanup,
+  .open = cfqp_open,
+  .close = cfqp_close,
+  .list_exports = cfqp_list_exports,
+  .default_export = cfqp_default_export,
+  .get_size = cfqp_get_size,
+  .block_size = cfqp_block_size,
+  .can_write = cfqp_can_write,
+  .can_flush = cfqp_can_flush,
+  .can_fua = cfqp_can_fua,
+  .can_trim = cfqp_can_trim,
+  .can_zero = cfqp_can_zero,
+  .can_fast_zero = cfqp_can_fast_zero,
+  .can_multi_conn = cfqp_can_multi_conn,
+  .can_extents = cfqp_can_extents,
+  .extents = cfqp_extents,
+  .pread = cfqp_pread,
+  .pwrite = cfqp_pwrite,
+  .flush = cfqp_flush,
+  .trim = cfqp_trim,
+  .zero = cfqp_zero,
+  .errno_is_preserved = 1,
+};
+
+NBDKIT_REGISTER_PLUGIN (plugin)

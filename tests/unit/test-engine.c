@@ -1,0 +1,564 @@
+/* test-engine.c: the engine (plugin/engine.c), without nbdkit or a disk.
+ *
+ *  1. many threads on the null backend, under fifo and under cfq: each
+ *     thread is a connection (its own queue in a group made by the setup
+ *     hook) and sends single requests (the direct path when the engine is
+ *     idle) and batches (engine_run_many); every request is inserted,
+ *     dispatched and completed exactly once (the done hook counts each by
+ *     its id), reads come back as the backend wrote them (zeroes), the
+ *     connection hooks see every open and close, and the device never
+ *     holds more than queue_depth requests;
+ *  2. a gate backend (below), which holds what it is given until the test
+ *     opens it: the engine fills the device to exactly queue_depth and
+ *     never beyond, with more requests waiting than that;
+ *  3. stop drains: with queue_depth requests at the gate (and then, again,
+ *     as many more in the scheduler), engine_stop does not return until
+ *     every one of them has completed, and each completes with success.
+ *
+ * The gate backend is this test's own: the engine takes any struct
+ * backend_ops (engine_cfg.backend), as the plugin hands it io_uring's or
+ * the null one.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "check.h"
+#include "engine.h"
+
+#define LEN 4096
+
+struct treq {
+  struct creq r;
+  unsigned id;                  /* index into done[] */
+};
+
+/* What the hooks see, under the engine lock. */
+static struct {
+  struct engine *e;
+  struct sched_group *grp;
+  unsigned opens, closes, setups, teardowns;
+  unsigned *done;               /* per request id: completions */
+  unsigned ndone;
+  unsigned bad_res;             /* completions with res != 0 */
+  unsigned over_depth;          /* done seen with inflight >= depth */
+} hk;
+
+static int
+h_setup (struct engine *e, void *opaque, struct sched *s,
+         struct ev_loop *loop)
+{
+  CHECK_PTR_EQ (opaque, &hk);
+  hk.e = e;
+  hk.setups++;
+  hk.grp = sched_group_new (s, "test", SCHED_WEIGHT_DEFAULT);
+  return hk.grp ? 0 : -ENOMEM;
+}
+
+static void
+h_teardown (struct engine *e, void *opaque)
+{
+  CHECK_PTR_EQ (e, hk.e);
+  hk.teardowns++;
+}
+
+static void
+h_conn (struct engine *e, void *opaque, void *acct, bool open)
+{
+  CHECK_PTR_EQ (e, hk.e);
+  CHECK_NOTNULL (acct);
+  if (open)
+    hk.opens++;
+  else
+    hk.closes++;
+}
+
+static void
+h_done (struct engine *e, void *opaque, struct creq *r, int res, uint64_t now)
+{
+  struct treq *t = (struct treq *) r;
+
+  CHECK_PTR_EQ (e, hk.e);
+  hk.done[t->id]++;
+  hk.ndone++;
+  if (res)
+    hk.bad_res++;
+  if (engine_inflight (e) >= engine_depth (e))
+    hk.over_depth++;
+}
+
+static const struct engine_hooks hooks = {
+  .setup = h_setup,
+  .teardown = h_teardown,
+  .conn = h_conn,
+  .done = h_done,
+};
+
+static void
+hk_reset (unsigned nreq)
+{
+  free (hk.done);
+  memset (&hk, 0, sizeof hk);
+  hk.done = calloc (nreq, sizeof *hk.done);
+  CHECK_NOTNULL (hk.done);
+}
+
+static struct engine_cfg
+cfg_for (const char *sched, const struct backend_ops *b, unsigned depth)
+{
+  struct engine_cfg cfg = {
+    .sched_ops = sched_lookup (sched),
+    .queue_depth = depth,
+    .backend = b,
+    .hooks = &hooks,
+    .opaque = &hk,
+  };
+
+  CHECK_NOTNULL (cfg.sched_ops);
+  for (int i = 0; i < ENGINE_FILE_SLOTS; i++)
+    cfg.fds[i] = -1;
+  return cfg;
+}
+
+/* ---- 1. many threads, null backend ------------------------------------------ */
+
+#define NTHREADS 8
+#define PER_THREAD 1500         /* requests per thread */
+#define BATCH 3
+
+struct worker {
+  pthread_t t;
+  unsigned first_id;            /* ids first_id .. first_id + PER_THREAD */
+  struct treq *rq;              /* PER_THREAD of them */
+  unsigned char buf[LEN];
+  int err;                      /* first failure, 0 if none */
+  unsigned bad_data;            /* reads that did not come back zeroed */
+};
+
+static void
+prep (struct worker *w, struct sched_queue *q, unsigned i, bool read)
+{
+  struct treq *t = &w->rq[i];
+
+  creq_init (&t->r, q, read ? RQ_READ : RQ_WRITE, read ? EOP_READ : EOP_WRITE,
+             FILE_DIRECT, w->buf, (uint64_t) i * LEN, LEN);
+  t->r.acct = w;
+  t->id = w->first_id + i;
+}
+
+/* A connection's queue, in the group the setup hook made; acct w. */
+static int
+open_queue (struct worker *w, struct sched_queue **qp)
+{
+  struct engine_qspec spec = {
+    .grp = hk.grp, .cls = SCHED_CLASS_BE, .level = 4,
+  };
+
+  return engine_queue_new (qp, &spec, w);
+}
+
+static void *
+worker_main (void *arg)
+{
+  struct worker *w = arg;
+  struct sched_queue *q;
+  unsigned i = 0;
+  int err;
+
+  err = open_queue (w, &q);
+  if (err) {
+    w->err = err;
+    return NULL;
+  }
+  while (i < PER_THREAD && !w->err) {
+    if (i % 4 == 3 && i + BATCH <= PER_THREAD) {   /* a batch of writes */
+      struct creq *rs[BATCH];
+
+      for (unsigned k = 0; k < BATCH; k++) {
+        prep (w, q, i + k, false);
+        rs[k] = &w->rq[i + k].r;
+      }
+      err = engine_run_many (rs, BATCH);
+      i += BATCH;
+    }
+    else {                                      /* one read */
+      memset (w->buf, 0xa5, LEN);
+      prep (w, q, i, true);
+      err = engine_run (&w->rq[i].r);
+      if (!err && (w->buf[0] != 0 || w->buf[LEN - 1] != 0 ||
+                   memcmp (w->buf, w->buf + 1, LEN - 1) != 0))
+        w->bad_data++;
+      i++;
+    }
+    if (err)
+      w->err = err;
+  }
+  engine_queue_free (q, w);
+  return NULL;
+}
+
+static void
+test_many (const char *sched, unsigned depth)
+{
+  const unsigned total = NTHREADS * PER_THREAD;
+  struct engine_cfg cfg = cfg_for (sched, &null_backend_ops, depth);
+  struct worker *w = calloc (NTHREADS, sizeof *w);
+  struct engine_stats st;
+
+  CHECK_NOTNULL (w);
+  hk_reset (total);
+  CHECK_EQ (engine_start (&cfg), 0);
+  CHECK_EQ (hk.setups, 1u);
+  CHECK_NOTNULL (hk.grp);
+  CHECK_EQ (engine_start (&cfg), -EBUSY);         /* one per process */
+  for (unsigned i = 0; i < NTHREADS; i++) {
+    w[i].first_id = i * PER_THREAD;
+    w[i].rq = calloc (PER_THREAD, sizeof *w[i].rq);
+    CHECK_NOTNULL (w[i].rq);
+    CHECK_EQ (pthread_create (&w[i].t, NULL, worker_main, &w[i]), 0);
+  }
+  for (unsigned i = 0; i < NTHREADS; i++) {
+    CHECK_EQ (pthread_join (w[i].t, NULL), 0);
+    CHECK_EQ (w[i].err, 0);
+    CHECK_EQ (w[i].bad_data, 0u);
+    for (unsigned k = 0; k < PER_THREAD; k++)
+      CHECK_EQ (w[i].rq[k].r.res, 0);
+  }
+  CHECK (engine_stop (&st));
+  CHECK (!engine_stop (NULL));                    /* idempotent */
+  CHECK_EQ (hk.teardowns, 1u);
+  CHECK_EQ (hk.opens, (unsigned) NTHREADS);
+  CHECK_EQ (hk.closes, (unsigned) NTHREADS);
+  CHECK_EQ (hk.ndone, total);
+  for (unsigned id = 0; id < total; id++)
+    CHECK_EQ (hk.done[id], 1u);
+  CHECK_EQ (hk.bad_res, 0u);
+  CHECK_EQ (hk.over_depth, 0u);
+  CHECK_EQ (st.dispatched, (uint64_t) total);
+  CHECK_LE (st.max_inflight, depth);
+  CHECK_GE (st.max_inflight, 1u);
+  printf ("many (%s, depth %u): %u requests, %llu passes (%llu direct), "
+          "at most %u at the device\n", sched, depth, total,
+          (unsigned long long) st.passes, (unsigned long long) st.direct,
+          st.max_inflight);
+  for (unsigned i = 0; i < NTHREADS; i++)
+    free (w[i].rq);
+  free (w);
+  /* Stopped: nothing is accepted any more. */
+  {
+    struct treq t;
+
+    creq_init (&t.r, NULL, RQ_READ, EOP_READ, FILE_DIRECT, NULL, 0, LEN);
+    CHECK_EQ (engine_run (&t.r), -ESHUTDOWN);
+  }
+}
+
+/* ---- the gate backend ---------------------------------------------------------- */
+
+struct gate {
+  struct engine *e;
+  struct ev_loop *loop;
+  ev_async open;                /* the test opens the gate (any thread) */
+  struct creq *head, **tail;    /* held; under the engine lock */
+  unsigned at_dev;              /* atomic: held now */
+  unsigned max_at_dev;          /* atomic: most held at once */
+  int flood;                    /* atomic: complete everything at once */
+};
+
+static struct gate *gate;       /* the one engine's */
+
+static void
+gate_release (struct gate *g)
+{
+  struct creq *r = g->head, *next;
+
+  g->head = NULL;
+  g->tail = &g->head;
+  for (; r; r = next) {
+    next = r->next;
+    __atomic_sub_fetch (&g->at_dev, 1, __ATOMIC_RELAXED);
+    engine_complete (g->e, r, 0);
+  }
+}
+
+static void
+gate_open_cb (struct ev_loop *loop, ev_async *w, int revents)
+{
+  gate_release (w->data);
+}
+
+static int
+gate_create (struct engine *e, struct ev_loop *loop,
+             const struct engine_cfg *cfg, struct backend **bp)
+{
+  struct gate *g = calloc (1, sizeof *g);
+
+  if (!g)
+    return -ENOMEM;
+  g->e = e;
+  g->loop = loop;
+  g->tail = &g->head;
+  ev_async_init (&g->open, gate_open_cb);
+  g->open.data = g;
+  ev_async_start (loop, &g->open);
+  gate = g;
+  *bp = (struct backend *) g;
+  return 0;
+}
+
+static void
+gate_destroy (struct backend *b)
+{
+  struct gate *g = (struct gate *) b;
+
+  CHECK_NULL (g->head);
+  ev_async_stop (g->loop, &g->open);
+  gate = NULL;
+  free (g);
+}
+
+static int
+gate_queue (struct backend *b, struct creq *r)
+{
+  struct gate *g = (struct gate *) b;
+  unsigned n = __atomic_add_fetch (&g->at_dev, 1, __ATOMIC_RELAXED);
+
+  if (n > __atomic_load_n (&g->max_at_dev, __ATOMIC_RELAXED))
+    __atomic_store_n (&g->max_at_dev, n, __ATOMIC_RELAXED);
+  r->next = NULL;
+  *g->tail = r;
+  g->tail = &r->next;
+  return 0;
+}
+
+static bool
+gate_submit (struct backend *b)
+{
+  struct gate *g = (struct gate *) b;
+
+  if (__atomic_load_n (&g->flood, __ATOMIC_ACQUIRE))
+    gate_release (g);
+  return false;
+}
+
+static const struct backend_ops gate_ops = {
+  .name = "gate",
+  .create = gate_create,
+  .destroy = gate_destroy,
+  .queue = gate_queue,
+  .submit = gate_submit,
+};
+
+static unsigned
+at_dev (void)
+{
+  return __atomic_load_n (&gate->at_dev, __ATOMIC_RELAXED);
+}
+
+/* Poll (10 s at most) until the gate holds n requests. */
+static bool
+wait_at_dev (unsigned n)
+{
+  for (int i = 0; i < 50000; i++) {
+    if (at_dev () == n)
+      return true;
+    usleep (200);
+  }
+  return false;
+}
+
+/* ---- 2. the device filled to queue_depth, never beyond -------------------------- */
+
+#define GATE_DEPTH 4
+#define GATE_THREADS 8
+#define GATE_PER 40
+
+static int gate_workers_left;   /* atomic */
+
+static void *
+gate_worker (void *arg)
+{
+  struct worker *w = arg;
+  struct sched_queue *q;
+
+  w->err = open_queue (w, &q);
+  for (unsigned i = 0; i < GATE_PER && !w->err; i++) {
+    prep (w, q, i, false);
+    w->err = engine_run (&w->rq[i].r);
+  }
+  if (!w->err)
+    engine_queue_free (q, w);
+  __atomic_sub_fetch (&gate_workers_left, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static void
+test_depth (void)
+{
+  const unsigned total = GATE_THREADS * GATE_PER;
+  struct engine_cfg cfg = cfg_for ("fifo", &gate_ops, GATE_DEPTH);
+  struct worker *w = calloc (GATE_THREADS, sizeof *w);
+  struct engine_stats st;
+
+  CHECK_NOTNULL (w);
+  hk_reset (total);
+  CHECK_EQ (engine_start (&cfg), 0);
+  CHECK_NOTNULL (gate);
+  gate_workers_left = GATE_THREADS;
+  for (unsigned i = 0; i < GATE_THREADS; i++) {
+    w[i].first_id = i * GATE_PER;
+    w[i].rq = calloc (GATE_PER, sizeof *w[i].rq);
+    CHECK_NOTNULL (w[i].rq);
+    CHECK_EQ (pthread_create (&w[i].t, NULL, gate_worker, &w[i]), 0);
+  }
+  /* Eight writers, a device four deep: it fills to four and stays
+   * there while nothing completes.
+   */
+  CHECK (wait_at_dev (GATE_DEPTH));
+  usleep (20000);
+  CHECK_EQ (at_dev (), (unsigned) GATE_DEPTH);
+  CHECK_EQ (hk.ndone, 0u);
+  /* Open the gate a batch at a time until everyone is done. */
+  while (__atomic_load_n (&gate_workers_left, __ATOMIC_ACQUIRE)) {
+    ev_async_send (gate->loop, &gate->open);
+    usleep (500);
+  }
+  for (unsigned i = 0; i < GATE_THREADS; i++) {
+    CHECK_EQ (pthread_join (w[i].t, NULL), 0);
+    CHECK_EQ (w[i].err, 0);
+    free (w[i].rq);
+  }
+  CHECK_EQ (__atomic_load_n (&gate->max_at_dev, __ATOMIC_RELAXED),
+            (unsigned) GATE_DEPTH);
+  CHECK (engine_stop (&st));
+  CHECK_EQ (hk.ndone, total);
+  for (unsigned id = 0; id < total; id++)
+    CHECK_EQ (hk.done[id], 1u);
+  CHECK_EQ (hk.over_depth, 0u);
+  CHECK_EQ (st.max_inflight, (unsigned) GATE_DEPTH);
+  CHECK_EQ (hk.opens, (unsigned) GATE_THREADS);
+  CHECK_EQ (hk.closes, (unsigned) GATE_THREADS);
+  free (w);
+}
+
+/* ---- 3. engine_stop drains -------------------------------------------------------- */
+
+#define DRAIN_MAX (2 * GATE_DEPTH)
+
+static unsigned drain_n;        /* requests in the batch */
+static struct worker drain_w;
+static int drain_rc = -1;       /* engine_run_many's result */
+static int drain_returned;      /* atomic */
+
+static void *
+drain_worker (void *arg)
+{
+  struct worker *w = &drain_w;
+  struct sched_queue *q;
+  struct creq *rs[DRAIN_MAX];
+
+  w->err = open_queue (w, &q);
+  if (w->err)
+    return NULL;
+  for (unsigned i = 0; i < drain_n; i++) {
+    prep (w, q, i, false);
+    rs[i] = &w->rq[i].r;
+  }
+  /* One batch is one push: once any of it is at the gate, all of it
+   * is in the engine.  The queue is left to engine_stop, which frees
+   * the scheduler with every queue in it (a connection closing after
+   * the stop has nobody to tell).
+   */
+  drain_rc = engine_run_many (rs, drain_n);
+  __atomic_store_n (&drain_returned, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static struct engine_stats stop_st;
+static bool stop_ran;
+static unsigned done_at_stop;
+static int stop_returned;       /* atomic */
+
+static void *
+stopper (void *arg)
+{
+  stop_ran = engine_stop (&stop_st);
+  done_at_stop = hk.ndone;
+  __atomic_store_n (&stop_returned, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* n requests, queue_depth of them at the device, the rest in the
+ * scheduler.
+ */
+static void
+test_drain (unsigned n)
+{
+  struct engine_cfg cfg = cfg_for ("fifo", &gate_ops, GATE_DEPTH);
+  pthread_t wt, stt;
+
+  CHECK_LE (n, (unsigned) DRAIN_MAX);
+  CHECK_GE (n, (unsigned) GATE_DEPTH);
+  drain_n = n;
+  drain_rc = -1;
+  drain_returned = stop_returned = 0;
+  stop_ran = false;
+  hk_reset (n);
+  memset (&drain_w, 0, sizeof drain_w);
+  drain_w.rq = calloc (n, sizeof *drain_w.rq);
+  CHECK_NOTNULL (drain_w.rq);
+  CHECK_EQ (engine_start (&cfg), 0);
+  CHECK_EQ (pthread_create (&wt, NULL, drain_worker, NULL), 0);
+  CHECK (wait_at_dev (GATE_DEPTH));     /* the rest wait in the scheduler */
+  CHECK_EQ (pthread_create (&stt, NULL, stopper, NULL), 0);
+  usleep (50000);
+  /* Nothing has completed, so nothing may have returned. */
+  CHECK_EQ (__atomic_load_n (&stop_returned, __ATOMIC_ACQUIRE), 0);
+  CHECK_EQ (__atomic_load_n (&drain_returned, __ATOMIC_ACQUIRE), 0);
+  CHECK_EQ (at_dev (), (unsigned) GATE_DEPTH);
+  /* Open the gate for good: the loop cannot have left while requests
+   * were at the device, so it is there to take this.
+   */
+  __atomic_store_n (&gate->flood, 1, __ATOMIC_RELEASE);
+  ev_async_send (gate->loop, &gate->open);
+  CHECK_EQ (pthread_join (stt, NULL), 0);
+  CHECK_EQ (pthread_join (wt, NULL), 0);
+  CHECK (stop_ran);
+  CHECK_EQ (done_at_stop, n);
+  CHECK_EQ (drain_w.err, 0);
+  CHECK_EQ (drain_rc, 0);
+  for (unsigned id = 0; id < n; id++) {
+    CHECK_EQ (hk.done[id], 1u);
+    CHECK_EQ (drain_w.rq[id].r.res, 0);
+  }
+  CHECK_EQ (stop_st.dispatched, (uint64_t) n);
+  CHECK_EQ (hk.teardowns, 1u);
+  CHECK_NULL (gate);                    /* destroyed by engine_stop */
+  free (drain_w.rq);
+}
+
+int
+main (void)
+{
+  struct treq t;
+
+  /* No engine yet. */
+  creq_init (&t.r, NULL, RQ_READ, EOP_READ, FILE_DIRECT, NULL, 0, LEN);
+  CHECK_EQ (engine_run (&t.r), -ESHUTDOWN);
+  CHECK (!engine_stop (NULL));
+
+  test_many ("fifo", 4);
+  test_many ("cfq", 4);
+  test_many ("fifo", 1);
+  test_depth ();
+  test_drain (GATE_DEPTH);              /* all at the device */
+  test_drain (DRAIN_MAX);               /* and as many in the scheduler */
+  free (hk.done);
+  check_done ("test-engine");
+  return 0;
+}
