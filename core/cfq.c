@@ -2549,8 +2549,14 @@ cfq_qos_dispatch_from (struct cfqd *cfqd, struct sched_group *cfqg,
 
   if (!cfqq)
     return NULL;
-  rq = reserved ? list_entry (list_first (&cfqq->fifo), struct rq, fifo)
-                : cfqq->next_rq;
+  /* The oldest: always for the reservation, and for a released group
+   * once its fifo deadline passed (CFQ looks at the fifo once per slice;
+   * between turns there is no slice, and a random reader's far request
+   * would wait for ever behind the near ones).
+   */
+  rq = list_entry (list_first (&cfqq->fifo), struct rq, fifo);
+  if (!reserved && now < rq->t_fifo)
+    rq = cfqq->next_rq;
   if (qos_admit (&cfqg->qos, rq, now))
     return NULL;                /* rule 6: its caps hold it */
   cfq_dispatch_insert (cfqd, cfqq, rq, now);

@@ -43,8 +43,10 @@
  * A refused request is held, not failed: qos_admit returns the time the
  * bucket will have drained enough, and the scheduler returns that as its
  * next deadline so the mechanism's timer wakes it.  The hold lasts until
- * the bucket has room for the request and half a slice more, so a held
- * group comes back for a batch rather than for one request at a time.  Costs: a read counts against the read and total
+ * the bucket has room for the request and half a slice more (or half of
+ * what there is room for, if less), so a held group comes back for a
+ * batch rather than for one request at a time, and a late wake-up loses
+ * nothing.  Costs: a read counts against the read and total
  * caps, a write, trim or zero against the write and total caps; bytes are
  * the request's length (a trim moves no data: one request, no bytes).
  * Flushes are never held: holding one only delays durability.  Levels are
@@ -453,18 +455,22 @@ drain (struct qos_group *qg, uint64_t now)
 }
 
 /* ns until a bucket at LEVEL (draining at RATE units/s) has room for X,
- * and HYST more: 0 if X fits now.
+ * and HYST more: 0 if X fits now.  The hold ends with at least half the
+ * slack (room - x) still in the bucket: a wake-up that comes late (the
+ * mechanism's timer, a busy loop) then costs nothing, where a bucket
+ * drained to empty would lose what it could not drain below zero (2 of
+ * 100 requests a second through the server, with 2-request buckets).
  */
 static uint64_t
 bucket_wait (qos_level level, qos_level x, qos_level depth, qos_level hyst,
              uint64_t rate)
 {
-  qos_level room = depth > x ? depth : x, target, w;
+  qos_level room = depth > x ? depth : x, slack, target, w;
 
   if (level + x <= room)
     return 0;
-  target = room - x;
-  target = target > hyst ? target - hyst : 0;
+  slack = room - x;
+  target = slack > 2 * hyst ? slack - hyst : slack / 2;
   w = (level - target + rate - 1) / rate;
   return w > WAIT_MAX ? WAIT_MAX : (uint64_t) w;
 }

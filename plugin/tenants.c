@@ -210,6 +210,7 @@ tn_validate (uint64_t size)
   for (size_t i = 0; i < tn.m->nr_groups; i++) {
     tn.groups[i].cg = &tn.m->groups[i];
     tn.groups[i].weight = tn.m->groups[i].weight;
+    tn.groups[i].qos = tn.m->groups[i].qos;
   }
   for (size_t i = 0; i < tn.m->nr_exports; i++)
     tn.exports[i].ce = &tn.m->exports[i];
