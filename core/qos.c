@@ -26,7 +26,8 @@
  *        dispatches --> [ level ] --> drains at rate
  *                       |  depth |
  *
- * Without a burst the bucket holds one slice of the rate, blk-throttle's
+ * Without a burst the bucket holds one slice of the rate (and at least two
+ * requests for a cap in requests), blk-throttle's
  * throtl_slice: 20 ms on flash, where it lets a few requests go together
  * and no 1 s window carries more than 2% over the cap; 100 ms on a disk,
  * where each batch a capped group gets between other groups' turns costs
@@ -503,6 +504,11 @@ qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
         * (cc->burst_ns ? cc->burst_ns : NSEC_PER_SEC);
     else
       depth = (qos_level) cc->rate * slice;
+    /* At least two requests: with one, each waits for an empty bucket
+     * and a late wake-up loses what could not drain below zero.
+     */
+    if (!cap_bytes (c) && depth < 2 * UNIT)
+      depth = 2 * UNIT;
     w = bucket_wait (qg->level[c], x, depth,
                      (qos_level) cc->rate * slice / 2, cc->rate);
     if (w > wait)
