@@ -210,10 +210,10 @@ test_hysteresis (void)
   while (!qos_admit (&qg, &rq, now))
     qos_account (&qg, &rq, now, false);
   t = qos_admit (&qg, &rq, now);
-  /* Full at 20: room for one more at 19, and half a slice (10) more, but
-   * at least half that slack kept: 9.5, 10.5 ms away.
+  /* Full at 20: room for one more at 19, and half a slice (10) more: 9,
+   * 11 ms away (a quarter of the slack, 4.75, is less).
    */
-  CHECK_EQ (t, now + 10500 * NSEC_PER_USEC);
+  CHECK_EQ (t, now + 11 * MS);
   CHECK_EQ (qg.held_until[QOS_READ], t);
   CHECK (qos_held (&qg, now));
   CHECK_EQ (qos_next_event (&qs, now), t);
@@ -228,7 +228,23 @@ test_hysteresis (void)
     qos_account (&qg, &rq, t, false);
     batch++;
   }
-  CHECK_EQ (batch, 10u);
+  CHECK_EQ (batch, 11u);
+  /* A small bucket (100/s: 2 requests) keeps a quarter of its slack of
+   * one: the hold ends at 0.25, so a wake-up up to 2.5 ms late loses
+   * nothing.
+   */
+  qos_dequeue (&qg, &rq);
+  set (&c, "iops_max", 100);
+  qos_group_set (&qs, &qg, &c, t);
+  qos_enqueue (&qg, &rq, t);
+  qos_account (&qg, &rq, t, false);
+  qos_account (&qg, &rq, t, false);
+  CHECK_EQ (qos_admit (&qg, &rq, t), t + 17500 * NSEC_PER_USEC);
+  CHECK_EQ (qos_admit (&qg, &rq, t + 20 * MS), 0);
+  qos_account (&qg, &rq, t + 20 * MS, false);
+  CHECK_EQ (qos_admit (&qg, &rq, t + 20 * MS), 0);     /* 0.25 + 1 + 1 */
+  qos_account (&qg, &rq, t + 20 * MS, false);
+  CHECK_GT (qos_admit (&qg, &rq, t + 20 * MS), t + 20 * MS);
   /* A direction with nothing waiting does not count as held. */
   qos_dequeue (&qg, &rq);
   CHECK (!qos_held (&qg, t));
