@@ -27,12 +27,13 @@
  *                       |  depth |
  *
  * Without a burst the bucket holds one slice of the rate (and at least two
- * requests for a cap in requests), blk-throttle's
- * throtl_slice: 20 ms on flash, where it lets a few requests go together
- * and no 1 s window carries more than 2% over the cap; 100 ms on a disk,
- * where each batch a capped group gets between other groups' turns costs
- * two seeks, and 20 ms batches of a 20 MB/s stream cut the disk's total
- * throughput by two thirds (sim, hdd2.job; 100 ms: by a third).  With
+ * requests for a cap in requests): 50 ms on flash, where it lets requests
+ * go together, rides out a dispatcher woken late on a loaded machine and
+ * no 1 s window carries more than 5% over the cap; 100 ms on a disk
+ * (blk-throttle's throtl_slice), where each batch a capped group gets
+ * between other groups' turns costs two seeks, and 20 ms batches of a
+ * 20 MB/s stream cut the disk's total throughput by two thirds (sim,
+ * hdd2.job; 100 ms: by a third).  With
  * "burst" (a rate) and "burst_seconds" the bucket is burst * burst_seconds
  * deep, as QEMU's iops-total-max and iops-total-max-length: after a quiet
  * spell the group may run at the burst rate until the bucket is full (a
@@ -44,10 +45,10 @@
  * A refused request is held, not failed: qos_admit returns the time the
  * bucket will have drained enough, and the scheduler returns that as its
  * next deadline so the mechanism's timer wakes it.  The hold lasts until
- * the bucket has room for the request and half a slice more (keeping a
- * quarter of what there is room for, if that is less), so a held group
- * comes back for a batch rather than for one request at a time, and a
- * late wake-up loses nothing.  Costs: a read counts against the read and total
+ * the bucket has room for the request and half a slice more (keeping half
+ * of what there is room for, a quarter on a disk, if that is less), so a
+ * held group comes back for a batch rather than for one request at a
+ * time, and a late wake-up loses nothing.  Costs: a read counts against the read and total
  * caps, a write, trim or zero against the write and total caps; bytes are
  * the request's length (a trim moves no data: one request, no bytes).
  * Flushes are never held: holding one only delays durability.  Levels are
@@ -71,7 +72,7 @@
  *     the same thing), so the reserved stream is steady: r per second in
  *     every second, whatever CFQ's turns do.
  * Once a group is due it is served in a batch, until its tag is half a
- * slice ahead of now (10 ms on flash, 50 ms on a disk): each excursion to
+ * slice ahead of now (25 ms on flash, 50 ms on a disk): each excursion to
  * a reserved group's area costs a disk two seeks, so they are made for a
  * batch, not for every request.
  * Where we differ from mClock, and why:
@@ -343,12 +344,14 @@ qos_sched_init (struct qos_sched *qs)
   list_init (&qs->groups);
   qs->nr_on = 0;
   qs->slice_ns = QOS_SLICE_NONROT;
+  qs->keep_shift = 1;
 }
 
 void
 qos_sched_set_slice (struct qos_sched *qs, uint64_t ns)
 {
   qs->slice_ns = ns ? ns : QOS_SLICE_NONROT;
+  qs->keep_shift = qs->slice_ns >= QOS_SLICE_ROT ? 2 : 1;
 }
 
 void
@@ -458,26 +461,26 @@ drain (struct qos_group *qg, uint64_t now)
 }
 
 /* ns until a bucket at LEVEL (draining at RATE units/s) has room for X,
- * and HYST more: 0 if X fits now.  The hold ends with at least a quarter
- * of the slack (room - x) still in the bucket: a wake-up that comes late
- * (the mechanism's timer, a busy loop) then costs nothing, where a bucket
- * drained to empty would lose what it could not drain below zero (2 of
- * 100 requests a second through the server, with 2-request buckets).
- * Not more than a quarter: on a disk each batch costs two seeks, and
- * keeping half cut a sequential reader beside a capped one from 21 to
- * 6 MB/s (hdd4.job: batches of 2 instead of 3).
+ * and HYST more: 0 if X fits now.  The hold ends with at least half the
+ * slack (room - x) still in the bucket (KEEP_SHIFT 1): a wake-up that
+ * comes late (the mechanism's timer, a busy loop) then costs nothing,
+ * where a bucket drained to empty would lose what it could not drain
+ * below zero (2 of 100 requests a second through the server, with
+ * 2-request buckets).  On a disk a quarter (2): each batch costs two
+ * seeks, and keeping half cut a sequential reader beside a capped one
+ * from 21 to 6 MB/s (hdd4.job: batches of 2 instead of 3).
  */
 static uint64_t
 bucket_wait (qos_level level, qos_level x, qos_level depth, qos_level hyst,
-             uint64_t rate)
+             uint64_t rate, unsigned keep_shift)
 {
   qos_level room = depth > x ? depth : x, slack, target, w;
 
   if (level + x <= room)
     return 0;
   slack = room - x;
-  target = slack > hyst && slack - hyst > slack / 4 ? slack - hyst
-                                                    : slack / 4;
+  target = slack > hyst && slack - hyst > slack >> keep_shift
+    ? slack - hyst : slack >> keep_shift;
   w = (level - target + rate - 1) / rate;
   return w > WAIT_MAX ? WAIT_MAX : (uint64_t) w;
 }
@@ -516,13 +519,15 @@ qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
     if (!cap_bytes (c) && depth < 2 * UNIT)
       depth = 2 * UNIT;
     w = bucket_wait (qg->level[c], x, depth,
-                     (qos_level) cc->rate * slice / 2, cc->rate);
+                     (qos_level) cc->rate * slice / 2, cc->rate,
+                     qg->qs->keep_shift);
     if (w > wait)
       wait = w;
     if (cc->burst) {
       w = bucket_wait (qg->burst_level[c], x,
                        (qos_level) cc->burst * slice,
-                       (qos_level) cc->burst * slice / 2, cc->burst);
+                       (qos_level) cc->burst * slice / 2, cc->burst,
+                       qg->qs->keep_shift);
       if (w > wait)
         wait = w;
     }

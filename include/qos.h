@@ -118,10 +118,12 @@ extern int qos_conf_check (const struct qos_conf *c, char *why, size_t len,
 
 /* ---- the state a scheduler embeds -------------------------------------- */
 
-/* The depth of a plain cap's bucket, in time at its rate: blk-throttle's
- * slice (throtl_slice: HZ/50 on flash, HZ/10 on a disk).
+/* The depth of a plain cap's bucket, in time at its rate: on a disk
+ * blk-throttle's slice (throtl_slice, HZ/10), on flash half that: enough
+ * to ride out a dispatcher woken 20 ms late on a loaded machine, and no
+ * 1 s window carries more than 5% over the cap.
  */
-#define QOS_SLICE_NONROT (20 * NSEC_PER_MSEC)
+#define QOS_SLICE_NONROT (50 * NSEC_PER_MSEC)
 #define QOS_SLICE_ROT    (100 * NSEC_PER_MSEC)
 #define QOS_RES_DEBT    (1 * NSEC_PER_SEC)      /* tag behind now, at most */
 
@@ -157,6 +159,8 @@ struct qos_sched {
   unsigned nr_on;               /* of them */
   uint64_t slice_ns;            /* ns: a plain cap's bucket holds this much
                                    of its rate; QOS_SLICE_NONROT at first */
+  unsigned keep_shift;          /* a hold keeps slack >> this in the bucket:
+                                   1 (half) on flash, 2 on a disk */
 };
 
 extern void qos_sched_init (struct qos_sched *qs);
