@@ -2,46 +2,56 @@
 # bench/run.sh: `make bench`.  Our plugin against its peers, side by side.
 #
 # What it answers: how close does nbdkit-cfq (scheduler=fifo) come to the
-# disk and to the NBD path, and does it beat the two servers people would use
-# instead (nbdkit's file plugin, qemu-storage-daemon)?  Every row runs the
-# same fio job file (bench/WORKLOAD.fio) against the same preallocated image
-# on the real disk; only the path to the image changes (bench/targets.sh):
+# disk and to the NBD path, what does each row's server spend per request,
+# and does it beat the servers people would use instead (nbdkit's file
+# plugin, with and without the page cache, and qemu-storage-daemon)?  Every
+# row runs the same fio job file (bench/WORKLOAD.fio) against the same
+# preallocated image on the real disk; only the path to the image changes
+# (bench/targets.sh):
 #
-#   raw   fio io_uring O_DIRECT on the file       the physical limit
-#   null  nbdkit null plugin                      the NBD path ceiling
-#   file  nbdkit file plugin, cache=none          the stock nbdkit server
-#   qsd   qemu-storage-daemon io_uring, O_DIRECT  QEMU's block layer
-#   fifo  our plugin, scheduler=fifo              what we ship
-#   cfq   our plugin, scheduler=cfq               target: >= 0.95x fifo
+#   raw    fio io_uring O_DIRECT on the file       the physical limit
+#   null   nbdkit null plugin                      the NBD path ceiling
+#   fcache nbdkit file plugin, default cache, cold the stock nbdkit server
+#   file   nbdkit file plugin, cache=none          the same without the cache
+#   qsd    qemu-storage-daemon io_uring, O_DIRECT  QEMU's block layer
+#   fifo   our plugin, scheduler=fifo              what we ship
+#   cfq    our plugin, scheduler=cfq               target: >= 0.95x fifo
 #
-# then the "tenants" section (bench/tenants.sh): three weighted tenants on
-# one server, cfq against fifo, on the disk and on an emulated SSD.
+# each over a Unix socket and over TCP on 127.0.0.1 (BENCH_TRANSPORTS), then
+# the "tenants" section (bench/tenants.sh): three weighted tenants on one
+# server, cfq against fifo, on the disk and on an emulated SSD.
 #
 # Noise: the machine is shared, so one run means little.  Each round runs
-# every (workload x target) once, targets interleaved within the workload and
-# their order rotated from round to round, so a noisy spell hits all rows
-# alike; the table reports medians over rounds and the spread.  Each run
-# starts a fresh server, warms it with a short unmeasured fio run, syncs and
-# drops the page cache, then measures: fio's JSON for IOPS, bandwidth and
-# completion latency, and the server's utime+stime (/proc/PID/stat) around
-# the measured run for CPU per request.
+# every (workload x transport x target) once, targets interleaved within the
+# workload and their order rotated from round to round, so a noisy spell hits
+# all rows alike; the table reports medians over rounds and the spread.  Each
+# run starts a fresh server, warms it with a short unmeasured fio run, syncs
+# and drops the page cache, then measures: fio's JSON for IOPS, bandwidth and
+# completion latency, and the server's utime+stime and context switches
+# (bench/srvstat.sh, before the run and from fio's exec_postrun, while the
+# measured connection and its threads still exist) for CPU and context
+# switches per request.  With BENCH_LOCK=FILE each (round, workload,
+# transport) group of runs holds flock(1) on FILE, so that helpers sharing a
+# machine never measure at once while none holds the lock for long.
 #
 # Exit status: non-zero only when the harness itself fails (cannot build the
 # image, a peer server will not run, fio or the report breaks).  A missed
 # target, a skipped row or a failure of our plugin is reported, not fatal.
 #
 # Environment (defaults; BENCH_QUICK=1 changes the starred ones):
-#   BENCH_ROUNDS=3*         rounds (quick: 1)
-#   BENCH_RUNTIME=10*       measured seconds per run (quick: 3)
-#   BENCH_RAMP=2*           unmeasured warm-up seconds per run (quick: 1)
+#   BENCH_ROUNDS=5*         rounds (quick: 1)
+#   BENCH_RUNTIME=5*        measured seconds per run (quick: 3)
+#   BENCH_RAMP=1*           unmeasured warm-up seconds per run (quick: 1)
 #   BENCH_IMAGE_SIZE=4G*    image size, preallocated with real data (quick: 512M)
 #   BENCH_THREADS=32        nbdkit --threads for every nbdkit row (>= deepest iodepth)
 #   BENCH_WORKLOADS="randread-4k-qd1 randread-4k-qd32 seqread-256k-qd8 randwrite-4k-qd32"
-#   BENCH_TARGETS="raw null qnull file qsd fifo floop cfq"
+#   BENCH_TARGETS="raw null fcache file qsd fifo cfq"
+#   BENCH_TRANSPORTS="unix tcp"  (raw, which has none, runs once per round)
 #   BENCH_DIR=/var/tmp      where the image goes (must be a real disk, not tmpfs)
 #   BENCH_RESULTS=bench/results
 #   BENCH_DROP_CACHES=1     sync + drop the page cache before each measured run
 #   BENCH_START_TIMEOUT=10  seconds a server may take to answer
+#   BENCH_LOCK=             a file to flock around each group of runs (none)
 #   BENCH_QUEUE_DEPTH, BENCH_OURS_ARGS, BENCH_OURS_STANDIN: see targets.sh
 set -euo pipefail
 
@@ -53,12 +63,14 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
   ROUNDS=${BENCH_ROUNDS:-1}; RUNTIME=${BENCH_RUNTIME:-3}
   RAMP=${BENCH_RAMP:-1}; SIZE=${BENCH_IMAGE_SIZE:-512M}
 else
-  ROUNDS=${BENCH_ROUNDS:-3}; RUNTIME=${BENCH_RUNTIME:-10}
-  RAMP=${BENCH_RAMP:-2}; SIZE=${BENCH_IMAGE_SIZE:-4G}
+  ROUNDS=${BENCH_ROUNDS:-5}; RUNTIME=${BENCH_RUNTIME:-5}
+  RAMP=${BENCH_RAMP:-1}; SIZE=${BENCH_IMAGE_SIZE:-4G}
 fi
 THREADS=${BENCH_THREADS:-32}
 WORKLOADS=${BENCH_WORKLOADS:-randread-4k-qd1 randread-4k-qd32 seqread-256k-qd8 randwrite-4k-qd32}
-TARGETS=${BENCH_TARGETS-raw null qnull file qsd fifo floop cfq}
+TARGETS=${BENCH_TARGETS-raw null fcache file qsd fifo cfq}
+TRANSPORTS=${BENCH_TRANSPORTS:-unix tcp}
+LOCK=${BENCH_LOCK:-}
 DIR=${BENCH_DIR:-/var/tmp}
 RESULTS=${BENCH_RESULTS:-$BENCH_HOME/results}
 DROP=${BENCH_DROP_CACHES:-1}
@@ -104,13 +116,15 @@ stop_server() {
   SRV_LIVE=("${keep[@]}")
 }
 
-# Wait until server PID answers an NBD handshake on SOCK.
+# Wait until server PID answers an NBD handshake on endpoint EP (a Unix
+# socket's path, or tcp:PORT; see targets.sh).
 wait_ready() {
-  local pid=$1 sock=$2 i
+  local pid=$1 ep=$2 i
   SRV_LIVE+=("$pid")
   for ((i = 0; i < START_TIMEOUT * 10; i++)); do
     kill -0 "$pid" 2>/dev/null || return 1
-    if [ -S "$sock" ] && nbdinfo --size "$(nbd_uri "$sock")" >/dev/null 2>&1; then
+    case $ep in tcp:*) ;; *) [ -S "$ep" ] || { sleep 0.1; continue; } ;; esac
+    if nbdinfo --size "$(nbd_uri "$ep")" >/dev/null 2>&1; then
       return 0
     fi
     sleep 0.1
@@ -118,11 +132,20 @@ wait_ready() {
   return 1
 }
 
-# utime + stime of PID in clock ticks (all its threads, live and exited).
-cpu_ticks() {
-  [ -n "$1" ] || { echo 0; return; }
-  # Fields 14 and 15, counted after the ")" closing the command name.
-  sed -e 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+# CPU ticks and context switches between two bench/srvstat.sh snapshots
+# BEFORE and AFTER: prints "TICKS VOLUNTARY NONVOLUNTARY".  Threads are
+# matched by tid; one that is new in AFTER counts from zero, one gone from
+# AFTER (it exited before the measured connection was made) counts nothing.
+srv_delta() {
+  awk 'FNR == NR { if ($1 == "cpu") c0 = $2; else { v0[$2] = $3; n0[$2] = $4 }; next }
+       $1 == "cpu" { c1 = $2; next }
+       { v += $3 - v0[$2]; n += $4 - n0[$2] }
+       END { print c1 - c0, v + 0, n + 0 }' "$1" "$2"
+}
+
+# A free TCP port on 127.0.0.1 (the kernel's pick; released at once).
+free_port() {
+  "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 drop_caches() {
@@ -153,6 +176,10 @@ IMG_BYTES=$(numfmt --from=iec "$SIZE") || die "BENCH_IMAGE_SIZE=$SIZE"
 for w in $WORKLOADS; do
   [ -f "$BENCH_HOME/$w.fio" ] || die "no job file bench/$w.fio"
 done
+for tr in $TRANSPORTS; do
+  case $tr in unix | tcp) ;; *) die "BENCH_TRANSPORTS: unknown transport $tr (unix, tcp)" ;; esac
+done
+[ -n "$TRANSPORTS" ] || die "BENCH_TRANSPORTS is empty"
 for t in $TARGETS; do
   declare -F "t_${t}_start" >/dev/null || die "unknown target $t (see bench/targets.sh)"
 done
@@ -196,6 +223,7 @@ done
   echo "host=$(hostname) cpus=$(nproc) kernel=$(uname -r)"
   echo "rounds=$ROUNDS runtime_s=$RUNTIME ramp_s=$RAMP image=$SIZE dir=$DIR($fstype)"
   echo "nbdkit_threads=$THREADS drop_caches=$DROP clk_tck=$(getconf CLK_TCK)"
+  echo "transports=${TRANSPORTS// /,} lock=${LOCK:-none}"
   echo "fio=$(fio --version) nbdkit=$(nbdkit --version | head -n1)"
   if command -v qemu-storage-daemon >/dev/null; then
     echo "qsd=$(qemu-storage-daemon --version | head -n1)"
@@ -206,17 +234,23 @@ done
 
 # ---- one measured run -------------------------------------------------------------
 FAILED_PEERS=0
-printf 'round\tworkload\ttarget\tstatus\tjson\tsrv_ticks\tnote\n' >"$OUT/runs.tsv"
+printf 'round\tworkload\ttransport\ttarget\tstatus\tjson\tsrv_ticks\tsrv_vcsw\tsrv_ivcsw\tnote\n' >"$OUT/runs.tsv"
 
-run_one() {  # ROUND WORKLOAD TARGET
-  local r=$1 w=$2 t=$3 sock="$WORK/$3.sock" log="$OUT/logs/r$1-$2-$3.log"
-  local json="json/r$1-$2-$3.json" status=ok note="" c0=0 c1=0 ticks=""
-  local -a fioargs
-  mapfile -t fioargs < <("t_${t}_fio" "$sock")
-  rm -f "$sock"
+run_one() {  # ROUND WORKLOAD TRANSPORT TARGET
+  local r=$1 w=$2 tr=$3 t=$4 ep id="r$1-$2-$3-$4"
+  local log="$OUT/logs/$id.log" json="json/$id.json" status=ok note=""
+  local delta="" s0="$WORK/srv.before" s1="$WORK/$2.postrun.txt"
+  local -a fioargs post=()
+  if [ "$tr" = tcp ]; then
+    ep=tcp:$(free_port) || die "no free TCP port"
+  else
+    ep="$WORK/$t.sock"
+    rm -f "$ep"
+  fi
+  mapfile -t fioargs < <("t_${t}_fio" "$ep")
   SRV_PID=
-  "t_${t}_start" "$w" "$sock" "$log"
-  if [ -n "$SRV_PID" ] && ! wait_ready "$SRV_PID" "$sock"; then
+  "t_${t}_start" "$w" "$ep" "$log"
+  if [ -n "$SRV_PID" ] && ! wait_ready "$SRV_PID" "$ep"; then
     status=failed note="server did not start: $(grep -v '^$' "$log" | tail -n1)"
   fi
   if [ $status = ok ] && [ "$RAMP" -gt 0 ] &&
@@ -227,44 +261,81 @@ run_one() {  # ROUND WORKLOAD TARGET
   fi
   if [ $status = ok ]; then
     drop_caches
-    c0=$(cpu_ticks "$SRV_PID")
-    if ! BENCH_RUNTIME=$RUNTIME BENCH_SEED=$((1000 + r)) fio "${fioargs[@]}" \
-      --output-format=json --output="$OUT/$json" "$BENCH_HOME/$w.fio" \
-      >>"$log" 2>&1; then
+    rm -f "$s1"
+    if [ -n "$SRV_PID" ]; then
+      "$BENCH_HOME/srvstat.sh" "$SRV_PID" >"$s0"
+      # fio runs it (into ./JOBNAME.postrun.txt) after the job, before it
+      # closes the connection: the server's threads for it are still there.
+      post=("--exec_postrun=$BENCH_HOME/srvstat.sh $SRV_PID")
+    fi
+    if ! (cd "$WORK" && BENCH_RUNTIME=$RUNTIME BENCH_SEED=$((1000 + r)) \
+      fio "${fioargs[@]}" "${post[@]}" --output-format=json \
+      --output="$OUT/$json" "$BENCH_HOME/$w.fio") >>"$log" 2>&1; then
       status=failed note="fio failed (see logs/${log##*/})"
     elif [ -n "$SRV_PID" ] && ! kill -0 "$SRV_PID" 2>/dev/null; then
       status=failed note="server died during the run (see logs/${log##*/})"
-    else
-      c1=$(cpu_ticks "$SRV_PID")
-      [ -z "$SRV_PID" ] || ticks=$((c1 - c0))
+    elif [ -n "$SRV_PID" ]; then
+      [ -s "$s1" ] || "$BENCH_HOME/srvstat.sh" "$SRV_PID" >"$s1"
+      delta=$(srv_delta "$s0" "$s1")
     fi
   fi
   stop_server "$SRV_PID"
   SRV_PID=
   [ $status = ok ] || json=
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$w" "$t" "$status" "$json" \
-    "$ticks" "$note" >>"$OUT/runs.tsv"
+  local -a d
+  read -ra d <<<"$delta"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$w" "$tr" "$t" "$status" \
+    "$json" "${d[0]:-}" "${d[1]:-}" "${d[2]:-}" "$note" >>"$OUT/runs.tsv"
   if [ $status != ok ]; then
-    say "round $r $w $t: $note"
+    say "round $r $w $tr $t: $note"
     case $t in fifo | cfq) ;; *) FAILED_PEERS=$((FAILED_PEERS + 1)) ;; esac
   fi
 }
 
+# Hold BENCH_LOCK (if set) around one group of runs.
+LOCK_FD=
+lock_take() {
+  [ -n "$LOCK" ] || return 0
+  exec {LOCK_FD}>>"$LOCK"
+  flock "$LOCK_FD"
+}
+lock_give() {
+  [ -n "$LOCK_FD" ] || return 0
+  exec {LOCK_FD}>&-
+  LOCK_FD=
+}
+
 n=${#RUN_TARGETS[@]}
 nw=$(wc -w <<<"$WORKLOADS")
-say "$ROUNDS round(s) x $nw workload(s) x $n target(s) x (${RAMP}s + ${RUNTIME}s); results in $OUT"
+ntr=$(wc -w <<<"$TRANSPORTS")
+say "$ROUNDS round(s) x $nw workload(s) x $ntr transport(s) x $n target(s) x (${RAMP}s + ${RUNTIME}s); results in $OUT"
 for ((r = 1; r <= ROUNDS; r++)); do
   for w in $WORKLOADS; do
-    for ((i = 0; i < n; i++)); do
-      t=${RUN_TARGETS[$(((i + r - 1) % n))]}
-      say "round $r/$ROUNDS  $w  $t"
-      run_one "$r" "$w" "$t"
+    k=0
+    for tr in $TRANSPORTS; do
+      lock_take
+      for ((i = 0; i < n; i++)); do
+        t=${RUN_TARGETS[$(((i + r - 1) % n))]}
+        # raw has no transport: once per round, in the first transport's group
+        if [ "$t" = raw ]; then
+          [ $k = 0 ] || continue
+          say "round $r/$ROUNDS  $w  $t"
+          run_one "$r" "$w" none "$t"
+          continue
+        fi
+        say "round $r/$ROUNDS  $w  $tr  $t"
+        run_one "$r" "$w" "$tr" "$t"
+      done
+      lock_give
+      k=$((k + 1))
     done
   done
 done
+lock_take
 tenants_section
 echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/settings.txt"
 
 # ---- the table ---------------------------------------------------------------------
+lock_give
 "$PY" "$BENCH_HOME/report.py" "$OUT" || die "report failed"
 [ "$FAILED_PEERS" = 0 ] || die "$FAILED_PEERS run(s) of peer servers failed (see $OUT/runs.tsv)"

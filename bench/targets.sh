@@ -8,23 +8,53 @@
 #   t_NAME_check          runnable here?  Prints nothing and returns 0, or
 #                         prints why not and returns 1: the row is then
 #                         skipped with that note (never a harness error)
-#   t_NAME_start WL SOCK LOG
+#   t_NAME_start WL EP LOG
 #                         start the server for workload WL (the fio job's
-#                         name) in the background listening on the Unix
-#                         socket SOCK, stdout+stderr to LOG, and set SRV_PID
+#                         name) in the background listening on endpoint EP
+#                         (see below), stdout+stderr to LOG, and set SRV_PID
 #                         to the server's own pid (the process whose CPU time
 #                         is charged to the row); targets without a server
 #                         leave SRV_PID empty
-#   t_NAME_fio SOCK       print the fio options that point a job at the target
+#   t_NAME_fio EP         print the fio options that point a job at the target
 #
 # To add a row: write the four functions and add NAME to BENCH_TARGETS (or to
 # the default list in run.sh).  Everything here may use IMG (the image path),
 # IMG_BYTES, THREADS (server worker threads) and PLUGIN (our .so) from run.sh.
-# Servers listen on Unix sockets only.  nbdkit runs with --exit-with-parent
-# and qemu-storage-daemon under setpriv --pdeathsig, so even a killed harness
-# leaves no server behind.
+# An endpoint EP is a Unix socket's path, or tcp:PORT for 127.0.0.1:PORT;
+# nbdkit_listen, qsd_addr and nbd_uri turn it into each program's options.
+# Servers listen on Unix sockets or on 127.0.0.1 only.  nbdkit runs with
+# --exit-with-parent and qemu-storage-daemon under setpriv --pdeathsig, so
+# even a killed harness leaves no server behind.
 
-nbd_uri() { printf 'nbd+unix:///?socket=%s' "$1"; }
+nbd_uri() {
+  case $1 in
+    tcp:*) printf 'nbd://127.0.0.1:%s/' "${1#tcp:}" ;;
+    *) printf 'nbd+unix:///?socket=%s' "$1" ;;
+  esac
+}
+# nbdkit's options to listen on EP, one a line (for mapfile).
+nbdkit_listen() {
+  case $1 in
+    tcp:*) printf -- '-i\n127.0.0.1\n-p\n%s\n' "${1#tcp:}" ;;
+    *) printf -- '-U\n%s\n' "$1" ;;
+  esac
+}
+# qemu-storage-daemon's --nbd-server address for EP.
+qsd_addr() {
+  case $1 in
+    tcp:*) printf 'addr.type=inet,addr.host=127.0.0.1,addr.port=%s' "${1#tcp:}" ;;
+    *) printf 'addr.type=unix,addr.path=%s' "$1" ;;
+  esac
+}
+# Start nbdkit in the background on EP with output to LOG: nbdkit_bg EP LOG ARGS...
+nbdkit_bg() {
+  local -a l
+  local log=$2
+  mapfile -t l < <(nbdkit_listen "$1")
+  shift 2
+  nbdkit -f --exit-with-parent "${l[@]}" --threads "$THREADS" "$@" >"$log" 2>&1 &
+  SRV_PID=$!
+}
 nbd_fio() { printf -- '--ioengine=nbd\n--uri=%s\n' "$(nbd_uri "$1")"; }
 
 # fio's access pattern of workload WL, from its job file: "random" or
@@ -49,15 +79,21 @@ t_raw_fio() { printf -- '--ioengine=io_uring\n--direct=1\n--filename=%s\n' "$IMG
 # loop with no storage behind them (reads return zeroes, writes are dropped).
 t_null_label() { echo "nbdkit null plugin (NBD path ceiling)"; }
 t_null_check() { return 0; }
-t_null_start() {
-  nbdkit -f --exit-with-parent -U "$2" --threads "$THREADS" \
-    null size="$IMG_BYTES" >"$3" 2>&1 &
-  SRV_PID=$!
-}
+t_null_start() { nbdkit_bg "$2" "$3" null size="$IMG_BYTES"; }
 t_null_fio() { nbd_fio "$1"; }
 
-# ---- file: nbdkit file plugin ---------------------------------------------
-# The stock way to serve a file.  It reads through the page cache, so it runs
+# ---- fcache: nbdkit file plugin as a user runs it ----------------------------
+# The stock way to serve a file: `nbdkit file FILE`, default cache (reads and
+# writes through the page cache).  run.sh drops the cache before the measured
+# run, so reads start cold; writes are absorbed by the page cache (fio sends
+# no flush), which the O_DIRECT rows cannot do.
+t_fcache_label() { echo "nbdkit file plugin, default cache (page cache, cold)"; }
+t_fcache_check() { return 0; }
+t_fcache_start() { nbdkit_bg "$2" "$3" file file="$IMG"; }
+t_fcache_fio() { nbd_fio "$1"; }
+
+# ---- file: nbdkit file plugin, cache=none -----------------------------------
+# It reads through the page cache, so here it runs
 # with cache=none (evict each range after pread; write, flush and evict after
 # pwrite) and the fadvise hint that matches the workload (random: no
 # readahead; sequential: readahead), and run.sh drops the page cache before
@@ -66,9 +102,7 @@ t_null_fio() { nbd_fio "$1"; }
 t_file_label() { echo "nbdkit file plugin cache=none fadvise=<pattern>"; }
 t_file_check() { return 0; }
 t_file_start() {
-  nbdkit -f --exit-with-parent -U "$2" --threads "$THREADS" \
-    file file="$IMG" cache=none fadvise="$(wl_pattern "$1")" >"$3" 2>&1 &
-  SRV_PID=$!
+  nbdkit_bg "$2" "$3" file file="$IMG" cache=none fadvise="$(wl_pattern "$1")"
 }
 t_file_fio() { nbd_fio "$1"; }
 
@@ -85,7 +119,7 @@ t_qsd_check() {
 t_qsd_start() {
   setpriv --pdeathsig KILL qemu-storage-daemon \
     --blockdev driver=file,node-name=f,filename="$IMG",aio=io_uring,cache.direct=on \
-    --nbd-server addr.type=unix,addr.path="$2" \
+    --nbd-server "$(qsd_addr "$2")" \
     --export type=nbd,id=e,node-name=f,name=,writable=on >"$3" 2>&1 &
   SRV_PID=$!
 }
@@ -103,7 +137,7 @@ t_qnull_check() { t_qsd_check; }
 t_qnull_start() {
   setpriv --pdeathsig KILL qemu-storage-daemon \
     --blockdev driver=null-co,node-name=f,size="$(stat -c %s "$IMG")",read-zeroes=off \
-    --nbd-server addr.type=unix,addr.path="$2" \
+    --nbd-server "$(qsd_addr "$2")" \
     --export type=nbd,id=e,node-name=f,name=,writable=on >"$3" 2>&1 &
   SRV_PID=$!
 }
@@ -122,14 +156,12 @@ ours_args() {
   # shellcheck disable=SC2086
   [ -z "${BENCH_OURS_ARGS:-}" ] || printf '%s\n' ${BENCH_OURS_ARGS}
 }
-ours_start() {  # SCHED WL SOCK LOG [NBDKIT-OPTION...]
+ours_start() {  # SCHED WL EP LOG [NBDKIT-OPTION...]
   local -a args
-  local sched=$1 sock=$3 log=$4
+  local sched=$1 ep=$3 log=$4
   shift 4
   mapfile -t args < <(ours_args "$sched")
-  nbdkit -f --exit-with-parent -U "$sock" --threads "$THREADS" "$@" \
-    "$PLUGIN" "${args[@]}" >"$log" 2>&1 &
-  SRV_PID=$!
+  nbdkit_bg "$ep" "$log" "$@" "$PLUGIN" "${args[@]}"
 }
 # Can our plugin with scheduler SCHED start and serve one read?  Runs it
 # once on the image and prints the reason if not.

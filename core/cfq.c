@@ -218,6 +218,7 @@
 #include "cfq.h"
 #include "qos.h"
 #include "sched.h"
+#include "units.h"
 
 /* ---- Tunables: the one table ------------------------------------------ */
 
@@ -2213,23 +2214,178 @@ cfq_tunable_check (const char *name, uint64_t val)
   return 0;
 }
 
-static const char *const cfq_mode_names[] = { "time", "iops", "auto" };
+/* Tunables as text.  The unit string of the table decides the grammar
+ * (include/units.h for times, sizes and booleans); the tunables of unit
+ * "mode" take one of their names (listed here in the order messages give
+ * them) or its number.  Every reader of a value (the config file, the control
+ * socket's set, cfqsim) goes through cfq_tunable_parse, so they accept
+ * the same text.
+ */
+struct cfq_name {
+  const char *name;
+  uint64_t val;
+};
+
+static const struct cfq_name cfq_mode_names[] = {
+  { "auto", CFQ_MODE_AUTO }, { "time", CFQ_MODE_TIME },
+  { "iops", CFQ_MODE_IOPS }, { NULL, 0 },
+};
+static const struct cfq_name cfq_hw_tag_names[] = {
+  { "detect", 2 }, { "no", 0 }, { "yes", 1 }, { NULL, 0 },
+};
+
+enum tunit { TU_TIME, TU_KIB, TU_BOOL, TU_NAME, TU_COUNT };
+
+static enum tunit
+tunit (const struct cfq_tunable *t)
+{
+  if (strcmp (t->unit, "ns") == 0)
+    return TU_TIME;
+  if (strcmp (t->unit, "KiB") == 0)
+    return TU_KIB;
+  if (strcmp (t->unit, "bool") == 0)
+    return TU_BOOL;
+  if (strcmp (t->unit, "mode") == 0)
+    return TU_NAME;
+  return TU_COUNT;
+}
+
+static const struct cfq_name *
+tunable_names (const struct cfq_tunable *t)
+{
+  return t == &cfq_tunables[T_HW_TAG] ? cfq_hw_tag_names : cfq_mode_names;
+}
+
+int
+cfq_tunable_parse (const char *name, const char *text, uint64_t *val)
+{
+  const struct cfq_tunable *t = cfq_tunable_lookup (name);
+  const struct cfq_name *n;
+  uint64_t v = 0;
+  bool b;
+  int r = -EINVAL;
+
+  if (!t)
+    return -ENOENT;
+  switch (tunit (t)) {
+  case TU_TIME:
+    r = units_parse_time (text, NSEC_PER_MSEC, &v);
+    break;
+  case TU_KIB:
+    /* A bare number is KiB, as in sysfs; with a suffix, a size. */
+    if (text[0] && strchr ("0123456789", text[strlen (text) - 1]))
+      r = units_parse_count (text, &v);
+    else if ((r = units_parse_size (text, &v)) == 0) {
+      if (v % 1024)
+        return -EINVAL;
+      v /= 1024;
+    }
+    break;
+  case TU_BOOL:
+    r = units_parse_bool (text, &b);
+    v = b;
+    break;
+  case TU_NAME:
+    /* The name, or its number (as sched_set takes it). */
+    r = units_parse_count (text, &v);
+    for (n = tunable_names (t); n->name; n++)
+      if (strcmp (text, n->name) == 0) {
+        v = n->val;
+        r = 0;
+      }
+    break;
+  case TU_COUNT:
+    r = units_parse_count (text, &v);
+    break;
+  }
+  if (r < 0)
+    return -EINVAL;             /* overflow too: not of the grammar */
+  if (v < t->min || v > t->max)
+    return -ERANGE;
+  *val = v;
+  return 0;
+}
+
+char *
+cfq_tunable_format (const struct cfq_tunable *t, uint64_t val, char *buf,
+                    size_t len)
+{
+  switch (tunit (t)) {
+  case TU_TIME:
+    return units_format_time (val, buf, len);
+  case TU_KIB:
+    if (val <= UINT64_MAX / 1024)
+      return units_format_size (val * 1024, buf, len);
+    break;
+  case TU_NAME:
+    for (const struct cfq_name *n = tunable_names (t); n->name; n++)
+      if (n->val == val) {
+        snprintf (buf, len, "%s", n->name);
+        return buf;
+      }
+    break;
+  default:
+    break;
+  }
+  snprintf (buf, len, "%llu", (unsigned long long) val);
+  return buf;
+}
+
+const char *
+cfq_tunable_explain (const struct cfq_tunable *t, const char *text, int err,
+                     char *buf, size_t len)
+{
+  char b1[32], b2[32], want[96];
+  uint64_t v;
+  size_t off;
+
+  if (err == -ERANGE) {
+    snprintf (buf, len, "out of range %s..%s",
+              cfq_tunable_format (t, t->min, b1, sizeof b1),
+              cfq_tunable_format (t, t->max, b2, sizeof b2));
+    return buf;
+  }
+  switch (tunit (t)) {
+  case TU_TIME:
+    snprintf (buf, len, "not a time (want %s)",
+              units_expect_time (NSEC_PER_MSEC, want, sizeof want));
+    break;
+  case TU_KIB:
+    if (units_parse_size (text, &v) == 0)
+      snprintf (buf, len, "not a whole number of KiB");
+    else
+      snprintf (buf, len, "not a size (a bare number is KiB)");
+    break;
+  case TU_BOOL:
+    snprintf (buf, len, "not a boolean (want %s)", UNITS_EXPECT_BOOL);
+    break;
+  case TU_NAME:
+    off = snprintf (buf, len, "want");
+    for (const struct cfq_name *n = tunable_names (t); n->name && off < len;
+         n++)
+      off += snprintf (buf + off, len - off, "%s %s", n == tunable_names (t)
+                       ? "" : n[1].name ? "," : " or", n->name);
+    break;
+  case TU_COUNT:
+    snprintf (buf, len, "not a number");
+    break;
+  }
+  return buf;
+}
 
 int
 cfq_mode_parse (const char *str, uint64_t *val)
 {
-  for (uint64_t i = 0; i < 3; i++)
-    if (strcmp (str, cfq_mode_names[i]) == 0) {
-      *val = i;
-      return 0;
-    }
-  return -EINVAL;
+  return cfq_tunable_parse ("mode", str, val);
 }
 
 const char *
 cfq_mode_name (uint64_t val)
 {
-  return val < 3 ? cfq_mode_names[val] : "?";
+  for (const struct cfq_name *n = cfq_mode_names; n->name; n++)
+    if (n->val == val)
+      return n->name;
+  return "?";
 }
 
 /* The one setter: validates against the table, never clamps silently. */

@@ -63,11 +63,13 @@
  *  - Relative paths in the file are relative to the file's directory.
  *
  * Caps and reservations ([group] iops_max, bps_min, ... : include/qos.h's
- * key table) are parsed by cfg_parse_qos, by the unit the table gives,
- * and checked as a set by qos_conf_check at cfg_validate (a cap below a
- * reservation is an error at the reservation's line).  They need
- * scheduler = cfq: with fifo each is an error.  With emulation, the
- * reservations adding up to more than the model gives is a warning.
+ * key table) are parsed by cfg_parse_qos, by the unit the table gives
+ * (requests/s a count, bytes/s a rate, burst seconds a time whose bare
+ * number is seconds), and checked as a set by qos_conf_check at
+ * cfg_validate (a cap below a reservation is an error at the
+ * reservation's line).  They need scheduler = cfq: with fifo each is an
+ * error.  With emulation, the reservations adding up to more than the
+ * model gives is a warning.
  *
  * Defined once.  The scheduler keys, their units and ranges are CFQ's own
  * table (cfq_tunables in include/cfq.h), so a value accepted here is one
@@ -75,7 +77,8 @@
  * it in [device] (auto|time|iops) and passes it on as that tunable.  The
  * model.* parameters are checked by the device model itself
  * (include/devmodel.h): cfg_validate() makes the model [device] emulate
- * names and sets each parameter on it.
+ * names and sets each parameter on it.  The names emulate takes are the
+ * device models' own table (devmodel_presets), "none" aside.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -93,37 +96,19 @@
 #include "devmodel.h"
 #include "qos.h"
 #include "rng.h"
+#include "units.h"
 
-#define MS NSEC_PER_MSEC
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
 
 /* ---- the tunables --------------------------------------------------------
- * CFQ's table, seen through two questions: is entry i a [scheduler] key
- * (all but "mode"), and how is its value written?
+ * CFQ's table: entry i is a [scheduler] key unless it is "mode" (a [device]
+ * key here); its values are parsed and written by cfq_tunable_parse and
+ * cfq_tunable_format.
  */
 static bool
 tunable_is_key (size_t i)
 {
   return strcmp (cfq_tunables[i].name, "mode") != 0;
-}
-
-enum tunit {
-  TU_TIME,                      /* "ns": a time, a bare number is ms */
-  TU_KIB,                       /* "KiB": a bare number is KiB, or a size */
-  TU_BOOL,                      /* "bool" */
-  TU_COUNT,                     /* "requests", "factor": a plain number */
-};
-
-static enum tunit
-tunit (const struct cfq_tunable *t)
-{
-  if (strcmp (t->unit, "ns") == 0)
-    return TU_TIME;
-  if (strcmp (t->unit, "KiB") == 0)
-    return TU_KIB;
-  if (strcmp (t->unit, "bool") == 0)
-    return TU_BOOL;
-  return TU_COUNT;
 }
 
 /* ---- sections and keys ------------------------------------------------- */
@@ -135,6 +120,9 @@ enum sec {
   SEC_SCHED,
   SEC_GROUP,
   SEC_EXPORT,
+  SEC_TENANT,
+  SEC_SIM,
+  SEC_OLDJOB,                   /* cfqsim's old [job NAME]: hints only */
 };
 
 /* Device and scheduler keys ("global" keys): the fixed ones, then one per
@@ -153,8 +141,6 @@ enum {
 static const char *const gk_names[GK_TUNABLE] = {
   "file", "queue_depth", "mode", "emulate", "scheduler",
 };
-static const char *const mode_names[] = { "auto", "time", "iops", NULL };
-static const char *const emulate_names[] = { "none", "hdd", "ssd", NULL };
 static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
 };
@@ -164,6 +150,25 @@ static const char *const writes_names[] = { "async", "sync", NULL };
 static const char *const group_keys[] = { "weight", "class", "prio", NULL };
 static const char *const export_keys[] = {
   "group", "offset", "size", "file", "readonly", "writes", "allow", NULL,
+};
+static const char *const tenant_keys[] = {
+  "export", "connections", "rw", "rwmixread", "bs", "iodepth", "thinktime",
+  "rate_iops", "rate", "fsync", "offset", "size", "start", "stop", "class",
+  "prio", NULL,
+};
+static const char *const sim_keys[] = { "duration", "seed", NULL };
+
+/* rw = NAME[:SKIP], fio's words: the pattern and the share of reads. */
+static const struct {
+  const char *name, *canon;
+  bool rand;
+  int reads;                    /* percent; -1: rwmixread (default 50) */
+} rw_names[] = {
+  { "read", "read", false, 100 }, { "write", "write", false, 0 },
+  { "randread", "randread", true, 100 },
+  { "randwrite", "randwrite", true, 0 },
+  { "rw", "rw", false, -1 }, { "readwrite", "rw", false, -1 },
+  { "randrw", "randrw", true, -1 },
 };
 
 static int
@@ -232,6 +237,21 @@ struct xexport {
   unsigned l_group, l_file, l_offset, l_size, l_readonly, l_writes, l_allow;
 };
 
+/* A [tenant NAME]: a workload, fio's way (core/config.h). */
+struct xtenant {
+  char *name;
+  char *export;                 /* export= as written, or NULL: "" */
+  struct cfg_tenant t;          /* the values; export, cls, prio resolved
+                                   by cfg_validate */
+  unsigned rwmix;                /* rwmixread= as given */
+  bool rwmix_given;
+  bool bad;                     /* a value was refused: skip checks */
+  unsigned line;                /* of the header */
+  unsigned l_export, l_connections, l_rw, l_rwmixread, l_bs, l_iodepth,
+    l_thinktime, l_rate_iops, l_rate, l_fsync, l_offset, l_size, l_start,
+    l_stop, l_class, l_prio;
+};
+
 struct cfg {
   cfg_report_fn report;
   void *opaque;
@@ -253,6 +273,11 @@ struct cfg {
   size_t nr_groups;
   struct xexport *exports;
   size_t nr_exports;
+  struct xtenant *tenants;
+  size_t nr_tenants;
+  unsigned l_sim, l_duration, l_seed; /* [sim] and its keys */
+  uint64_t duration, seed;
+  bool simulated;               /* cfg_simulate(): the device is a model */
 
   /* Parser position (cfg_parse only). */
   unsigned lineno;              /* current physical line */
@@ -266,6 +291,7 @@ struct cfg {
   struct cfg_group *m_groups;
   struct cfg_export *m_exports;
   struct cfg_param *m_params;
+  struct cfg_tenant *m_tenants;
   struct xexport *implicit;     /* the export "" made without a file */
 };
 
@@ -391,226 +417,6 @@ status (const struct cfg *cfg)
 
 /* ---- value syntax -------------------------------------------------------- */
 
-/* DIGITS into *v; *end after them.  -EINVAL if none, -ERANGE on overflow. */
-static int
-parse_digits (const char *s, uint64_t *v, const char **end)
-{
-  uint64_t x = 0;
-  const char *p = s;
-
-  for (; *p >= '0' && *p <= '9'; p++) {
-    unsigned d = *p - '0';
-    if (x > (UINT64_MAX - d) / 10)
-      return -ERANGE;
-    x = x * 10 + d;
-  }
-  if (p == s)
-    return -EINVAL;
-  *v = x;
-  *end = p;
-  return 0;
-}
-
-static int
-parse_uint (const char *s, uint64_t *v)
-{
-  const char *end;
-  int r = parse_digits (s, v, &end);
-
-  if (r < 0)
-    return r;
-  return *end ? -EINVAL : 0;
-}
-
-int
-cfg_parse_size (const char *s, uint64_t *bytes)
-{
-  const char *end;
-  uint64_t v;
-  unsigned shift;
-  int r = parse_digits (s, &v, &end);
-
-  if (r < 0)
-    return r;
-  switch (*end) {
-  case '\0': case 'b': case 'B': shift = 0; break;
-  case 'k': case 'K': shift = 10; break;
-  case 'm': case 'M': shift = 20; break;
-  case 'g': case 'G': shift = 30; break;
-  case 't': case 'T': shift = 40; break;
-  case 'p': case 'P': shift = 50; break;
-  case 'e': case 'E': shift = 60; break;
-  default: return -EINVAL;
-  }
-  if (*end && end[1])
-    return -EINVAL;
-  if (shift && v > UINT64_MAX >> shift)
-    return -ERANGE;
-  *bytes = v << shift;
-  return 0;
-}
-
-int
-cfg_parse_time (const char *s, uint64_t *ns)
-{
-  const char *p;
-  uint64_t ip, frac = 0, scale = 1, mult;
-  unsigned fd = 0;
-  int r = parse_digits (s, &ip, &p);
-
-  if (r < 0)
-    return r;
-  if (*p == '.') {
-    const char *f = ++p, *last = NULL;
-    for (; *p >= '0' && *p <= '9'; p++)
-      if (*p != '0')
-        last = p;
-    if (p == f)
-      return -EINVAL;
-    /* Up to the last non-zero digit; more than 9 is never whole ns. */
-    if (last) {
-      if (last - f + 1 > 9)
-        return -EINVAL;
-      for (const char *q = f; q <= last; q++, fd++) {
-        frac = frac * 10 + (*q - '0');
-        scale *= 10;
-      }
-    }
-  }
-  if (strcmp (p, "") == 0 || strcmp (p, "ms") == 0) mult = NSEC_PER_MSEC;
-  else if (strcmp (p, "ns") == 0) mult = 1;
-  else if (strcmp (p, "us") == 0) mult = NSEC_PER_USEC;
-  else if (strcmp (p, "s") == 0) mult = NSEC_PER_SEC;
-  else return -EINVAL;
-  if ((frac * mult) % scale)
-    return -EINVAL;             /* a fraction of a nanosecond */
-  if (ip > (UINT64_MAX - frac * mult / scale) / mult)
-    return -ERANGE;
-  *ns = ip * mult + frac * mult / scale;
-  return 0;
-}
-
-int
-cfg_parse_bool (const char *s, bool *b)
-{
-  static const char *const yes[] = { "1", "true", "t", "yes", "y", "on" };
-  static const char *const no[] = { "0", "false", "f", "no", "n", "off" };
-
-  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
-    if (strcasecmp (s, yes[i]) == 0) {
-      *b = true;
-      return 0;
-    }
-    if (strcasecmp (s, no[i]) == 0) {
-      *b = false;
-      return 0;
-    }
-  }
-  return -EINVAL;
-}
-
-char *
-cfg_format_time (uint64_t ns, char *buf, size_t len)
-{
-  if (ns && ns % NSEC_PER_SEC == 0)
-    snprintf (buf, len, "%llus", (unsigned long long) (ns / NSEC_PER_SEC));
-  else if (ns && ns % NSEC_PER_MSEC == 0)
-    snprintf (buf, len, "%llums", (unsigned long long) (ns / NSEC_PER_MSEC));
-  else if (ns && ns % NSEC_PER_USEC == 0)
-    snprintf (buf, len, "%lluus", (unsigned long long) (ns / NSEC_PER_USEC));
-  else
-    snprintf (buf, len, "%lluns", (unsigned long long) ns);
-  return buf;
-}
-
-char *
-cfg_format_size (uint64_t bytes, char *buf, size_t len)
-{
-  static const char suffix[] = "KMGTPE";
-  int i = -1;
-
-  while (bytes && i < 5 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    i++;
-  }
-  if (i < 0)
-    snprintf (buf, len, "%llu", (unsigned long long) bytes);
-  else
-    snprintf (buf, len, "%llu%c", (unsigned long long) bytes, suffix[i]);
-  return buf;
-}
-
-int
-cfg_parse_qos (const char *key, const char *value, struct qos_conf *c,
-               char *why, size_t len)
-{
-  const struct qos_key *k = qos_key_lookup (key);
-  char b1[32], b2[32], tmp[64];
-  uint64_t v = 0;
-  size_t n = strlen (value);
-
-  if (!k)
-    return -ENOENT;
-  switch (k->unit) {
-  case QOS_U_IOPS:
-    if (parse_uint (value, &v) < 0) {
-      snprintf (why, len, "not a number (requests per second)");
-      return -EINVAL;
-    }
-    break;
-  case QOS_U_BPS:
-    if (cfg_parse_size (value, &v) < 0) {
-      snprintf (why, len, "not a size (bytes per second: a number with an"
-                " optional k, m, g or t suffix)");
-      return -EINVAL;
-    }
-    break;
-  case QOS_U_SECONDS:
-    /* A bare number is seconds here, not CFQ's milliseconds. */
-    if (n && n + 2 <= sizeof tmp && value[n - 1] >= '0'
-        && value[n - 1] <= '9') {
-      snprintf (tmp, sizeof tmp, "%ss", value);
-      value = tmp;
-    }
-    if (cfg_parse_time (value, &v) < 0) {
-      snprintf (why, len, "not a duration (seconds, or a number with ns,"
-                " us, ms or s)");
-      return -EINVAL;
-    }
-    break;
-  }
-  if (qos_conf_set (c, k, v) < 0) {
-    snprintf (why, len, "out of range %s..%s (0: none)",
-              cfg_format_qos (k, k->min, b1, sizeof b1),
-              cfg_format_qos (k, k->max, b2, sizeof b2));
-    return -EINVAL;
-  }
-  return 0;
-}
-
-char *
-cfg_format_qos (const struct qos_key *k, uint64_t v, char *buf, size_t len)
-{
-  switch (k->unit) {
-  case QOS_U_BPS: return cfg_format_size (v, buf, len);
-  case QOS_U_SECONDS: return cfg_format_time (v, buf, len);
-  default:
-    snprintf (buf, len, "%llu", (unsigned long long) v);
-    return buf;
-  }
-}
-
-/* Text for a tunable's value in its unit, for messages. */
-static char *
-format_unit (enum tunit unit, uint64_t v, char *buf, size_t len)
-{
-  switch (unit) {
-  case TU_TIME: return cfg_format_time (v, buf, len);
-  case TU_KIB: return cfg_format_size (v * 1024, buf, len);
-  default: snprintf (buf, len, "%llu", (unsigned long long) v); return buf;
-  }
-}
-
 /* "a, b or c" for messages. */
 static const char *
 one_of (const char *const *names, char *buf, size_t len)
@@ -631,22 +437,44 @@ static int
 parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
 {
   const char *const *names = NULL;
-  char b1[32], b2[32], lst[64];
+  const struct cfq_tunable *t;
+  char lst[64];
   int r, i;
 
   switch (k) {
   case GK_FILE:
     return 0;
   case GK_QUEUE_DEPTH:
-    r = parse_uint (value, v);
-    if (r == 0 && *v >= 1 && *v <= CFG_QUEUE_DEPTH_MAX)
+    r = units_parse_count (value, v);
+    if (r == 0 && *v >= 1 && *v <= SCHED_DEPTH_MAX)
       return 0;
     snprintf (why, len, "%s (want 1..%d)",
-              r < 0 ? "not a number" : "out of range", CFG_QUEUE_DEPTH_MAX);
+              r < 0 ? "not a number" : "out of range", SCHED_DEPTH_MAX);
     return -EINVAL;
-  case GK_MODE: names = mode_names; break;
-  case GK_EMULATE: names = emulate_names; break;
+  case GK_MODE:
+    t = cfq_tunable_lookup ("mode");
+    break;
+  case GK_EMULATE: {
+    char all[128];
+
+    /* 0 = none, i + 1 = devmodel_presets[i] */
+    if (strcmp (value, "none") == 0) {
+      *v = 0;
+      return 0;
+    }
+    for (i = 0; devmodel_presets[i].name; i++)
+      if (strcmp (devmodel_presets[i].name, value) == 0) {
+        *v = i + 1;
+        return 0;
+      }
+    devmodel_names (all, sizeof all, ", ", " or ");
+    snprintf (why, len, "want none, %s", all);
+    return -EINVAL;
+  }
   case GK_SCHEDULER: names = sched_names; break;
+  default:
+    t = &cfq_tunables[k - GK_TUNABLE];
+    break;
   }
   if (names) {
     i = name_index (names, value);
@@ -657,52 +485,9 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
     snprintf (why, len, "want %s", one_of (names, lst, sizeof lst));
     return -EINVAL;
   }
-
-  const struct cfq_tunable *t = &cfq_tunables[k - GK_TUNABLE];
-  bool b;
-  switch (tunit (t)) {
-  case TU_TIME:
-    r = cfg_parse_time (value, v);
-    if (r < 0) {
-      snprintf (why, len, "not a time (want a number with ns, us, ms or s;"
-                " a bare number is ms)");
-      return -EINVAL;
-    }
-    break;
-  case TU_KIB:
-    if (value[0] && strchr ("0123456789", value[strlen (value) - 1]))
-      r = parse_uint (value, v);
-    else {
-      r = cfg_parse_size (value, v);
-      if (r == 0 && *v % 1024) {
-        snprintf (why, len, "not a whole number of KiB");
-        return -EINVAL;
-      }
-      *v /= 1024;
-    }
-    if (r < 0) {
-      snprintf (why, len, "not a size (a bare number is KiB)");
-      return -EINVAL;
-    }
-    break;
-  case TU_COUNT:
-    if (parse_uint (value, v) < 0) {
-      snprintf (why, len, "not a number");
-      return -EINVAL;
-    }
-    break;
-  case TU_BOOL:
-    if (cfg_parse_bool (value, &b) < 0) {
-      snprintf (why, len, "not a boolean (want 0/1, yes/no, on/off)");
-      return -EINVAL;
-    }
-    *v = b;
-    break;
-  }
-  if (*v < t->min || *v > t->max) {
-    snprintf (why, len, "out of range %s..%s",
-              format_unit (tunit (t), t->min, b1, sizeof b1),
-              format_unit (tunit (t), t->max, b2, sizeof b2));
+  r = cfq_tunable_parse (t->name, value, v);
+  if (r < 0) {
+    cfq_tunable_explain (t, value, r, why, len);
     return -EINVAL;
   }
   return 0;
@@ -756,7 +541,7 @@ parse_net (const char *tok, struct cfg_net *n, char *why, size_t len)
   n->prefix = max;
   if (slash) {
     uint64_t p;
-    if (parse_uint (slash + 1, &p) < 0 || p > max) {
+    if (units_parse_count (slash + 1, &p) < 0 || p > max) {
       snprintf (why, len, "'%s': bad prefix length (want 0..%u)", tok, max);
       return -EINVAL;
     }
@@ -980,6 +765,10 @@ key_home (const char *key)
     return "[group NAME]";
   if (in_export)
     return "[export NAME]";
+  if (name_index (tenant_keys, key) >= 0)
+    return "[tenant NAME]";
+  if (name_index (sim_keys, key) >= 0)
+    return "[sim]";
   return NULL;
 }
 
@@ -992,6 +781,69 @@ unknown_key (struct cfg *cfg, const char *key, const char *sec)
     ferr (cfg, cfg->lineno, "'%s' belongs in %s, not in %s", key, home, sec);
   else
     ferr (cfg, cfg->lineno, "unknown key '%s' in %s", key, sec);
+}
+
+/* cfqsim's job files had a language of their own; other keys of it are
+ * refused with their new spelling.  Writes the hint for KEY in section SEC
+ * to BUF, or returns NULL.
+ */
+static const char *
+old_key_hint (enum sec sec, const char *key, char *buf, size_t len)
+{
+  static const struct { enum sec sec; const char *key, *hint; } old[] = {
+    { SEC_DEVICE, "model", "[device] model= is now [device] emulate=" },
+    { SEC_DEVICE, "kind", "[device] kind= is now [device] emulate=" },
+    { SEC_SCHED, "policy", "[sched] policy= is now [scheduler] scheduler=" },
+    { SEC_SCHED, "sched", "[sched] sched= is now [scheduler] scheduler=" },
+    { SEC_SIM, "model", "[global] model= is now [device] emulate=" },
+    { SEC_SIM, "device", "[global] device= is now [device] emulate=" },
+    { SEC_SIM, "sched", "[global] sched= is now [scheduler] scheduler=" },
+    { SEC_SIM, "policy", "[global] policy= is now [scheduler] scheduler=" },
+    { SEC_TENANT, "depth", "[job] depth= is now [tenant] iodepth=" },
+    { SEC_TENANT, "think", "[job] think= is now [tenant] thinktime=" },
+    { SEC_TENANT, "level", "[job] level= is now [tenant] prio=" },
+    { SEC_TENANT, "pattern", "[job] pattern= is now part of [tenant] rw="
+      " (read, write, randread, randwrite, rw or randrw)" },
+    { SEC_TENANT, "stride", "[job] stride= is now [tenant] rw=read:SKIP"
+      " (fio's: SKIP = stride - bs)" },
+    { SEC_TENANT, "sync", "[job] sync=1 is now [export NAME] writes=sync"
+      " on the tenant's export" },
+    { SEC_TENANT, "meta", "[job] meta= is gone (NBD has no metadata flag)" },
+    { SEC_TENANT, "group", "[job] group= is now [tenant] export=NAME, and"
+      " that [export NAME] names the group" },
+  };
+  enum sec s = sec == SEC_OLDJOB ? SEC_TENANT : sec;
+
+  for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
+    if (old[i].sec == s && strcmp (old[i].key, key) == 0) {
+      snprintf (buf, len, "%s", old[i].hint);
+      return buf;
+    }
+  /* [device] rpm= and the like: the device model's parameters. */
+  if (sec == SEC_DEVICE)
+    for (const char *kind = "hdd"; kind; kind = *kind == 'h' ? "ssd" : NULL) {
+      struct devmodel *dm = devmodel_new (kind, NULL);
+      int found = dm ? name_index (devmodel_params (dm), key) : -1;
+      devmodel_free (dm);
+      if (found >= 0) {
+        snprintf (buf, len, "[device] %s= is now [device] model.%s=", key,
+                  key);
+        return buf;
+      }
+    }
+  return NULL;
+}
+
+/* An unknown or misplaced KEY in section SEC (named SECNAME). */
+static void
+bad_key (struct cfg *cfg, enum sec sec, const char *key, const char *secname)
+{
+  char hint[160];
+
+  if (old_key_hint (sec, key, hint, sizeof hint))
+    ferr (cfg, cfg->lineno, "'%s': %s", key, hint);
+  else if (sec != SEC_OLDJOB)
+    unknown_key (cfg, key, secname);
 }
 
 static void
@@ -1015,7 +867,7 @@ set_global (struct cfg *cfg, enum sec sec, const char *key, const char *value)
     return;
   }
   if (k < 0 || gkey_sec (k) != sec) {
-    unknown_key (cfg, key, sec == SEC_DEVICE ? "[device]" : "[scheduler]");
+    bad_key (cfg, sec, key, sec == SEC_DEVICE ? "[device]" : "[scheduler]");
     return;
   }
   g = &cfg->gv[k];
@@ -1051,14 +903,14 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
 {
   unsigned line = cfg->lineno;
   const struct qos_key *qk;
-  char why[160];
+  char why[200];
   uint64_t v;
   int i;
 
   if (strcmp (key, "weight") == 0) {
     if (!first_time (cfg, &g->l_weight, key))
       return;
-    if (parse_uint (value, &v) < 0)
+    if (units_parse_count (value, &v) < 0)
       ferr (cfg, line, "weight = %s: not a number (want %d..%d)", value,
             SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
     else if (v < SCHED_WEIGHT_MIN || v > SCHED_WEIGHT_MAX)
@@ -1079,7 +931,7 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
   else if (strcmp (key, "prio") == 0) {
     if (!first_time (cfg, &g->l_prio, key))
       return;
-    if (parse_uint (value, &v) < 0 || v >= SCHED_LEVELS)
+    if (units_parse_count (value, &v) < 0 || v >= SCHED_LEVELS)
       ferr (cfg, line, "prio = %s: want 0..%d (0 is highest)", value,
             SCHED_LEVELS - 1);
     else
@@ -1131,7 +983,7 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
     uint64_t v;
     if (!first_time (cfg, is_off ? &e->l_offset : &e->l_size, key))
       return;
-    r = cfg_parse_size (value, &v);
+    r = units_parse_size (value, &v);
     if (r < 0)
       ferr (cfg, line, "%s = %s: not a size (want a number with an optional"
             " b, k, m, g, t, p or e suffix)", key, value);
@@ -1153,7 +1005,7 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
   }
   else if (strcmp (key, "readonly") == 0) {
     if (first_time (cfg, &e->l_readonly, key)
-        && cfg_parse_bool (value, &e->readonly) < 0)
+        && units_parse_bool (value, &e->readonly) < 0)
       ferr (cfg, line, "readonly = %s: not a boolean (want 0/1, yes/no,"
             " on/off)", value);
   }
@@ -1177,6 +1029,242 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
   }
   else
     unknown_key (cfg, key, "[export NAME]");
+}
+
+/* ---- [sim] and [tenant NAME] -------------------------------------------- */
+
+/* A count KEY = VALUE in MIN..MAX into *OUT; false (and an error) if not. */
+static bool
+count_key (struct cfg *cfg, const char *key, const char *value,
+           uint64_t min, uint64_t max, uint64_t *out)
+{
+  uint64_t v;
+  int r = units_parse_count (value, &v);
+
+  if (r == -EINVAL) {
+    ferr (cfg, cfg->lineno, "%s = %s: not a number (want %llu..%llu)", key,
+          value, (unsigned long long) min, (unsigned long long) max);
+    return false;
+  }
+  if (r < 0 || v < min || v > max) {
+    ferr (cfg, cfg->lineno, "%s = %s: out of range %llu..%llu", key, value,
+          (unsigned long long) min, (unsigned long long) max);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+/* A time KEY = VALUE, with its unit (a bare number is refused). */
+static bool
+time_key (struct cfg *cfg, const char *key, const char *value, uint64_t *out)
+{
+  char want[96];
+
+  if (units_parse_time (value, 0, out) == 0)
+    return true;
+  ferr (cfg, cfg->lineno, "%s = %s: not a time (want %s)", key, value,
+        units_expect_time (0, want, sizeof want));
+  return false;
+}
+
+/* A size KEY = VALUE, a multiple of ALIGN. */
+static bool
+size_key (struct cfg *cfg, const char *key, const char *value,
+          uint64_t align, uint64_t *out)
+{
+  if (units_parse_size (value, out) < 0) {
+    ferr (cfg, cfg->lineno, "%s = %s: not a size (want %s)", key, value,
+          UNITS_EXPECT_SIZE);
+    return false;
+  }
+  if (*out % align) {
+    ferr (cfg, cfg->lineno, "%s = %s: not a multiple of %llu", key, value,
+          (unsigned long long) align);
+    return false;
+  }
+  return true;
+}
+
+static void
+set_sim_key (struct cfg *cfg, const char *key, const char *value)
+{
+  uint64_t v;
+
+  if (strcmp (key, "duration") == 0) {
+    if (!first_time (cfg, &cfg->l_duration, key))
+      return;
+    if (!time_key (cfg, key, value, &v))
+      return;
+    if (v == 0)
+      ferr (cfg, cfg->lineno, "duration = %s: must be more than 0", value);
+    else
+      cfg->duration = v;
+  }
+  else if (strcmp (key, "seed") == 0) {
+    if (first_time (cfg, &cfg->l_seed, key)
+        && count_key (cfg, key, value, 0, UINT64_MAX, &v))
+      cfg->seed = v;
+  }
+  else
+    bad_key (cfg, SEC_SIM, key, "[sim]");
+}
+
+/* rw = NAME[:SKIP] */
+static void
+set_rw (struct cfg *cfg, struct xtenant *x, const char *value)
+{
+  size_t n = strcspn (value, ":");
+  uint64_t skip = 0;
+
+  for (size_t i = 0; i < sizeof rw_names / sizeof rw_names[0]; i++) {
+    if (strlen (rw_names[i].name) != n
+        || strncmp (rw_names[i].name, value, n) != 0)
+      continue;
+    if (value[n]) {
+      if (rw_names[i].rand) {
+        ferr (cfg, cfg->lineno, "rw = %s: ':SKIP' applies to sequential"
+              " patterns only (read, write, rw)", value);
+        x->bad = true;
+        return;
+      }
+      if (!size_key (cfg, "rw", value + n + 1, CFG_SECTOR, &skip)) {
+        x->bad = true;
+        return;
+      }
+    }
+    x->t.rw = rw_names[i].canon;
+    x->t.rand = rw_names[i].rand;
+    x->t.skip = skip;
+    x->t.rwmixread = rw_names[i].reads < 0 ? 50 : (unsigned) rw_names[i].reads;
+    return;
+  }
+  ferr (cfg, cfg->lineno, "rw = %s: want read, write, randread, randwrite,"
+        " rw or randrw (sequential ones may add :SKIP)", value);
+  x->bad = true;
+}
+
+static void
+set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
+                const char *value)
+{
+  struct cfg_tenant *t = &x->t;
+  bool ok = true;
+  uint64_t v;
+  int i;
+
+  if (strcmp (key, "export") == 0) {
+    if (first_time (cfg, &x->l_export, key))
+      x->export = xstrdup (cfg, value);
+  }
+  else if (strcmp (key, "connections") == 0) {
+    if (first_time (cfg, &x->l_connections, key)
+        && (ok = count_key (cfg, key, value, 1, CFG_CONNECTIONS_MAX, &v)))
+      t->connections = v;
+  }
+  else if (strcmp (key, "rw") == 0) {
+    if (first_time (cfg, &x->l_rw, key))
+      set_rw (cfg, x, value);
+  }
+  else if (strcmp (key, "rwmixread") == 0) {
+    if (first_time (cfg, &x->l_rwmixread, key)
+        && (ok = count_key (cfg, key, value, 0, 100, &v))) {
+      x->rwmix = v;
+      x->rwmix_given = true;
+    }
+  }
+  else if (strcmp (key, "bs") == 0) {
+    if (!first_time (cfg, &x->l_bs, key))
+      return;
+    ok = size_key (cfg, key, value, CFG_SECTOR, &v);
+    if (ok && (v == 0 || v > CFG_BS_MAX)) {
+      ferr (cfg, cfg->lineno, "bs = %s: out of range 512..32M", value);
+      ok = false;
+    }
+    if (ok)
+      t->bs = v;
+  }
+  else if (strcmp (key, "iodepth") == 0) {
+    if (first_time (cfg, &x->l_iodepth, key)
+        && (ok = count_key (cfg, key, value, 1, CFG_IODEPTH_MAX, &v)))
+      t->iodepth = v;
+  }
+  else if (strcmp (key, "thinktime") == 0) {
+    if (first_time (cfg, &x->l_thinktime, key))
+      ok = time_key (cfg, key, value, &t->thinktime);
+  }
+  else if (strcmp (key, "rate_iops") == 0) {
+    if (first_time (cfg, &x->l_rate_iops, key)
+        && (ok = count_key (cfg, key, value, 1, NSEC_PER_SEC, &v)))
+      t->rate_iops = v;
+  }
+  else if (strcmp (key, "rate") == 0) {
+    if (!first_time (cfg, &x->l_rate, key))
+      return;
+    if (units_parse_rate (value, &v) < 0 || v == 0) {
+      ferr (cfg, cfg->lineno, "rate = %s: not a rate (want %s)", value,
+            UNITS_EXPECT_RATE);
+      ok = false;
+    }
+    else
+      t->rate = v;
+  }
+  else if (strcmp (key, "fsync") == 0) {
+    if (first_time (cfg, &x->l_fsync, key)
+        && (ok = count_key (cfg, key, value, 0, 1u << 30, &v)))
+      t->fsync = v;
+  }
+  else if (strcmp (key, "offset") == 0) {
+    if (first_time (cfg, &x->l_offset, key))
+      ok = size_key (cfg, key, value, CFG_SECTOR, &t->offset);
+  }
+  else if (strcmp (key, "size") == 0) {
+    if (!first_time (cfg, &x->l_size, key))
+      return;
+    ok = size_key (cfg, key, value, 1, &t->size);
+    if (ok && t->size == 0) {
+      ferr (cfg, cfg->lineno, "size = %s: must not be 0", value);
+      ok = false;
+    }
+  }
+  else if (strcmp (key, "start") == 0) {
+    if (first_time (cfg, &x->l_start, key))
+      ok = time_key (cfg, key, value, &t->start);
+  }
+  else if (strcmp (key, "stop") == 0) {
+    if (first_time (cfg, &x->l_stop, key))
+      ok = time_key (cfg, key, value, &t->stop);
+  }
+  else if (strcmp (key, "class") == 0) {
+    if (!first_time (cfg, &x->l_class, key))
+      return;
+    i = name_index (class_names, value);
+    if (i < 0) {
+      ferr (cfg, cfg->lineno, "class = %s: want rt, be or idle", value);
+      ok = false;
+    }
+    else {
+      t->cls = SCHED_CLASS_RT + i;
+      t->cls_given = true;
+    }
+  }
+  else if (strcmp (key, "prio") == 0) {
+    if (!first_time (cfg, &x->l_prio, key))
+      return;
+    if (units_parse_count (value, &v) < 0 || v >= SCHED_LEVELS) {
+      ferr (cfg, cfg->lineno, "prio = %s: want 0..%d (0 is highest)", value,
+            SCHED_LEVELS - 1);
+      ok = false;
+    }
+    else {
+      t->prio = v;
+      t->prio_given = true;
+    }
+  }
+  else
+    bad_key (cfg, SEC_TENANT, key, "[tenant NAME]");
+  if (!ok)
+    x->bad = true;
 }
 
 /* ---- reading the file ------------------------------------------------------ */
@@ -1264,9 +1352,43 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     cfg->cur = dev ? SEC_DEVICE : SEC_SCHED;
     return;
   }
-  if (strcmp (type, "group") != 0 && strcmp (type, "export") != 0) {
+  /* cfqsim's old sections: say what they are now, then read on. */
+  if (strcmp (type, "global") == 0) {
+    ferr (cfg, line, "[global] is now [sim] (duration, seed) and [device]"
+          " (queue_depth)");
+    cfg->cur = SEC_SIM;
+    return;
+  }
+  if (strcmp (type, "sched") == 0) {
+    ferr (cfg, line, "[sched] is now [scheduler] (and policy= is now"
+          " scheduler=)");
+    cfg->cur = SEC_SCHED;
+    return;
+  }
+  if (strcmp (type, "job") == 0) {
+    ferr (cfg, line, "[job NAME] is now [tenant NAME], in fio's terms"
+          " (export=, rw=, bs=, iodepth=, thinktime=, fsync=)");
+    cfg->cur = SEC_OLDJOB;
+    return;
+  }
+  if (strcmp (type, "sim") == 0) {
+    if (n) {
+      ferr (cfg, line, "[sim] takes no name");
+      return;
+    }
+    if (cfg->l_sim) {
+      ferr (cfg, line, "duplicate section [sim] (first at line %u)",
+            cfg->l_sim);
+      return;
+    }
+    cfg->l_sim = line;
+    cfg->cur = SEC_SIM;
+    return;
+  }
+  if (strcmp (type, "group") != 0 && strcmp (type, "export") != 0
+      && strcmp (type, "tenant") != 0) {
     ferr (cfg, line, "unknown section [%s] (want [device], [scheduler],"
-          " [group NAME] or [export NAME])", type);
+          " [group NAME], [export NAME], [tenant NAME] or [sim])", type);
     return;
   }
   if (ne - n > NAME_MAX_LEN) {
@@ -1279,6 +1401,42 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     return;
   }
 
+  if (type[0] == 't') {
+    struct xtenant *x;
+    if (!n) {
+      ferr (cfg, line, "[tenant] needs a name: [tenant NAME]");
+      goto out;
+    }
+    if (!group_name_ok (name)) {
+      ferr (cfg, line, "[tenant %s]: a tenant name is letters, digits, '_',"
+            " '.' and '-' (at most 64)", name);
+      goto out;
+    }
+    for (size_t i = 0; i < cfg->nr_tenants; i++)
+      if (strcmp (cfg->tenants[i].name, name) == 0) {
+        ferr (cfg, line, "duplicate section [tenant %s] (first at line %u)",
+              name, cfg->tenants[i].line);
+        goto out;
+      }
+    x = realloc (cfg->tenants, (cfg->nr_tenants + 1) * sizeof *x);
+    if (!x) {
+      cfg->oom = true;
+      goto out;
+    }
+    cfg->tenants = x;
+    x = &x[cfg->nr_tenants];
+    memset (x, 0, sizeof *x);
+    x->name = name;
+    x->line = line;
+    x->t.connections = 1;
+    x->t.rw = "read";
+    x->t.rwmixread = 100;
+    x->t.bs = 4096;
+    x->t.iodepth = 1;
+    cfg->cur = SEC_TENANT;
+    cfg->cur_idx = cfg->nr_tenants++;
+    return;
+  }
   if (type[0] == 'g') {
     struct xgroup *g;
     if (!n) {
@@ -1307,7 +1465,7 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     g->name = name;
     g->weight = SCHED_WEIGHT_DEFAULT;
     g->cls = SCHED_CLASS_BE;
-    g->prio = CFG_PRIO_DEFAULT;
+    g->prio = SCHED_PRIO_DEFAULT;
     g->line = line;
     cfg->cur = SEC_GROUP;
     cfg->cur_idx = cfg->nr_groups++;
@@ -1421,6 +1579,15 @@ cfg_handler (void *user, const char *section, const char *key,
   case SEC_EXPORT:
     set_export_key (cfg, &cfg->exports[cfg->cur_idx], key, value);
     break;
+  case SEC_TENANT:
+    set_tenant_key (cfg, &cfg->tenants[cfg->cur_idx], key, value);
+    break;
+  case SEC_SIM:
+    set_sim_key (cfg, key, value);
+    break;
+  case SEC_OLDJOB:
+    bad_key (cfg, SEC_OLDJOB, key, "[job]");
+    break;
   default:
     break;
   }
@@ -1515,6 +1682,29 @@ gget (const struct cfg *cfg, int k, uint64_t def)
   return g->cmd_set ? g->cmd_v : g->line ? g->file_v : def;
 }
 
+int
+cfg_parse_value (const char *key, const char *value, uint64_t *v,
+                 char *why, size_t len)
+{
+  int k = gkey_lookup (key);
+
+  if (k != GK_QUEUE_DEPTH && k != GK_MODE && k < GK_TUNABLE) {
+    snprintf (why, len, "not a number-valued [device] or [scheduler] key");
+    return -ENOENT;
+  }
+  if (k < 0) {
+    snprintf (why, len, "unknown key");
+    return -ENOENT;
+  }
+  return parse_gvalue (k, value, v, why, len);
+}
+
+void
+cfg_simulate (struct cfg *cfg)
+{
+  cfg->simulated = true;
+}
+
 const char *
 cfg_device_file (const struct cfg *cfg)
 {
@@ -1530,6 +1720,8 @@ free_model (struct cfg *cfg)
   free (cfg->m_groups);
   free (cfg->m_exports);
   free (cfg->m_params);
+  free (cfg->m_tenants);
+  cfg->m_tenants = NULL;
   cfg->m_tunables = NULL;
   cfg->m_groups = NULL;
   cfg->m_exports = NULL;
@@ -1554,14 +1746,20 @@ blame (const struct xexport *x, unsigned l)
   return l ? l : x->line;
 }
 
+static unsigned
+blame_t (const struct xtenant *x, unsigned l)
+{
+  return l ? l : x->line;
+}
+
 /* "[4K, 1G)" */
 static char *
 format_region (uint64_t off, uint64_t size, char *buf, size_t len)
 {
   char a[32], b[32];
 
-  snprintf (buf, len, "[%s, %s)", cfg_format_size (off, a, sizeof a),
-            cfg_format_size (off + size, b, sizeof b));
+  snprintf (buf, len, "[%s, %s)", units_format_size (off, a, sizeof a),
+            units_format_size (off + size, b, sizeof b));
   return buf;
 }
 
@@ -1589,7 +1787,7 @@ resolve_groups (struct cfg *cfg, struct xexport *xs, size_t nr)
     if (j == ng && strcmp (want, CFG_DEFAULT_GROUP) == 0)
       cfg->m_groups[ng++] = (struct cfg_group) {
         .name = CFG_DEFAULT_GROUP, .weight = SCHED_WEIGHT_DEFAULT,
-        .cls = SCHED_CLASS_BE, .prio = CFG_PRIO_DEFAULT, .line = 0,
+        .cls = SCHED_CLASS_BE, .prio = SCHED_PRIO_DEFAULT, .line = 0,
       };
     else if (j == ng)
       ferr (cfg, xs[i].l_group, "group = %s: no [group %s] section", want,
@@ -1633,7 +1831,9 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
                 " one", x->name, x->file, xs[j].name, xs[j].l_file);
       continue;
     }
-    if (!dev) {
+    if (cfg->simulated && !cfg->m.dev.emulate)
+      continue;                 /* no device model: said once already */
+    if (!dev && !cfg->simulated) {
       if (!told_nodev) {
         if (x->line)
           ferr (cfg, x->line, "export \"%s\" is a region of the device, but"
@@ -1652,7 +1852,7 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
         ferr (cfg, x->l_size, "export \"%s\" %s runs past the end of the"
               " device (size %s)", x->name,
               format_region (x->offset, x->size, r1, sizeof r1),
-              cfg_format_size (devsize, b1, sizeof b1));
+              units_format_size (devsize, b1, sizeof b1));
         continue;
       }
     }
@@ -1661,8 +1861,8 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
         if (x->line)
           ferr (cfg, blame (x, x->l_offset), "export \"%s\": offset %s is at"
                 " or beyond the end of the device (size %s)", x->name,
-                cfg_format_size (x->offset, b1, sizeof b1),
-                cfg_format_size (devsize, b2, sizeof b2));
+                units_format_size (x->offset, b1, sizeof b1),
+                units_format_size (devsize, b2, sizeof b2));
         else
           cerr (cfg, "the device is empty");
         continue;
@@ -1720,20 +1920,19 @@ join (const char *const *names, char *buf, size_t len)
  */
 static int
 check_model_params (struct cfg *cfg, const struct xparam *const *src,
-                    size_t np)
+                    size_t np, uint64_t *capacity)
 {
-  static const char *const kinds[2] = { "hdd", "ssd" };
+  const char *emu = cfg->m.dev.emulate;
+  const char *kinds[2] = { emu ? emu : "hdd", emu ? NULL : "ssd" };
   struct devmodel *dm[2] = { NULL, NULL };
-  enum cfg_emulate emu = cfg->m.dev.emulate;
   char l0[256], l1[256];
   int err = 0;
 
-  for (int k = 0; k < 2 && np; k++)
-    if (emu == CFG_EMULATE_NONE || (int) emu == k + 1) {
-      dm[k] = devmodel_new (kinds[k], &err);
-      if (!dm[k])
-        goto out;
-    }
+  for (int k = 0; k < 2 && kinds[k] && (np || emu); k++) {
+    dm[k] = devmodel_new (kinds[k], &err);
+    if (!dm[k])
+      goto out;
+  }
   for (size_t i = 0; i < np; i++) {
     const struct xparam *p = src[i];
     const char *eq = p->line ? " = " : "=", *kind = NULL;
@@ -1748,15 +1947,15 @@ check_model_params (struct cfg *cfg, const struct xparam *const *src,
         kind = kinds[k];
       }
     }
-    if (r == -ENOENT && emu == CFG_EMULATE_NONE)
+    if (r == -ENOENT && !emu)
       param_err (cfg, p, "model.%s: not a parameter of any device model"
                  " (hdd: %s; ssd: %s)", p->key,
                  join (devmodel_params (dm[0]), l0, sizeof l0),
                  join (devmodel_params (dm[1]), l1, sizeof l1));
     else if (r == -ENOENT)
       param_err (cfg, p, "model.%s: not a parameter of the %s model (want"
-                 " %s)", p->key, kinds[emu - 1],
-                 join (devmodel_params (dm[emu - 1]), l0, sizeof l0));
+                 " %s)", p->key, emu,
+                 join (devmodel_params (dm[0]), l0, sizeof l0));
     else if (r == -ERANGE)
       param_err (cfg, p, "model.%s%s%s: out of range for the %s model",
                  p->key, eq, p->value, kind);
@@ -1764,10 +1963,155 @@ check_model_params (struct cfg *cfg, const struct xparam *const *src,
       param_err (cfg, p, "model.%s%s%s: not a valid value for the %s model",
                  p->key, eq, p->value, kind);
   }
+  if (emu)
+    *capacity = devmodel_capacity (dm[0]);
 out:
   devmodel_free (dm[0]);
   devmodel_free (dm[1]);
   return err == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* Resolve each tenant's export, pattern, class and level, and check its
+ * region against the export (OK[i]: export i's region is valid).
+ */
+static void
+check_tenants (struct cfg *cfg, const bool *ok)
+{
+  char b1[32], b2[32], b3[80];
+
+  for (size_t i = 0; i < cfg->nr_tenants; i++) {
+    const struct xtenant *x = &cfg->tenants[i];
+    struct cfg_tenant *t = &cfg->m_tenants[i];
+    const char *want = x->export ? x->export : "";
+    const struct cfg_export *e;
+    const struct cfg_group *g;
+    size_t j;
+
+    *t = x->t;
+    t->name = x->name;
+    t->line = x->line;
+    if (x->bad)
+      continue;                 /* reported at its line already */
+    bool mixed = strcmp (t->rw, "rw") == 0 || strcmp (t->rw, "randrw") == 0;
+    if (x->rwmix_given && mixed)
+      t->rwmixread = x->rwmix;
+    else if (x->rwmix_given)
+      ferr (cfg, x->l_rwmixread, "tenant %s: rwmixread applies to rw = rw"
+            " or randrw (rw is %s)", x->name, t->rw);
+    for (j = 0; j < cfg->m.nr_exports; j++)
+      if (strcmp (cfg->m.exports[j].name, want) == 0)
+        break;
+    if (j == cfg->m.nr_exports) {
+      if (x->export)
+        ferr (cfg, x->l_export, "tenant %s: export = %s: no [export %s]"
+              " section", x->name, want, want);
+      else
+        ferr (cfg, x->line, "tenant %s: no export = NAME, and no default"
+              " export ([export] with no name)", x->name);
+      continue;
+    }
+    t->export = j;
+    e = &cfg->m.exports[j];
+    g = &cfg->m_groups[e->group];
+    if (!t->cls_given)
+      t->cls = g->cls;
+    if (!t->prio_given)
+      t->prio = g->prio;
+    if (e->file) {
+      ferr (cfg, blame_t (x, x->l_export), "tenant %s: export \"%s\" has"
+            " its own file; a tenant needs an export that is a region of"
+            " the device", x->name, e->name);
+      continue;
+    }
+    if (!ok[j])
+      continue;                 /* the export's region is wrong already */
+    if (t->rwmixread < 100 && e->readonly)
+      ferr (cfg, blame_t (x, x->l_rw), "tenant %s writes (rw = %s) but"
+            " export \"%s\" is readonly", x->name, t->rw, e->name);
+    if (t->fsync && t->rwmixread == 100)
+      ferr (cfg, x->l_fsync, "tenant %s: fsync = %u needs writes (rw ="
+            " write, randwrite, rw or randrw)", x->name, t->fsync);
+    if (t->stop && t->stop <= t->start)
+      ferr (cfg, x->l_stop, "tenant %s: stop = %s is not after start = %s",
+            x->name, units_format_time (t->stop, b1, sizeof b1),
+            units_format_time (t->start, b2, sizeof b2));
+    if (t->offset >= e->size) {
+      ferr (cfg, blame_t (x, x->l_offset), "tenant %s: offset %s is at or"
+            " beyond the end of export \"%s\" (size %s)", x->name,
+            units_format_size (t->offset, b1, sizeof b1), e->name,
+            units_format_size (e->size, b2, sizeof b2));
+      continue;
+    }
+    if (!x->l_size)
+      t->size = e->size - t->offset;
+    else if (t->size > e->size - t->offset) {
+      ferr (cfg, x->l_size, "tenant %s: region %s runs past the end of"
+            " export \"%s\" (size %s)", x->name,
+            format_region (t->offset, t->size, b3, sizeof b3), e->name,
+            units_format_size (e->size, b2, sizeof b2));
+      continue;
+    }
+    if (t->size < t->bs)
+      ferr (cfg, blame_t (x, x->l_size ? x->l_size : x->l_bs), "tenant %s:"
+            " region of %s is smaller than bs = %s", x->name,
+            units_format_size (t->size, b1, sizeof b1),
+            units_format_size (t->bs, b2, sizeof b2));
+  }
+}
+
+/* ---- caps and reservations ------------------------------------------------ */
+
+int
+cfg_parse_qos (const char *key, const char *value, struct qos_conf *c,
+               char *why, size_t len)
+{
+  const struct qos_key *k = qos_key_lookup (key);
+  char b1[32], b2[32], e[96];
+  uint64_t v = 0;
+
+  if (!k)
+    return -ENOENT;
+  switch (k->unit) {
+  case QOS_U_IOPS:
+    if (units_parse_count (value, &v) < 0) {
+      snprintf (why, len, "not a number (requests per second)");
+      return -EINVAL;
+    }
+    break;
+  case QOS_U_BPS:
+    if (units_parse_rate (value, &v) < 0) {
+      snprintf (why, len, "not a rate (%s)", UNITS_EXPECT_RATE);
+      return -EINVAL;
+    }
+    break;
+  case QOS_U_SECONDS:
+    /* A bare number is seconds here, not CFQ's milliseconds. */
+    if (units_parse_time (value, NSEC_PER_SEC, &v) < 0) {
+      snprintf (why, len, "not a time (want %s)",
+                units_expect_time (NSEC_PER_SEC, e, sizeof e));
+      return -EINVAL;
+    }
+    break;
+  }
+  if (qos_conf_set (c, k, v) < 0) {
+    snprintf (why, len, "out of range %s..%s (0: none)",
+              cfg_format_qos (k, k->min, b1, sizeof b1),
+              cfg_format_qos (k, k->max, b2, sizeof b2));
+    return -EINVAL;
+  }
+  return 0;
+}
+
+char *
+cfg_format_qos (const struct qos_key *k, uint64_t v, char *buf, size_t len)
+{
+  switch (k->unit) {
+  case QOS_U_BPS: return units_format_rate (v, buf, len);
+  case QOS_U_SECONDS: return units_format_time (v, buf, len);
+  default:
+    snprintf (buf, len, "%llu", (unsigned long long) v);
+    return buf;
+  }
 }
 
 /* The line of a group's first QoS key in file order, and that key. */
@@ -1793,26 +2137,35 @@ model_rate (struct devmodel *dm, unsigned qd, bool seq)
 {
   const unsigned n = 2000;
   const uint32_t bs = seq ? 1u << 20 : 4096;
-  uint64_t *busy = calloc (qd, sizeof *busy), end = 0, rs = 1;
-  uint64_t blocks = devmodel_capacity (dm) / bs;
+  uint64_t blocks = devmodel_capacity (dm) / bs, now = 0, rs = 1;
+  unsigned issued = 0, done = 0;
+  struct rq *rqs, *r;
 
-  if (!busy || !blocks)
-    goto out;
-  devmodel_reset (dm);
-  for (unsigned i = 0; i < n; i++) {
-    struct rq rq = { .op = RQ_READ, .len = bs, .flags = RQ_SYNC };
-    unsigned slot = 0;
-    for (unsigned j = 1; j < qd; j++)
-      if (busy[j] < busy[slot])
-        slot = j;
-    rq.off = (seq ? i % blocks : splitmix64 (&rs) % blocks) * bs;
-    busy[slot] = devmodel_submit (dm, &rq, busy[slot]);
-    if (busy[slot] > end)
-      end = busy[slot];
+  if (qd > DEVMODEL_MAX_QUEUE)
+    qd = DEVMODEL_MAX_QUEUE;
+  rqs = calloc (qd, sizeof *rqs);
+  if (!rqs || !blocks) {
+    free (rqs);
+    return 0;
   }
-out:
-  free (busy);
-  return end ? (double) n * (seq ? bs : 1) * 1e9 / (double) end : 0;
+  devmodel_reset (dm);
+  for (unsigned i = 0; i < qd && issued < n; i++, issued++) {
+    rqs[i] = (struct rq) { .op = RQ_READ, .len = bs, .flags = RQ_SYNC };
+    rqs[i].off = (seq ? issued % blocks : splitmix64 (&rs) % blocks) * bs;
+    devmodel_submit (dm, &rqs[i], 0);
+  }
+  while (done < n && (now = devmodel_next (dm)) != SCHED_NEVER)
+    while ((r = devmodel_complete (dm, now, NULL)) != NULL) {
+      done++;
+      if (issued < n) {
+        r->off = (seq ? issued % blocks : splitmix64 (&rs) % blocks) * bs;
+        devmodel_submit (dm, r, now);
+        issued++;
+      }
+    }
+  free (rqs);
+  return now && now != SCHED_NEVER
+    ? (double) done * (seq ? bs : 1) * 1e9 / (double) now : 0;
 }
 
 /* With emulation: warn if the reservations add up to more than the
@@ -1823,8 +2176,7 @@ out:
 static void
 warn_reservations (struct cfg *cfg)
 {
-  static const char *const kinds[] = { NULL, "hdd", "ssd" };
-  enum cfg_emulate emu = cfg->m.dev.emulate;
+  const char *emu = cfg->m.dev.emulate;
   uint64_t sum[2] = { 0, 0 };
   unsigned line[2] = { 0, 0 };
   struct devmodel *dm;
@@ -1841,9 +2193,9 @@ warn_reservations (struct cfg *cfg)
       }
     }
   }
-  if (emu == CFG_EMULATE_NONE || (!sum[0] && !sum[1]))
+  if (!emu || (!sum[0] && !sum[1]))
     return;
-  dm = devmodel_new (kinds[emu], &err);
+  dm = devmodel_new (emu, &err);
   if (!dm) {
     if (err == -ENOMEM)
       cfg->oom = true;
@@ -1861,19 +2213,18 @@ warn_reservations (struct cfg *cfg)
     if ((double) sum[b] <= give)
       continue;
     if (b)
-      fwarn (cfg, line[b], "the reservations add up to %s/s (bps_min), more"
-             " than the emulated %s gives (about %s/s of sequential 1M"
-             " reads at queue_depth %u): under contention not all of them"
-             " can be met", cfg_format_size (sum[b], b1, sizeof b1),
-             kinds[emu], cfg_format_size ((uint64_t) give >> 20 << 20, b2,
-                                          sizeof b2),
-             cfg->m.dev.queue_depth);
+      fwarn (cfg, line[b], "the reservations add up to %s (bps_min), more"
+             " than the emulated %s gives (about %s of sequential 1M reads"
+             " at queue_depth %u): under contention not all of them can be"
+             " met", units_format_rate (sum[b], b1, sizeof b1), emu,
+             units_format_rate ((uint64_t) give / 1000000 * 1000000, b2,
+                                sizeof b2), cfg->m.dev.queue_depth);
     else
       fwarn (cfg, line[b], "the reservations add up to %llu requests/s"
              " (iops_min), more than the emulated %s gives (about %.0f"
              " random 4K reads/s at queue_depth %u): under contention not"
-             " all of them can be met", (unsigned long long) sum[b],
-             kinds[emu], give, cfg->m.dev.queue_depth);
+             " all of them can be met", (unsigned long long) sum[b], emu,
+             give, cfg->m.dev.queue_depth);
   }
   devmodel_free (dm);
 }
@@ -1923,6 +2274,7 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 {
   struct xexport *xs = cfg->exports;
   size_t nr = cfg->nr_exports, np = 0;
+  uint64_t capacity = 0;
   const struct sched_ops *ops;
   const struct xparam **src = NULL;
   bool *ok = NULL;
@@ -1933,9 +2285,13 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
   /* Device and scheduler. */
   cfg->m.dev.file = cfg_device_file (cfg);
-  cfg->m.dev.queue_depth = gget (cfg, GK_QUEUE_DEPTH, CFG_QUEUE_DEPTH_DEFAULT);
-  cfg->m.dev.mode = gget (cfg, GK_MODE, CFG_MODE_AUTO);
-  cfg->m.dev.emulate = gget (cfg, GK_EMULATE, CFG_EMULATE_NONE);
+  cfg->m.dev.queue_depth = gget (cfg, GK_QUEUE_DEPTH, SCHED_DEPTH_DEFAULT);
+  cfg->m.dev.mode = gget (cfg, GK_MODE, CFQ_MODE_AUTO);
+  {
+    uint64_t e = gget (cfg, GK_EMULATE, 0);
+
+    cfg->m.dev.emulate = e ? devmodel_presets[e - 1].name : NULL;
+  }
   ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   if (!ops)                     /* only if core/ was built without it */
     cerr (cfg, "scheduler %s is not built in",
@@ -1965,19 +2321,37 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     }
   cfg->m.dev.model = cfg->m_params;
   cfg->m.dev.nr_model = np;
-  if (check_model_params (cfg, src, np) < 0)
+  if (check_model_params (cfg, src, np, &capacity) < 0)
     goto oom;
   free (src);
   src = NULL;
+  if (cfg->simulated && !cfg->m.dev.emulate) {
+    char msg[192], all[128];
+
+    devmodel_names (all, sizeof all, ", ", " or ");
+    snprintf (msg, sizeof msg, "the simulator needs a device model: [device]"
+              " emulate = %s", all);
+    if (cfg->filename)
+      ferr (cfg, cfg->gv[GK_EMULATE].line ? cfg->gv[GK_EMULATE].line
+            : cfg->l_device, "%s", msg);
+    else
+      cerr (cfg, "%s", msg);
+  }
+  if (cfg->simulated)
+    device_size = capacity;
+  cfg->m.dev.size = device_size;
+  cfg->m.sim.duration = cfg->duration;
+  cfg->m.sim.seed = cfg->seed;
+  cfg->m.sim.line = cfg->l_sim;
 
   /* The tunables given, in CFQ's table order; "mode" from [device]. */
   if (strcmp (cfg->m.scheduler, "cfq") == 0)
     for (size_t i = 0; i < cfq_nr_tunables; i++) {
       struct cfg_tunable *t = &cfg->m_tunables[cfg->m.nr_tunables];
       if (!tunable_is_key (i)) {
-        if (!gset (cfg, GK_MODE)
-            || cfq_mode_parse (mode_names[cfg->m.dev.mode], &t->val) < 0)
+        if (!gset (cfg, GK_MODE))
           continue;
+        t->val = cfg->m.dev.mode;
       }
       else if (gset (cfg, GK_TUNABLE + i))
         t->val = gget (cfg, GK_TUNABLE + i, 0);
@@ -2019,10 +2393,17 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   resolve_groups (cfg, xs, nr);
   check_qos (cfg);
   check_regions (cfg, xs, nr, device_size, ok);
-  free (ok);
   cfg->m.groups = cfg->m_groups;
   cfg->m.exports = cfg->m_exports;
   cfg->m.nr_exports = nr;
+  cfg->m_tenants = calloc (cfg->nr_tenants + 1, sizeof *cfg->m_tenants);
+  if (!cfg->m_tenants)
+    goto oom;
+  check_tenants (cfg, ok);
+  free (ok);
+  ok = NULL;
+  cfg->m.tenants = cfg->m_tenants;
+  cfg->m.nr_tenants = cfg->nr_tenants;
 
   if (cfg->oom)
     goto oom;
@@ -2072,6 +2453,8 @@ cfg_new (cfg_report_fn report, void *opaque)
   }
   cfg->report = report;
   cfg->opaque = opaque;
+  cfg->duration = 10 * NSEC_PER_SEC;
+  cfg->seed = 1;
   return cfg;
 }
 
@@ -2110,6 +2493,11 @@ cfg_free (struct cfg *cfg)
   for (size_t i = 0; i < cfg->nr_exports; i++)
     xexport_free (&cfg->exports[i]);
   free (cfg->exports);
+  for (size_t i = 0; i < cfg->nr_tenants; i++) {
+    free (cfg->tenants[i].name);
+    free (cfg->tenants[i].export);
+  }
+  free (cfg->tenants);
   if (cfg->implicit) {
     xexport_free (cfg->implicit);
     free (cfg->implicit);

@@ -18,7 +18,9 @@
 
 #include "sched.h"
 
-/* Values of the "mode" tunable. */
+/* Values of the "mode" tunable and of [device] mode in the config: the one
+ * enumeration of how groups are charged.
+ */
 enum cfq_mode {
   CFQ_MODE_TIME = 0,            /* charge groups the time used, always */
   CFQ_MODE_IOPS = 1,            /* charge groups the requests dispatched */
@@ -46,7 +48,35 @@ extern const struct cfq_tunable *cfq_tunable_lookup (const char *name);
  */
 extern int cfq_tunable_check (const char *name, uint64_t val);
 
-/* "time", "iops", "auto" <-> enum cfq_mode.  parse returns -EINVAL. */
+/* Values as text, in the tunable's unit, for every reader of a value (the
+ * config file, the control socket's "set", cfqsim), so that all accept the
+ * same text:
+ *   "ns"     a time (include/units.h); a bare number is ms, as in sysfs
+ *   "KiB"    a bare number of KiB, as in sysfs, or a size with a suffix
+ *            that is a whole number of KiB ("16M" is 16384)
+ *   "bool"   0/1, yes/no, on/off ...
+ *   "mode"   a name or its number: mode auto|time|iops (enum cfq_mode:
+ *            2, 0, 1), hw_tag detect|no|yes (2, 0, 1)
+ *   others   a plain decimal count
+ * parse returns 0, -ENOENT (no such tunable), -EINVAL (not of the unit's
+ * grammar) or -ERANGE (outside the table's range): what sched_set() would
+ * say of the value.  format writes the text parse reads back (times and
+ * sizes with the largest exact unit, names for "mode") and returns BUF.
+ * explain writes why TEXT was refused with ERR, in the words the config
+ * file and the control socket use ("not a time (want ...)", "out of range
+ * 0ns..1s", "want auto, time or iops") and returns BUF.
+ */
+extern int cfq_tunable_parse (const char *name, const char *text,
+                              uint64_t *val);
+extern char *cfq_tunable_format (const struct cfq_tunable *t, uint64_t val,
+                                 char *buf, size_t len);
+extern const char *cfq_tunable_explain (const struct cfq_tunable *t,
+                                        const char *text, int err,
+                                        char *buf, size_t len);
+
+/* "time", "iops", "auto" <-> enum cfq_mode: cfq_tunable_parse ("mode")
+ * and its names.
+ */
 extern int cfq_mode_parse (const char *s, uint64_t *val);
 extern const char *cfq_mode_name (uint64_t val);
 

@@ -7,6 +7,10 @@
  * (overlapping exports, regions past the end, missing groups) and builds the
  * model below.  Nothing here does I/O or reads a clock.
  *
+ * A scenario for the simulator and the fairness lab is the same file with
+ * [tenant NAME] sections (workloads, struct cfg_tenant) and a [sim]
+ * section; the server checks them and ignores them.
+ *
  * Use:
  *
  *   struct cfg *cfg = cfg_new (report, opaque);   // report may be NULL
@@ -34,27 +38,13 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "cfq.h"
 #include "qos.h"
 #include "sched.h"
 
 #define CFG_ALIGN 4096                  /* bytes: export offset/size unit */
-#define CFG_QUEUE_DEPTH_DEFAULT 32      /* requests in flight on the device */
-#define CFG_QUEUE_DEPTH_MAX 4096
-#define CFG_PRIO_DEFAULT 4              /* CFQ's default BE level */
 #define CFG_DEFAULT_GROUP "default"     /* exports with no group= join it */
 #define CFG_DEFAULT_SCHEDULER "cfq"
-
-enum cfg_mode {                 /* [device] mode: how CFQ charges a slice */
-  CFG_MODE_AUTO = 0,            /* CFQ's rule: IOPS if !slice_idle && hw_tag */
-  CFG_MODE_TIME,                /* always by time used */
-  CFG_MODE_IOPS,                /* always by requests dispatched */
-};
-
-enum cfg_emulate {              /* [device] emulate: device model in front */
-  CFG_EMULATE_NONE = 0,         /* the real device's own timing */
-  CFG_EMULATE_HDD,              /* add rotational-disk service times */
-  CFG_EMULATE_SSD,              /* add flash-like service times */
-};
 
 /* A device-model parameter, "model.KEY = VALUE" in [device], as text for
  * devmodel_set(); cfg_validate() has checked it on the model emulate names
@@ -67,9 +57,14 @@ struct cfg_param {
 
 struct cfg_device {
   const char *file;             /* path, or NULL if none given */
-  unsigned queue_depth;         /* requests in flight, 1..4096 */
-  enum cfg_mode mode;
-  enum cfg_emulate emulate;
+  uint64_t size;                /* bytes the exports were checked against:
+                                   the file's, or (cfg_simulate) the
+                                   model's capacity */
+  unsigned queue_depth;         /* requests in flight, 1..SCHED_DEPTH_MAX */
+  enum cfq_mode mode;           /* auto unless [device] mode says */
+  const char *emulate;          /* [device] emulate: the device model in
+                                   front (a devmodel_presets name), or NULL
+                                   for none: the real device's own timing */
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
 };
@@ -114,6 +109,54 @@ struct cfg_export {
   unsigned line;                /* of the [export] header; 0 = implicit */
 };
 
+/* A [tenant NAME]: the unit of the simulator and the fairness lab, one
+ * client's workload in fio's terms.  Each of its connections is one NBD
+ * connection (one queue in the scheduler, one fio job) running the same
+ * workload; the server itself ignores tenants.  Sizes in bytes, times in
+ * ns.
+ */
+#define CFG_CONNECTIONS_MAX 4096        /* connections of one tenant */
+#define CFG_IODEPTH_MAX 1024            /* requests one connection keeps */
+#define CFG_BS_MAX (32u << 20)          /* bytes: NBD's largest request */
+#define CFG_SECTOR 512                  /* bytes: bs and offset unit */
+
+struct cfg_tenant {
+  const char *name;             /* [tenant NAME] */
+  size_t export;                /* index into cfg_model.exports */
+  unsigned connections;         /* default 1 */
+  const char *rw;               /* fio's rw: read, write, randread,
+                                   randwrite, rw or randrw (default read) */
+  bool rand;                    /* random offsets (else sequential) */
+  unsigned rwmixread;           /* percent of requests that read: 100 for
+                                   read/randread, 0 for write/randwrite,
+                                   rwmixread= (default 50) for rw/randrw */
+  uint64_t skip;                /* rw=read:SKIP: bytes skipped after each
+                                   sequential request (fio's); 0 */
+  uint32_t bs;                  /* bytes per request, default 4096 */
+  unsigned iodepth;             /* requests in flight per connection, 1 */
+  uint64_t thinktime;           /* ns from a completion to the next
+                                   submission of that slot; 0 */
+  uint64_t rate_iops;           /* per connection; 0: unlimited */
+  uint64_t rate;                /* bytes/s per connection; 0: unlimited */
+  unsigned fsync;               /* flush after every N writes; 0: never */
+  uint64_t offset, size;        /* region within the export; size resolved
+                                   (default: the rest of the export) */
+  uint64_t start, stop;         /* ns into the run; stop 0: to the end */
+  enum sched_class cls;         /* its connections' class and level: the */
+  unsigned prio;                /* export's group's, unless class= prio=
+                                   say otherwise (the simulator only: the
+                                   server takes them from the group) */
+  bool cls_given, prio_given;
+  unsigned line;                /* of the [tenant] header */
+};
+
+/* [sim]: the simulator's run. */
+struct cfg_sim {
+  uint64_t duration;            /* ns of virtual time, default 10s */
+  uint64_t seed;                /* PRNG seed, default 1 */
+  unsigned line;                /* of [sim]; 0 = absent */
+};
+
 struct cfg_model {
   struct cfg_device dev;
   const char *scheduler;        /* "cfq" or "fifo" */
@@ -123,6 +166,9 @@ struct cfg_model {
   size_t nr_groups;
   const struct cfg_export *exports;
   size_t nr_exports;
+  const struct cfg_tenant *tenants;
+  size_t nr_tenants;
+  struct cfg_sim sim;
 };
 
 /* Called with each error message as it is found. */
@@ -146,6 +192,21 @@ extern int cfg_parse (struct cfg *cfg, const char *filename,
  */
 extern int cfg_set_override (struct cfg *cfg, const char *key,
                              const char *value);
+
+/* Validate for the simulator: the device is the model [device] emulate
+ * names (emulate = none is an error), its size is that model's capacity
+ * (model.capacity), and [device] file is optional and never opened.  Call
+ * before cfg_validate().
+ */
+extern void cfg_simulate (struct cfg *cfg);
+
+/* VALUE of a numeric [device] or [scheduler] key (queue_depth, mode, a
+ * tunable) read exactly as the config file reads it, for the control
+ * socket's "set KEY VALUE": 0, -ENOENT (not such a key) or -EINVAL, with
+ * WHY in the config's words ("out of range (want 1..4096)").
+ */
+extern int cfg_parse_value (const char *key, const char *value, uint64_t *v,
+                            char *why, size_t len);
 
 /* The device file after the file and the overrides, or NULL. */
 extern const char *cfg_device_file (const struct cfg *cfg);
@@ -174,6 +235,31 @@ extern const char *cfg_error (const struct cfg *cfg, size_t i);
 extern size_t cfg_nr_warnings (const struct cfg *cfg);
 extern const char *cfg_warning (const struct cfg *cfg, size_t i);
 
+/* A cap or reservation key (include/qos.h's table) of [group]: VALUE in
+ * the key's unit into C.  Requests per second are a count, bytes per
+ * second a rate ("100MB/s", "20MiB/s": units.h), burst seconds a time
+ * whose bare number is seconds ("10", "500ms"); 0 removes the setting.
+ * -ENOENT if KEY is not one, -EINVAL with the reason in WHY.  The one
+ * parser of these values: the config file and the control socket use it.
+ * cfg_format_qos writes a value back the same way.
+ */
+extern int cfg_parse_qos (const char *key, const char *value,
+                          struct qos_conf *c, char *why, size_t len);
+extern char *cfg_format_qos (const struct qos_key *k, uint64_t v,
+                             char *buf, size_t len);
+
+/* The step from a validated model to a live scheduler (core/apply.c), the
+ * same for the server and cfqsim: tell S whether the device seeks
+ * (ROTATIONAL 0 or 1; -1 unknown: leave the policy's default), apply the
+ * model's tunables (a configured "rotational" wins), and create one
+ * scheduler group per model group, GROUPS[i] for m->groups[i], with its
+ * caps and reservation.  Returns 0, or -errno with WHY saying what failed.
+ * Belongs to the thread that owns S; allocates (groups).
+ */
+extern int cfg_apply (const struct cfg_model *m, struct sched *s,
+                      int rotational, struct sched_group **groups,
+                      char *why, size_t len);
+
 /* The export called NAME, or NULL. */
 extern const struct cfg_export *cfg_find_export (const struct cfg_model *m,
                                                  const char *name);
@@ -188,33 +274,5 @@ extern int cfg_export_allows (const struct cfg_export *exp,
  */
 extern int cfg_export_allows_str (const struct cfg_export *exp,
                                   const char *addr);
-
-/* Value syntax, exposed for tools and tests.  0 or -EINVAL (or -ERANGE on
- * overflow).  Times: DIGITS[.DIGITS][ns|us|ms|s], a bare number is ms.
- * Sizes: as nbdkit_parse_size, DIGITS[b|k|m|g|t|p|e] in powers of 1024,
- * suffix case-insensitive.
- */
-extern int cfg_parse_time (const char *s, uint64_t *ns);
-extern int cfg_parse_size (const char *s, uint64_t *bytes);
-extern int cfg_parse_bool (const char *s, bool *b);
-
-/* A cap or reservation key (include/qos.h's table) of [group]: VALUE in
- * the key's unit into C.  Requests per second are a plain number, bytes
- * per second a size ("100M" = 100 MiB/s), burst seconds a number of
- * seconds or a time with its suffix ("500ms"); 0 removes the setting.
- * -ENOENT if KEY is not one, -EINVAL with the reason in WHY.  The one
- * parser of these values: the config file, cfqsim and the control socket
- * use it.  cfg_format_qos writes a value back the same way.
- */
-extern int cfg_parse_qos (const char *key, const char *value,
-                          struct qos_conf *c, char *why, size_t len);
-extern char *cfg_format_qos (const struct qos_key *k, uint64_t v,
-                             char *buf, size_t len);
-
-/* Shortest exact text for a time ("8ms", "1500us") or a size ("4K", "1G",
- * "4097"), into BUF; returns BUF.
- */
-extern char *cfg_format_time (uint64_t ns, char *buf, size_t len);
-extern char *cfg_format_size (uint64_t bytes, char *buf, size_t len);
 
 #endif /* CFQ_CONFIG_H */

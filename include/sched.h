@@ -62,6 +62,14 @@ enum sched_class {
 #define SCHED_WEIGHT_MIN 100
 #define SCHED_WEIGHT_MAX 1000
 #define SCHED_WEIGHT_DEFAULT 500
+#define SCHED_PRIO_DEFAULT 4    /* level of a group that names none */
+
+/* queue_depth: requests the mechanism keeps at the device at once (the
+ * plugin's dispatcher, cfqsim); CFQ learns from it whether the device
+ * queues (hw_tag).
+ */
+#define SCHED_DEPTH_DEFAULT 32
+#define SCHED_DEPTH_MAX 4096
 
 struct sched_queue;             /* one per client connection (cfqq) */
 struct sched_group;             /* one per tenant group (cfqg) */

@@ -407,12 +407,12 @@ uring_create (struct engine *e, struct ev_loop *loop,
    */
   memset (&p, 0, sizeof p);
   p.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_CQSIZE;
-  p.cq_entries = 2 * ENGINE_DEPTH_MAX;
+  p.cq_entries = 2 * SCHED_DEPTH_MAX;
   err = io_uring_queue_init_params (entries, &b->ring, &p);
   if (err == -EINVAL) {
     memset (&p, 0, sizeof p);
     p.flags = IORING_SETUP_CQSIZE;
-    p.cq_entries = 2 * ENGINE_DEPTH_MAX;
+    p.cq_entries = 2 * SCHED_DEPTH_MAX;
     err = io_uring_queue_init_params (entries, &b->ring, &p);
   }
   if (err)

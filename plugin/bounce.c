@@ -1,107 +1,232 @@
-/* bounce.c: one bounce buffer per thread (see bounce.h).
+/* bounce.c: the pool of aligned request buffers (see bounce.h).
  *
- * nbdkit runs each request on one worker thread from start to finish, so
- * a buffer kept in thread-specific data needs no lock and is reused by
- * that thread's next request.  It grows in BOUNCE_STEP multiples as
- * requests need, and bounce_put lets go of one larger than BOUNCE_KEEP so
- * that each of nbdkit's threads does not hold on to 32 MiB after one huge
- * request.  A thread's buffer is freed when the thread exits.
+ * One pool for the whole process with a cap on the bytes it allocates
+ * (buffer_pool=, 256 MiB by default), instead of a buffer kept by each of
+ * nbdkit's threads (up to 8 MiB each, so 128 MiB for one connection of 16
+ * threads, and no bound over connections).  A request that would take the
+ * pool past its cap first makes it drop cached buffers, then waits until
+ * another request gives one back: it is slowed down, never failed.
+ *
+ * Sizes are rounded up to 64 KiB up to 1 MiB and to 1 MiB above, and a
+ * returned buffer is cached (a LIFO list, most recently used first, so
+ * warm in cache) while the cached bytes stay under BOUNCE_KEEP; a get
+ * takes the smallest cached buffer that fits and is at most twice the
+ * size asked for.  Each buffer carries its size in a header one alignment
+ * unit long in front of it.  One mutex guards everything; the work under
+ * it is a short list walk.
  */
-#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bounce.h"
 
-#define BOUNCE_STEP (64u << 10)         /* bytes: sizes are multiples */
-#define BOUNCE_KEEP (8u << 20)          /* bytes: larger ones are not kept */
+#define BOUNCE_SMALL_STEP (64u << 10)   /* bytes: sizes up to 1 MiB */
+#define BOUNCE_LARGE_STEP (1u << 20)    /* bytes: sizes above */
+#define BOUNCE_KEEP (32u << 20)         /* bytes: most kept cached */
 
-struct bounce {
-  void *p;                              /* bounce_align-aligned */
-  size_t size;                          /* bytes */
+struct pbuf {
+  struct pbuf *next;                    /* on the cached list */
+  size_t size;                          /* bytes, after the header */
 };
 
-static size_t bounce_align;             /* bytes; fixed by bounce_init */
-static pthread_key_t bounce_key;        /* per-thread struct bounce */
-static bool bounce_key_made;
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;                    /* a buffer came back */
+  bool ready;
+  size_t align;                         /* bytes; also the header's size */
+  size_t keep;                          /* bytes: most kept cached */
+  size_t cached;                        /* bytes on the list */
+  struct pbuf *list;                    /* cached, most recent first */
+  struct bounce_stats st;
+} pool = {
+  .mu = PTHREAD_MUTEX_INITIALIZER,
+  .cv = PTHREAD_COND_INITIALIZER,
+};
 
-static void
-bounce_free (void *arg)
+static uint64_t
+mono_ns (void)
 {
-  struct bounce *b = arg;
+  struct timespec ts;
 
-  free (b->p);
-  free (b);
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+static size_t
+round_size (size_t n)
+{
+  size_t step = n <= BOUNCE_LARGE_STEP ? BOUNCE_SMALL_STEP : BOUNCE_LARGE_STEP;
+
+  return n ? (n + step - 1) / step * step : step;
+}
+
+static void *
+data_of (struct pbuf *b)
+{
+  return (char *) b + pool.align;
 }
 
 int
-bounce_init (size_t align)
+bounce_init (size_t align, size_t cap)
 {
-  int err;
-
-  bounce_align = align;
-  err = pthread_key_create (&bounce_key, bounce_free);
-  if (err)
-    return -err;
-  bounce_key_made = true;
+  if (align < sizeof (struct pbuf) || (align & (align - 1)) ||
+      cap < BOUNCE_LARGE_STEP)
+    return -EINVAL;
+  pthread_mutex_lock (&pool.mu);
+  pool.align = align;
+  pool.keep = cap / 4 < BOUNCE_KEEP ? cap / 4 : BOUNCE_KEEP;
+  pool.cached = 0;
+  pool.list = NULL;
+  pool.st = (struct bounce_stats) { .cap = cap };
+  pool.ready = true;
+  pthread_mutex_unlock (&pool.mu);
   return 0;
 }
 
 void
 bounce_fini (void)
 {
-  struct bounce *b;
+  struct pbuf *b;
 
-  if (!bounce_key_made)
-    return;
-  /* The calling thread's own, if it ever had one. */
-  b = pthread_getspecific (bounce_key);
-  if (b) {
-    pthread_setspecific (bounce_key, NULL);
-    bounce_free (b);
+  pthread_mutex_lock (&pool.mu);
+  while ((b = pool.list) != NULL) {
+    pool.list = b->next;
+    free (b);
   }
-  pthread_key_delete (bounce_key);
-  bounce_key_made = false;
+  pool.cached = 0;
+  pool.ready = false;
+  pthread_mutex_unlock (&pool.mu);
+}
+
+/* Under the lock: take the best cached buffer for size, or NULL. */
+static struct pbuf *
+take_cached (size_t size)
+{
+  struct pbuf **pp, **best = NULL;
+
+  for (pp = &pool.list; *pp; pp = &(*pp)->next)
+    if ((*pp)->size >= size && (*pp)->size / 2 <= size &&
+        (!best || (*pp)->size < (*best)->size))
+      best = pp;
+  if (!best)
+    return NULL;
+  {
+    struct pbuf *b = *best;
+
+    *best = b->next;
+    pool.cached -= b->size;
+    return b;
+  }
+}
+
+static void
+account_get (size_t size)
+{
+  pool.st.gets++;
+  pool.st.in_use += size;
+  if (pool.st.in_use > pool.st.peak)
+    pool.st.peak = pool.st.in_use;
 }
 
 void *
 bounce_get (size_t n)
 {
-  struct bounce *b = pthread_getspecific (bounce_key);
-  size_t size;
-  void *p;
+  size_t size = round_size (n);
+  struct pbuf *b;
+  bool waited = false;
+  uint64_t t0 = 0;
 
-  if (b && b->size >= n)
-    return b->p;
-  if (!b) {
-    b = calloc (1, sizeof *b);
-    if (!b)
-      return NULL;
-    if (pthread_setspecific (bounce_key, b)) {
-      free (b);
-      return NULL;
-    }
-  }
-  size = (n + BOUNCE_STEP - 1) / BOUNCE_STEP * BOUNCE_STEP;
-  if (posix_memalign (&p, bounce_align, size))
+  pthread_mutex_lock (&pool.mu);
+  if (!pool.ready || size > pool.st.cap) {
+    pthread_mutex_unlock (&pool.mu);
     return NULL;
-  free (b->p);
-  b->p = p;
-  b->size = size;
-  return p;
+  }
+  for (;;) {
+    b = take_cached (size);
+    if (b)
+      break;
+    if (pool.st.total + size <= pool.st.cap) {
+      /* Allocate outside the lock, the bytes reserved meanwhile. */
+      void *p;
+
+      pool.st.total += size;
+      pool.st.allocs++;
+      account_get (size);
+      if (waited)
+        pool.st.wait_ns += mono_ns () - t0;
+      pthread_mutex_unlock (&pool.mu);
+      if (posix_memalign (&p, pool.align, pool.align + size)) {
+        pthread_mutex_lock (&pool.mu);
+        pool.st.total -= size;
+        pool.st.in_use -= size;
+        pool.st.allocs--;
+        pool.st.gets--;
+        pthread_cond_broadcast (&pool.cv);
+        pthread_mutex_unlock (&pool.mu);
+        return NULL;
+      }
+      b = p;
+      b->size = size;
+      return data_of (b);
+    }
+    if (pool.list) {            /* make room: drop the least recent */
+      struct pbuf **pp = &pool.list;
+
+      while ((*pp)->next)
+        pp = &(*pp)->next;
+      b = *pp;
+      *pp = NULL;
+      pool.cached -= b->size;
+      pool.st.total -= b->size;
+      pool.st.frees++;
+      free (b);
+      continue;
+    }
+    if (!waited) {
+      waited = true;
+      pool.st.waits++;
+      t0 = mono_ns ();
+    }
+    pthread_cond_wait (&pool.cv, &pool.mu);
+  }
+  account_get (b->size);
+  if (waited)
+    pool.st.wait_ns += mono_ns () - t0;
+  pthread_mutex_unlock (&pool.mu);
+  return data_of (b);
 }
 
 void
 bounce_put (void *p)
 {
-  struct bounce *b = pthread_getspecific (bounce_key);
+  struct pbuf *b = (struct pbuf *) ((char *) p - pool.align);
+  struct pbuf *drop = NULL;
 
-  assert (b && b->p == p);
-  if (b->size > BOUNCE_KEEP) {
-    free (b->p);
-    b->p = NULL;
-    b->size = 0;
+  pthread_mutex_lock (&pool.mu);
+  pool.st.in_use -= b->size;
+  if (pool.ready && pool.cached + b->size <= pool.keep) {
+    b->next = pool.list;
+    pool.list = b;
+    pool.cached += b->size;
   }
+  else {
+    pool.st.total -= b->size;
+    pool.st.frees++;
+    drop = b;
+  }
+  /* Sizes differ: every waiter looks again. */
+  pthread_cond_broadcast (&pool.cv);
+  pthread_mutex_unlock (&pool.mu);
+  free (drop);
+}
+
+void
+bounce_stats (struct bounce_stats *st)
+{
+  pthread_mutex_lock (&pool.mu);
+  *st = pool.st;
+  pthread_mutex_unlock (&pool.mu);
 }

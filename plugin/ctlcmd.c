@@ -26,6 +26,7 @@
 #include "ctlcmd.h"
 #include "qos.h"
 #include "stats.h"
+#include "units.h"
 
 static void
 reset_one (struct iostat *io, uint64_t now)
@@ -36,6 +37,7 @@ reset_one (struct iostat *io, uint64_t now)
 static void
 get_one (struct tenants *tn, struct strbuf *o, const char *key)
 {
+  char buf[64];
   uint64_t v;
   int err;
 
@@ -53,10 +55,9 @@ get_one (struct tenants *tn, struct strbuf *o, const char *key)
                    err == -ENOENT ? "unknown key" : strerror (-err));
     return;
   }
-  if (strcmp (key, "mode") == 0)
-    strbuf_printf (o, "mode=%s\n", cfq_mode_name (v));
-  else
-    strbuf_printf (o, "%s=%" PRIu64 "\n", key, v);
+  strbuf_printf (o, "%s=%s\n", key,
+                 cfq_tunable_format (cfq_tunable_lookup (key), v, buf,
+                                     sizeof buf));
 }
 
 static void
@@ -64,18 +65,14 @@ cmd_set (struct tenants *tn, struct strbuf *o, const char *key,
          const char *val)
 {
   const struct cfq_tunable *t;
+  char why[160];
   uint64_t v;
   int err;
 
   if (strcmp (key, "queue_depth") == 0) {
-    char *end;
-    unsigned long n = strtoul (val, &end, 10);
-
-    if (*val < '0' || *val > '9' || *end || n < 1 ||
-        n > CFG_QUEUE_DEPTH_MAX)
-      strbuf_printf (o, "error: queue_depth=%s: must be a number between "
-                     "1 and %d\n", val, CFG_QUEUE_DEPTH_MAX);
-    else if ((err = engine_set_depth (tn->e, (unsigned) n)) != 0)
+    if (cfg_parse_value (key, val, &v, why, sizeof why) < 0)
+      strbuf_printf (o, "error: queue_depth=%s: %s\n", val, why);
+    else if ((err = engine_set_depth (tn->e, (unsigned) v)) != 0)
       strbuf_printf (o, "error: queue_depth=%s: %s\n", val, strerror (-err));
     else
       strbuf_printf (o, "ok\n");
@@ -89,37 +86,13 @@ cmd_set (struct tenants *tn, struct strbuf *o, const char *key,
     strbuf_printf (o, "error: %s: unknown key\n", key);
     return;
   }
-  if (strcmp (t->unit, "ns") == 0)
-    err = cfg_parse_time (val, &v);
-  else if (strcmp (key, "mode") == 0)
-    err = cfq_mode_parse (val, &v);
-  else if (strcmp (t->unit, "bool") == 0) {
-    bool b;
-
-    err = cfg_parse_bool (val, &b);
-    v = b;
-  }
-  else {
-    char *end;
-
-    errno = 0;
-    v = strtoull (val, &end, 10);
-    err = *val < '0' || *val > '9' || *end || errno ? -EINVAL : 0;
-  }
-  if (err) {
-    /* The same words as a bad value in the config file. */
-    if (strcmp (t->unit, "ns") == 0)
-      strbuf_printf (o, "error: %s=%s: not a time (want a number with ns, "
-                     "us, ms or s; a bare number is ms)\n", key, val);
-    else
-      strbuf_printf (o, "error: %s=%s: not a valid %s value\n", key, val,
-                     t->unit);
-    return;
-  }
-  err = sched_set (tn->s, key, v);
-  if (err == -ERANGE)
-    strbuf_printf (o, "error: %s=%s: out of range (%" PRIu64 "..%" PRIu64
-                   " %s)\n", key, val, t->min, t->max, t->unit);
+  /* The config file's parser and words. */
+  err = cfq_tunable_parse (key, val, &v);
+  if (err == 0)
+    err = sched_set (tn->s, key, v);
+  if (err == -EINVAL || err == -ERANGE)
+    strbuf_printf (o, "error: %s=%s: %s\n", key, val,
+                   cfq_tunable_explain (t, val, err, why, sizeof why));
   else if (err)
     strbuf_printf (o, "error: %s=%s: %s\n", key, val, strerror (-err));
   else
@@ -130,8 +103,7 @@ static void
 cmd_weight (struct tenants *tn, struct strbuf *o, const char *name,
             const char *val)
 {
-  char *end;
-  unsigned long w;
+  uint64_t w;
   int err;
 
   for (size_t i = 0; i < tn->m->nr_groups; i++) {
@@ -139,14 +111,13 @@ cmd_weight (struct tenants *tn, struct strbuf *o, const char *name,
 
     if (strcmp (g->cg->name, name) != 0)
       continue;
-    errno = 0;
-    w = strtoul (val, &end, 10);
-    if (*val < '0' || *val > '9' || *end) {
+    err = units_parse_count (val, &w);
+    if (err == -EINVAL) {
       strbuf_printf (o, "error: weight %s: not a number (want %d..%d)\n",
                      val, SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
       return;
     }
-    if (errno || w < SCHED_WEIGHT_MIN || w > SCHED_WEIGHT_MAX) {
+    if (err || w < SCHED_WEIGHT_MIN || w > SCHED_WEIGHT_MAX) {
       strbuf_printf (o, "error: weight %s: out of range (%d..%d)\n", val,
                      SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
       return;

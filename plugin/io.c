@@ -273,15 +273,16 @@ do_pwrite (struct io_conn *c, const void *buf, uint32_t count,
   else if (p.aligned) {
     void *b = (void *) buf;
 
+    /* The range lock first, then the buffer, as in do_rmw (bounce.h). */
+    rl_lock (&io_rl, &l, p.span_off, p.span_len, false);
     if (!buf_aligned (c, buf)) {
       b = bounce_get (count);
-      if (!b)
-        return -ENOMEM;
-      memcpy (b, buf, count);
+      if (b)
+        memcpy (b, buf, count);
     }
-    rl_lock (&io_rl, &l, p.span_off, p.span_len, false);
-    err = run_rw (c, RQ_WRITE, FILE_DIRECT, b, count, off, rw_flags);
-    if (b != buf)
+    err = b ? run_rw (c, RQ_WRITE, FILE_DIRECT, b, count, off, rw_flags)
+            : -ENOMEM;
+    if (b && b != buf)
       bounce_put (b);
   }
   else {

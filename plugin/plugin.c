@@ -50,6 +50,7 @@
 
 #include "backing.h"
 #include "bounce.h"
+#include "devmodel.h"
 #include "engine.h"
 #include "io.h"
 #include "sched.h"
@@ -59,17 +60,20 @@
 #define CFQ_LIBURING_VERSION "unknown"
 #endif
 
-#define CFQP_QUEUE_DEPTH_DEFAULT 32     /* requests at the device */
-#define CFQP_QUEUE_DEPTH_MAX 4096
 #define CFQP_MAX_REQUEST (32u << 20)    /* bytes: NBD's largest data request */
+/* bytes: the smallest buffer pool, enough for the largest request's span
+ * (rounded out to blocks of up to 512 KiB on both sides).
+ */
+#define CFQP_POOL_MIN (CFQP_MAX_REQUEST + (1u << 20))
 #define CFQP_PREFERRED_BLOCK 4096       /* bytes */
 
 /* ---- configuration (main thread, before get_ready) ------------------------- */
 
 static char *cfqp_file;                 /* absolute path */
 static const struct sched_ops *cfqp_sched_ops;
-static unsigned cfqp_queue_depth = CFQP_QUEUE_DEPTH_DEFAULT;
+static unsigned cfqp_queue_depth = SCHED_DEPTH_DEFAULT;
 static const struct backend_ops *cfqp_bops; /* backend=; NULL: the first */
+static size_t cfqp_pool_cap = BOUNCE_CAP_DEFAULT;  /* bytes: buffer_pool= */
 static dev_t cfqp_st_dev;               /* device holding the file (sysfs) */
 static uint64_t cfqp_size;              /* bytes: the file's, at config time */
 
@@ -133,11 +137,18 @@ cfqp_dump_plugin (void)
   for (size_t i = 0; i < CFQP_NR_BACKENDS; i++)
     printf ("%s%s", i ? "," : "", cfqp_backends[i]->name);
   printf ("\n");
-  printf ("cfq_queue_depth_default=%d\n", CFQP_QUEUE_DEPTH_DEFAULT);
+  printf ("cfq_queue_depth_default=%d\n", SCHED_DEPTH_DEFAULT);
   printf ("cfq_max_request=%u\n", CFQP_MAX_REQUEST);
   printf ("cfq_config=yes\n");
   printf ("cfq_control=yes\n");
-  printf ("cfq_emulate=hdd,ssd\n");
+  {
+    char all[256];
+
+    devmodel_names (all, sizeof all, ",", ",");
+    printf ("cfq_emulate=%s\n", all);
+    for (const struct devmodel_preset *pr = devmodel_presets; pr->name; pr++)
+      printf ("cfq_emulate_%s=%s\n", pr->name, pr->about);
+  }
   printf ("cfq_export_file=yes\n");
 }
 
@@ -160,27 +171,22 @@ cfqp_config (const char *key, const char *value)
     }
     return tn_override (key, value);   /* the model decides (tn_sched_name) */
   }
-  else if (strcmp (key, "queue_depth") == 0) {
-    /* Our own parse, so every refusal names the value it refuses. */
-    char *end;
-    unsigned long v;
+  else if (strcmp (key, "queue_depth") == 0)
+    return tn_override (key, value);   /* parsed and checked by the model */
+  else if (strcmp (key, "buffer_pool") == 0) {
+    int64_t v = nbdkit_parse_size (value);
 
-    if (value[0] == '\0') {
-      nbdkit_error ("cfq: queue_depth: empty value "
-                    "(must be a number between 1 and %d)",
-                    CFQP_QUEUE_DEPTH_MAX);
+    if (v == -1) {              /* nbdkit said what is wrong with it */
+      nbdkit_error ("cfq: buffer_pool=%s: not a size (e.g. 256M)", value);
       return -1;
     }
-    errno = 0;
-    v = strtoul (value, &end, 10);
-    if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno ||
-        v < 1 || v > CFQP_QUEUE_DEPTH_MAX) {
-      nbdkit_error ("cfq: queue_depth=%s: must be a number between 1 and %d",
-                    value, CFQP_QUEUE_DEPTH_MAX);
+    if ((uint64_t) v < CFQP_POOL_MIN || (uint64_t) v > BOUNCE_CAP_MAX) {
+      nbdkit_error ("cfq: buffer_pool=%s: must be between %u MiB (the "
+                    "largest request and its edge blocks) and %zu GiB",
+                    value, CFQP_POOL_MIN >> 20, BOUNCE_CAP_MAX >> 30);
       return -1;
     }
-    cfqp_queue_depth = (unsigned) v;
-    return tn_override (key, value);
+    cfqp_pool_cap = (size_t) v;
   }
   else if (strcmp (key, "backend") == 0) {
     char names[128] = "";
@@ -244,6 +250,7 @@ cfqp_config_complete (void)
   "scheduler=cfq|fifo   Scheduling policy (default cfq; fifo: the baseline).\n" \
   "queue_depth=<N>      Requests at the device at once (default 32).\n" \
   "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \
+  "buffer_pool=<SIZE>   Most memory for aligned request buffers (default 256M).\n" \
   "config=<FILE>        Tenants: [device] [scheduler] [group N] [export N].\n" \
   "control=<PATH>       Serve the control socket (cfqctl) at PATH.\n" \
   "stats=<FILE>         Write the statistics as JSON to FILE at exit.\n" \
@@ -264,9 +271,9 @@ cfqp_get_ready (void)
     nbdkit_error ("cfq: posix_memalign: %s", strerror (-err));
     return -1;
   }
-  err = bounce_init (bk_buf_align ());
+  err = bounce_init (bk_buf_align (), cfqp_pool_cap);
   if (err) {
-    nbdkit_error ("cfq: pthread_key_create: %s", strerror (-err));
+    nbdkit_error ("cfq: the buffer pool: %s", strerror (-err));
     return -1;
   }
   return tn_prepare (cfqp_sched_ops->name, bk_main ()->dev.size,
@@ -533,13 +540,29 @@ cfqp_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
                      extents);
 }
 
+/* A data request larger than the maximum we advertise: EINVAL before
+ * anything of ours is allocated for it.
+ */
+static int
+too_large (const char *what, uint32_t count)
+{
+  nbdkit_error ("cfq: %s of %" PRIu32 " bytes: more than the maximum "
+                "request (%u bytes): refused", what, count, CFQP_MAX_REQUEST);
+  nbdkit_set_error (EINVAL);
+  errno = EINVAL;
+  return -1;
+}
+
 static int
 cfqp_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
             uint32_t flags)
 {
   struct cfqp_handle *h = handle;
-  int err = io_pread (&h->io, buf, count, offset);
+  int err;
 
+  if (count > CFQP_MAX_REQUEST)   /* nbdkit 1.32 does not enforce it */
+    return too_large ("pread", count);
+  err = io_pread (&h->io, buf, count, offset);
   return err ? fail ("pread", err) : 0;
 }
 
@@ -548,8 +571,11 @@ cfqp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
              uint32_t flags)
 {
   struct cfqp_handle *h = handle;
-  int err = io_pwrite (&h->io, buf, count, offset, flags & NBDKIT_FLAG_FUA);
+  int err;
 
+  if (count > CFQP_MAX_REQUEST)
+    return too_large ("pwrite", count);
+  err = io_pwrite (&h->io, buf, count, offset, flags & NBDKIT_FLAG_FUA);
   return err ? fail ("pwrite", err) : 0;
 }
 

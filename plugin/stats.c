@@ -19,6 +19,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "bounce.h"
 #include "cfq.h"
 #include "devmodel.h"
 #include "stats.h"
@@ -185,7 +186,7 @@ mode_now (const struct tenants *tn)
 
   if (tn_is_cfq (tn) && sched_get (tn->s, "mode", &v) == 0)
     return cfq_mode_name (v);
-  return tn_mode_names[tn->m->dev.mode];
+  return cfq_mode_name (tn->m->dev.mode);
 }
 
 void
@@ -227,7 +228,18 @@ stats_json (const struct tenants *tn, struct strbuf *o)
   strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"queue_depth\":%u,"
                  "\"emulate\":\"%s\"", engine_inflight (tn->e),
                  engine_held (tn->e), engine_depth (tn->e),
-                 tn_emulate_names[tn->m->dev.emulate]);
+                 tn->m->dev.emulate ? tn->m->dev.emulate : "none");
+  {
+    struct bounce_stats bs;
+
+    bounce_stats (&bs);
+    strbuf_printf (o, ",\"buffers\":{\"cap\":%zu,\"total\":%zu,"
+                   "\"in_use\":%zu,\"peak\":%zu,\"gets\":%" PRIu64
+                   ",\"waits\":%" PRIu64 ",\"wait_ms\":%.3f,\"allocs\":%"
+                   PRIu64 ",\"frees\":%" PRIu64 "}", bs.cap, bs.total,
+                   bs.in_use, bs.peak, bs.gets, bs.waits, bs.wait_ns / 1e6,
+                   bs.allocs, bs.frees);
+  }
   if (tn->dm) {
     char buf[512];
 
@@ -399,7 +411,15 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
   strbuf_printf (o, " inflight=%u held=%u queue_depth=%u emulate=%s",
                  engine_inflight (tn->e), engine_held (tn->e),
                  engine_depth (tn->e),
-                 tn_emulate_names[tn->m->dev.emulate]);
+                 tn->m->dev.emulate ? tn->m->dev.emulate : "none");
+  {
+    struct bounce_stats bs;
+
+    bounce_stats (&bs);
+    strbuf_printf (o, " buffers_in_use=%zu buffers_total=%zu buffers_cap=%zu"
+                   " buffer_waits=%" PRIu64, bs.in_use, bs.total, bs.cap,
+                   bs.waits);
+  }
   flat_iostat (o, &tn->total, now, 100.);
   strbuf_printf (o, "\n");
   free_shares (&sn);

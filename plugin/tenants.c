@@ -38,7 +38,6 @@
 #include "control.h"
 #include "ctlcmd.h"
 #include "devmodel.h"
-#include "qos.h"
 #include "stats.h"
 #include "tenants.h"
 
@@ -263,8 +262,6 @@ sysfs_rotational (dev_t dev)
   return v;
 }
 
-const char *const tn_emulate_names[] = { "none", "hdd", "ssd" };
-const char *const tn_mode_names[] = { "auto", "time", "iops" };
 const char *const tn_class_names[] = { "", "rt", "be", "idle" };
 
 int
@@ -274,13 +271,12 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
   int err = 0;
 
   tn.sched_name = sched_name;
-  if (d->emulate != CFG_EMULATE_NONE) {
+  if (d->emulate) {
     char cap[32];
 
-    tn.dm = devmodel_new (tn_emulate_names[d->emulate], &err);
+    tn.dm = devmodel_new (d->emulate, &err);
     if (!tn.dm) {
-      nbdkit_error ("cfq: emulate=%s: %s", tn_emulate_names[d->emulate],
-                    strerror (-err));
+      nbdkit_error ("cfq: emulate=%s: %s", d->emulate, strerror (-err));
       return -1;
     }
     for (size_t i = 0; i < d->nr_model; i++) {
@@ -306,8 +302,8 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
     if (tn.dm)
       devmodel_describe (tn.dm, buf, sizeof buf);
     nbdkit_debug ("cfq: scheduler=%s mode=%s rotational=%d emulate=%s %s",
-                  sched_name, tn_mode_names[d->mode], tn.rotational,
-                  tn_emulate_names[d->emulate], buf);
+                  sched_name, cfq_mode_name (d->mode), tn.rotational,
+                  d->emulate ? d->emulate : "none", buf);
   }
   return 0;
 }
@@ -401,50 +397,30 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
 {
   const struct cfg_model *m = tn.m;
   uint64_t now = engine_now ();
+  struct sched_group **sg;
+  char why[256];
   int err;
 
   tn.e = e;
   tn.s = s;
   tn.loop = loop;
-  for (size_t i = 0; i < m->nr_groups; i++) {
-    tn.groups[i].sg = sched_group_new (s, m->groups[i].name,
-                                       m->groups[i].weight);
-    if (!tn.groups[i].sg) {
-      nbdkit_error ("cfq: group %s: cannot create it (weight %u)",
-                    m->groups[i].name, m->groups[i].weight);
-      return -ENOMEM;
-    }
-    if (!qos_conf_empty (&m->groups[i].qos)) {
-      err = sched_group_set_qos (s, tn.groups[i].sg, &m->groups[i].qos);
-      if (err) {
-        nbdkit_error ("cfq: group %s: caps and reservation: %s",
-                      m->groups[i].name, strerror (-err));
-        return err;
-      }
-    }
+  sg = calloc (m->nr_groups, sizeof *sg);
+  if (!sg) {
+    nbdkit_error ("cfq: calloc: %m");
+    return -ENOMEM;
+  }
+  err = cfg_apply (m, s, tn.rotational, sg, why, sizeof why);
+  for (size_t i = 0; err == 0 && i < m->nr_groups; i++)
+    tn.groups[i].sg = sg[i];
+  free (sg);
+  if (err) {
+    nbdkit_error ("cfq: %s", why);
+    return err;
   }
   if (tn_is_cfq (&tn)) {
-    bool rot_given = false, mode_given = false;
-
-    for (size_t i = 0; i < m->nr_tunables; i++) {
-      err = sched_set (s, m->tunables[i].name, m->tunables[i].val);
-      if (err) {
-        nbdkit_error ("cfq: %s=%" PRIu64 ": %s", m->tunables[i].name,
-                      m->tunables[i].val, strerror (-err));
-        return err;
-      }
-      if (strcmp (m->tunables[i].name, "rotational") == 0)
-        rot_given = true;
-      if (strcmp (m->tunables[i].name, "mode") == 0)
-        mode_given = true;
-    }
-    /* The device's nature, unless the config says otherwise. */
-    if (!rot_given && tn.rotational >= 0)
-      sched_set (s, "rotational", (uint64_t) tn.rotational);
     /* mode=auto on flash: charge by requests. */
-    if (m->dev.mode == CFG_MODE_AUTO && tn.rotational == 0)
+    if (m->dev.mode == CFQ_MODE_AUTO && tn.rotational == 0)
       sched_set (s, "mode", CFQ_MODE_IOPS);
-    (void) mode_given;
     /* nbdkit sets -D flags when it loads the plugin, before this. */
     if (cfq_debug_trace)
       cfq_set_trace (s, trace_fn, NULL);

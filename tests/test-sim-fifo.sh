@@ -5,7 +5,8 @@
 #    solo throughput, while the random readers get what they would alone.
 #  - Same job file and seed give byte-identical output (text and JSON);
 #    another seed gives different numbers.
-#  - Malformed job files and bad options are rejected with FILE:LINE:.
+#  - Malformed scenarios (and cfqsim's old job format, with the new
+#    spelling) and bad options are rejected with FILE:LINE:.
 #  - The watchdog turns a stalled policy into an error, not a hang.
 # timeout: 120
 . "$(dirname "$0")/sim/functions.sh"
@@ -39,11 +40,11 @@ if cmp -s "$tmp/a.json" "$tmp/c.json"; then echo "FAIL: --seed changed nothing";
 echo "ok:   same input and seed -> byte-identical output; another seed differs"
 check <<'PY'
 a = J("a")
-ok(all(j["ios"] > 0 for j in a["jobs"]), "every job of fifo-mix.job ran")
+ok(all(j["ios"] > 0 for j in a["tenants"]), "every tenant of fifo-mix.job ran")
 ok(job(a, "db")["flushes"] > 0 and job(a, "logger")["flushes"] > 0, "fsync jobs flushed")
 lg = job(a, "logger")
 ok(lg["flushes"] == lg["ios"] or lg["flushes"] == lg["ios"] - 1, "fsync=1: one flush per write")
-ok(abs(sum(j["share"] for j in a["jobs"]) - 1) < 1e-3, "job shares add up to 1")
+ok(abs(sum(j["share"] for j in a["tenants"]) - 1) < 1e-3, "tenant shares add up to 1")
 ok(a["duration_s"] == 20 and a["seed"] == 5 and a["queue_depth"] == 4, "globals echoed")
 PY
 
@@ -59,38 +60,64 @@ bad () {
   fi
   echo "ok:   rejected: $(cat "$tmp/err")"
 }
-printf '[global]\nduration = 1s\n[job a]\nrw = sideways\n' > "$tmp/bad.job"
-bad 4 "rw must be read or write"
-printf '[global]\nduration = 1s\n[job a]\nbs = 4k\n\n[job b]\ndepth = lots\n' > "$tmp/bad.job"
-bad 7 "depth: bad number"
-printf 'duration = 1s\n[job a]\n' > "$tmp/bad.job"
+printf '[sim]\nduration = 1s\n[tenant a]\nrw = sideways\n' > "$tmp/bad.job"
+bad 4 "rw = sideways: want read, write, randread, randwrite, rw or randrw"
+printf '[sim]\nduration = 1s\n[tenant a]\nbs = 4k\n\n[tenant b]\niodepth = lots\n' > "$tmp/bad.job"
+bad 7 "iodepth = lots: not a number"
+printf 'duration = 1s\n[tenant a]\n' > "$tmp/bad.job"
 bad 1 "outside any section"
-printf '[global]\n[jobs a]\n' > "$tmp/bad.job"
+printf '[sim]\n[tenants a]\n' > "$tmp/bad.job"
 bad 2 "unknown section"
-printf '[global]\nduraton = 3s\n[job a]\n' > "$tmp/bad.job"
-bad 2 "unknown global key"
-printf '[job a]\nrw = read\n[job a]\n' > "$tmp/bad.job"
-bad 3 "duplicate job"
-printf '[group g]\nweight = 5000\n[job a]\ngroup = g\n' > "$tmp/bad.job"
-bad 2 "weight: 5000 out of range"
-printf '[device]\nmodel = hdd\nwarp = 9\n[job a]\n' > "$tmp/bad.job"
-bad 3 "no parameter 'warp'"
-printf '[sched]\nslice_idle = 8ms\n[job a]\n' > "$tmp/bad.job"
-bad 2 "has no tunable 'slice_idle'" --sched fifo
-printf '[global]\nduration = 1s\n[job a]\noffset = 2t\n' > "$tmp/bad.job"
-bad 3 "offset beyond the device"
-printf '[global]\nduration = 1s\n[job a\n' > "$tmp/bad.job"
-bad 3 "malformed section header"
-printf '[job a]\nthink 5ms\n' > "$tmp/bad.job"
-bad 2 "expected key = value"
-printf '[global]\nduration = 10s\n[job a]\nstart = 2s\n' > "$tmp/bad.job"
-bad 3 "starts at or after the end" --duration 1s
-printf '[job a]\n' > "$tmp/bad.job"
+printf '[sim]\nduraton = 3s\n[tenant a]\n' > "$tmp/bad.job"
+bad 2 "unknown key 'duraton' in \[sim\]"
+printf '[tenant a]\nrw = read\n[tenant a]\n' > "$tmp/bad.job"
+bad 3 "duplicate section \[tenant a\]"
+printf '[group g]\nweight = 5000\n[tenant a]\n' > "$tmp/bad.job"
+bad 2 "weight = 5000: out of range"
+printf '[device]\nemulate = hdd\nmodel.warp = 9\n[tenant a]\n' > "$tmp/bad.job"
+bad 3 "model.warp: not a parameter of the hdd model"
+printf '[scheduler]\nslice_idel = 8ms\n[tenant a]\n' > "$tmp/bad.job"
+bad 2 "unknown key 'slice_idel' in \[scheduler\]"
+printf '[device]\nemulate = hdd\n[export e]\n[tenant a]\nexport = e\noffset = 2t\n' > "$tmp/bad.job"
+bad 6 "offset 2T is at or beyond the end of export \"e\" (size 1T)"
+printf '[sim]\nduration = 1s\n[tenant a\n' > "$tmp/bad.job"
+bad 3 "missing ']' in section header"
+printf '[tenant a]\nthinktime 5ms\n' > "$tmp/bad.job"
+bad 2 "expected 'key = value'"
+printf '[tenant a]\nthinktime = 5\n' > "$tmp/bad.job"
+bad 2 "thinktime = 5: not a time (want a number with ns, us, ms or s)"
+printf '[device]\nemulate = hdd\n[export e]\n[tenant a]\nexport = e\nstart = 2s\n' > "$tmp/bad.job"
+bad 4 "starts at or after the end" --duration 1s
+printf '[device]\nfile = /nonexistent\n[export e]\n[tenant a]\nexport = e\n' > "$tmp/bad.job"
+bad 1 "the simulator needs a device model"
+# cfqsim's old format: each old spelling is refused with the new one.
+printf '[global]\nduration = 1s\n' > "$tmp/bad.job"
+bad 1 "\[global\] is now \[sim\] (duration, seed) and \[device\] (queue_depth)"
+printf '[sched]\npolicy = cfq\n' > "$tmp/bad.job"
+bad 2 "\[sched\] policy= is now \[scheduler\] scheduler="
+printf '[device]\nmodel = hdd\nrpm = 5400\n' > "$tmp/bad.job"
+bad 2 "\[device\] model= is now \[device\] emulate="
+bad 3 "\[device\] rpm= is now \[device\] model.rpm="
+printf '[job a]\ndepth = 4\npattern = rand\n' > "$tmp/bad.job"
+bad 1 "\[job NAME\] is now \[tenant NAME\]"
+bad 2 "\[job\] depth= is now \[tenant\] iodepth="
+bad 3 "\[job\] pattern= is now part of \[tenant\] rw="
+printf '[tenant a]\n' > "$tmp/bad.job"
 if "$SIM" --set quantum "$tmp/bad.job" 2> "$tmp/err"; then echo "FAIL: --set without ="; exit 1; fi
 grep -q "expected KEY=VALUE" "$tmp/err" || { cat "$tmp/err"; exit 1; }
 if "$SIM" --sched nonesuch "$tmp/bad.job" 2> "$tmp/err"; then echo "FAIL: unknown sched"; exit 1; fi
-grep -q "unknown scheduler 'nonesuch'" "$tmp/err" || { cat "$tmp/err"; exit 1; }
+grep -q "scheduler=nonesuch: want cfq or fifo" "$tmp/err" || { cat "$tmp/err"; exit 1; }
 echo "ok:   bad options rejected"
+
+# The scenario's CFQ tunables do not apply under fifo (as in the server):
+# the same scenario runs under both, and the report says which applied.
+sim "$tmp/gf.json" group-idle.job --sched fifo
+sim "$tmp/gc.json" group-idle.job
+check <<'PY'
+gf, gc = J("gf"), J("gc")
+ok(gf["sched"] == "fifo" and gf["tunables"] == {}, "fifo: no tunables applied")
+ok(gc["sched"] == "cfq" and gc["tunables"] == {"slice_idle": "0ns"}, "cfq: the scenario's slice_idle applied")
+PY
 
 # Watchdog: a policy that never dispatches is reported, exit 3.
 set +e

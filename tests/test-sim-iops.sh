@@ -3,14 +3,14 @@
 # On the SSD with queue_depth 32 and slice_idle=0, two groups 100:400 of
 # shallow random readers (tests/sim/iops.job) get IOPS within 10% of 1:4,
 # and closer to 1:4 than in time mode on the same setup.  Time mode is
-# forced with the tunable mode=0 (auto, the default, is CFQ's rule: IOPS
+# forced with mode=time (auto, the default, is CFQ's rule: IOPS
 # when slice_idle == 0 and the device queues, hw_tag).
 # timeout: 300
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
 sim "$tmp/iops.json" iops.job
-sim "$tmp/time.json" iops.job --set mode=0
+sim "$tmp/time.json" iops.job --set mode=time
 check <<'PY'
 def ratio(j):
     return group(j, "g400")["iops"] / group(j, "g100")["iops"]

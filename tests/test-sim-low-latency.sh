@@ -17,7 +17,7 @@ sim "$tmp/b1.json" lowlat-32.job --set low_latency=1
 sim "$tmp/b0.json" lowlat-32.job --set low_latency=0
 check <<'PY'
 def rmax(j):
-    return max(x["lat_us"]["max"] for x in j["jobs"] if x["name"].startswith("reader")) / 1000
+    return max(x["lat_us"]["max"] for x in j["tenants"] if x["name"].startswith("reader")) / 1000
 a1, a0, b1, b0 = J("a1"), J("a0"), J("b1"), J("b0")
 w1, w0, ws = job(a1, "writer")["mib_s"], job(a0, "writer")["mib_s"], job(J("wsolo"), "writer")["mib_s"]
 print(f"4 readers + writer: reader max latency {rmax(a1):.1f} ms (low_latency=1) vs {rmax(a0):.1f} ms (0)")
@@ -26,5 +26,5 @@ print(f"32 readers: reader max latency {rmax(b1):.1f} ms (low_latency=1) vs {rma
 ok(rmax(a1) < rmax(a0), "4 readers: max latency lower with low_latency=1")
 ok(w1 >= 0.25 * ws, f"writer not starved: {w1:.2f} >= 1/4 of solo {ws:.2f} MiB/s")
 ok(rmax(b1) <= 0.5 * rmax(b0), "32 readers: max latency at most half with low_latency=1")
-ok(all(x["ios"] > 0 for x in b1["jobs"]), "32 readers: every reader served")
+ok(all(x["ios"] > 0 for x in b1["tenants"]), "32 readers: every reader served")
 PY

@@ -13,7 +13,7 @@ check <<'PY'
 on, off = J("on")["total"]["mib_s"], J("off")["total"]["mib_s"]
 print(f"interleaved readers: merge=1 {on:.2f} MiB/s, merge=0 {off:.2f} MiB/s")
 for n in ("on", "off"):
-    print(f"  merge {n}: " + ", ".join(f"{x['name']} {x['mib_s']:.2f}" for x in J(n)["jobs"]))
+    print(f"  merge {n}: " + ", ".join(f"{x['name']} {x['mib_s']:.2f}" for x in J(n)["tenants"]))
 ok(on >= 1.5 * off, f"merging: {on:.2f} >= 1.5 x {off:.2f} MiB/s")
-ok(all(x["ios"] > 0 for x in J("on")["jobs"]), "every reader progresses with merging")
+ok(all(x["ios"] > 0 for x in J("on")["tenants"]), "every reader progresses with merging")
 PY

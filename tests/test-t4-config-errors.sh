@@ -38,11 +38,11 @@ refuse ()
 cat >"$TESTDIR/section.conf" <<'EOF'
 [device]
 file = disk.img
-[tenant x]
+[volume x]
 weight = 100
 [export a]
 EOF
-refuse section 3 "unknown section [tenant] (want [device], [scheduler], [group NAME] or [export NAME])"
+refuse section 3 "unknown section [volume] (want [device], [scheduler], [group NAME], [export NAME], [tenant NAME] or [sim])"
 
 cat >"$TESTDIR/key.conf" <<'EOF'
 [device]

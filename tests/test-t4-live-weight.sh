@@ -66,6 +66,16 @@ ctl srv set slice_sync 50ms || fail "set slice_sync 50ms refused"
 v=$(get_val slice_sync); echo "get slice_sync -> $v"
 case $v in 50ms|50000us|50000000ns|50000000) ;; *) fail "slice_sync: set 50ms, got '$v'" ;; esac
 ctl srv set slice_sync 100ms || fail "set slice_sync 100ms refused"
+# queue_depth live, read as the config file reads it.
+ctl srv set queue_depth 16 || fail "set queue_depth 16 refused"
+v=$(get_val queue_depth); [ "$v" = 16 ] || fail "queue_depth: set 16, got '$v'"
+ctl srv set queue_depth 32 || fail "set queue_depth 32 refused"
+# The config file's grammar, live: a size for back_seek_max (was refused).
+ctl srv set back_seek_max 16M || fail "set back_seek_max 16M refused"
+v=$(get_val back_seek_max); echo "get back_seek_max -> $v"
+[ "$v" = 16M ] || fail "back_seek_max: set 16M, got '$v'"
+ctl srv set back_seek_max 8192 || fail "set back_seek_max 8192 refused"
+v=$(get_val back_seek_max); [ "$v" = 8M ] || fail "back_seek_max: set 8192 (KiB), got '$v'"
 
 # bad INPUT-WORDS... -- TEXT...: cfqctl must fail, saying every TEXT.
 bad ()
@@ -84,6 +94,10 @@ bad get nonesuch -- nonesuch
 bad set quantum abc -- quantum abc
 bad set quantum 0 -- quantum
 bad set slice_idle 8x -- slice_idle 8x "not a time"
+bad set back_seek_max 1000b -- back_seek_max "not a whole number of KiB"
+bad set queue_depth 5000 -- "queue_depth=5000: out of range (want 1..4096)"
+bad set queue_depth x -- "queue_depth=x: not a number (want 1..4096)"
+bad set slice_idle 2s -- slice_idle "out of range 0ns..1s"
 bad weight nogroup 300 -- nogroup
 bad weight g1 5000 -- 5000 "out of range"
 bad weight g1 99 -- 99 "out of range"

@@ -1,6 +1,6 @@
 /* cfqconf: check a configuration and show what the plugin would make of it.
  *
- *   cfqconf [--check] [--size SIZE] [FILE] [KEY=VALUE...]
+ *   cfqconf [--check | --json] [--sim] [--size SIZE] [FILE] [KEY=VALUE...]
  *
  * Parses FILE with the same code as the plugin (core/config.c), applies
  * KEY=VALUE overrides as the plugin applies its command-line keys, and
@@ -9,6 +9,10 @@
  * model (groups, exports with their regions, scheduler tunables: CFQ's
  * whole table, marked "(set)" where the config gives a value) or every
  * error as FILE:LINE: message.  --check prints nothing on success.
+ * --json prints the resolved model as one JSON object (device, scheduler
+ * with every tunable, groups, exports, tenants with their workloads, sim):
+ * what the fairness lab's runner turns into fio jobs.  --sim validates as
+ * cfqsim does: the device is the emulate= model, its size model.capacity.
  * With no FILE the model is the plugin's default (needs file=PATH).
  *
  * Exit: 0 valid, 1 invalid (or the device cannot be opened), 2 usage.
@@ -25,11 +29,13 @@
 #include "cfq.h"
 #include "config.h"
 #include "qos.h"
+#include "units.h"
 
 static void
 usage (FILE *f)
 {
-  fprintf (f, "usage: cfqconf [--check] [--size SIZE] [FILE] [KEY=VALUE...]\n");
+  fprintf (f, "usage: cfqconf [--check | --json] [--sim] [--size SIZE]"
+           " [FILE] [KEY=VALUE...]\n");
 }
 
 static void
@@ -98,16 +104,15 @@ print_net (const struct cfg_net *n)
 static void
 print_model (const char *file, const struct cfg_model *m, uint64_t size)
 {
-  static const char *const modes[] = { "auto", "time", "iops" };
-  static const char *const emus[] = { "none", "hdd", "ssd" };
   char b1[32], b2[32], b3[32];
 
   printf ("config: %s\n", file ? file : "(none)");
   printf ("device: %s, size %s (%llu bytes)\n",
           m->dev.file ? m->dev.file : "(none)",
-          cfg_format_size (size, b1, sizeof b1), (unsigned long long) size);
+          units_format_size (size, b1, sizeof b1), (unsigned long long) size);
   printf ("  queue_depth = %u\n  mode = %s\n  emulate = %s\n",
-          m->dev.queue_depth, modes[m->dev.mode], emus[m->dev.emulate]);
+          m->dev.queue_depth, cfq_mode_name (m->dev.mode),
+          m->dev.emulate ? m->dev.emulate : "none");
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 
@@ -122,14 +127,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
           t = &m->tunables[j];
       if (t)
         v = t->val;
-      if (strcmp (d->unit, "ns") == 0)
-        cfg_format_time (v, b1, sizeof b1);
-      else if (strcmp (d->unit, "KiB") == 0)
-        cfg_format_size (v * 1024, b1, sizeof b1);
-      else if (strcmp (d->name, "mode") == 0)
-        snprintf (b1, sizeof b1, "%s", cfq_mode_name (v));
-      else
-        snprintf (b1, sizeof b1, "%llu", (unsigned long long) v);
+      cfq_tunable_format (d, v, b1, sizeof b1);
       printf ("  %-18s %-8s %s\n", d->name, b1, t ? "(set)" : "(default)");
     }
 
@@ -159,9 +157,9 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
       printf ("file=%s", e->file);
     else
       printf ("region=[%s, %s) size=%s",
-              cfg_format_size (e->offset, b1, sizeof b1),
-              cfg_format_size (e->offset + e->size, b2, sizeof b2),
-              cfg_format_size (e->size, b3, sizeof b3));
+              units_format_size (e->offset, b1, sizeof b1),
+              units_format_size (e->offset + e->size, b2, sizeof b2),
+              units_format_size (e->size, b3, sizeof b3));
     printf (" %s writes=%s allow=", e->readonly ? "ro" : "rw",
             e->writes_sync ? "sync" : "async");
     if (e->nr_allow == 0)
@@ -173,6 +171,165 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
     }
     printf ("\n");
   }
+  if (m->nr_tenants)
+    printf ("tenants:\n");
+  for (size_t i = 0; i < m->nr_tenants; i++) {
+    const struct cfg_tenant *t = &m->tenants[i];
+    printf ("  %-12s export=\"%s\" connections=%u rw=%s", t->name,
+            m->exports[t->export].name, t->connections, t->rw);
+    if (t->skip)
+      printf (":%s", units_format_size (t->skip, b1, sizeof b1));
+    if (t->rwmixread != 0 && t->rwmixread != 100)
+      printf (" rwmixread=%u", t->rwmixread);
+    printf (" bs=%s iodepth=%u region=[%s, %s)",
+            units_format_size (t->bs, b1, sizeof b1), t->iodepth,
+            units_format_size (t->offset, b2, sizeof b2),
+            units_format_size (t->offset + t->size, b3, sizeof b3));
+    printf (" class=%s prio=%u\n", class_name (t->cls), t->prio);
+  }
+}
+
+/* ---- --json ------------------------------------------------------------- */
+
+static void
+jstr (const char *s)
+{
+  putchar ('"');
+  for (; s && *s; s++) {
+    unsigned char c = *s;
+    if (c == '"' || c == '\\')
+      printf ("\\%c", c);
+    else if (c < 0x20)
+      printf ("\\u%04x", c);
+    else
+      putchar (c);
+  }
+  putchar ('"');
+}
+
+/* "key": "string", */
+static void
+jkv (const char *key, const char *val, const char *sep)
+{
+  jstr (key);
+  printf (": ");
+  if (val)
+    jstr (val);
+  else
+    printf ("null");
+  printf ("%s", sep);
+}
+
+static void
+print_json (const char *file, const struct cfg_model *m, bool sim)
+{
+  char b[64];
+
+  printf ("{\n  ");
+  jkv ("config", file, ",\n");
+  printf ("  \"device\": {");
+  jkv ("file", m->dev.file, ", ");
+  printf ("\"size\": %llu, \"queue_depth\": %u, ",
+          (unsigned long long) m->dev.size, m->dev.queue_depth);
+  jkv ("mode", cfq_mode_name (m->dev.mode), ", ");
+  jkv ("emulate", m->dev.emulate ? m->dev.emulate : "none", ", ");
+  printf ("\"model\": {");
+  for (size_t i = 0; i < m->dev.nr_model; i++) {
+    printf ("%s", i ? ", " : "");
+    jkv (m->dev.model[i].key, m->dev.model[i].value, "");
+  }
+  printf ("}, \"simulated\": %s},\n", sim ? "true" : "false");
+
+  /* Every tunable with its value as text and as a number in its unit. */
+  printf ("  \"scheduler\": {");
+  jkv ("name", m->scheduler, ", ");
+  printf ("\"tunables\": {");
+  for (size_t i = 0; strcmp (m->scheduler, "cfq") == 0
+         && i < cfq_nr_tunables; i++) {
+    const struct cfq_tunable *d = &cfq_tunables[i];
+    uint64_t v = d->def;
+    bool set = false;
+    for (size_t j = 0; j < m->nr_tunables; j++)
+      if (strcmp (m->tunables[j].name, d->name) == 0) {
+        v = m->tunables[j].val;
+        set = true;
+      }
+    printf ("%s\n    ", i ? "," : "");
+    jstr (d->name);
+    printf (": {");
+    jkv ("value", cfq_tunable_format (d, v, b, sizeof b), ", ");
+    printf ("\"raw\": %llu, ", (unsigned long long) v);
+    jkv ("unit", d->unit, ", ");
+    printf ("\"set\": %s}", set ? "true" : "false");
+  }
+  printf ("}},\n  \"groups\": [");
+  for (size_t i = 0; i < m->nr_groups; i++) {
+    const struct cfg_group *g = &m->groups[i];
+    printf ("%s\n    {", i ? "," : "");
+    jkv ("name", g->name, ", ");
+    printf ("\"weight\": %u, ", g->weight);
+    jkv ("class", class_name (g->cls), ", ");
+    printf ("\"prio\": %u, ", g->prio);
+    for (size_t k = 0; k < qos_nr_keys; k++) {
+      uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
+      if (v)
+        printf ("\"%s\": %llu, ", qos_keys[k].name, (unsigned long long) v);
+    }
+    printf ("\"line\": %u}", g->line);
+  }
+  printf ("],\n  \"exports\": [");
+  for (size_t i = 0; i < m->nr_exports; i++) {
+    const struct cfg_export *e = &m->exports[i];
+    printf ("%s\n    {", i ? "," : "");
+    jkv ("name", e->name, ", ");
+    jkv ("group", m->groups[e->group].name, ", ");
+    jkv ("file", e->file, ", ");
+    printf ("\"offset\": %llu, \"size\": %llu, \"readonly\": %s, ",
+            (unsigned long long) e->offset, (unsigned long long) e->size,
+            e->readonly ? "true" : "false");
+    jkv ("writes", e->writes_sync ? "sync" : "async", ", ");
+    printf ("\"allow\": [");
+    for (size_t j = 0; j < e->nr_allow; j++) {
+      char net[96];
+      if (e->allow[j].family == AF_UNIX)
+        snprintf (net, sizeof net, "unix");
+      else {
+        inet_ntop (e->allow[j].family, e->allow[j].addr, b, sizeof b);
+        snprintf (net, sizeof net, "%s/%u", b, e->allow[j].prefix);
+      }
+      printf ("%s", j ? ", " : "");
+      jstr (net);
+    }
+    printf ("], \"line\": %u}", e->line);
+  }
+  /* Tenants: sizes in bytes, times in ns, rates in bytes/s, as fio takes
+   * them (fio's own k/m suffixes are powers of 1024 by default).
+   */
+  printf ("],\n  \"tenants\": [");
+  for (size_t i = 0; i < m->nr_tenants; i++) {
+    const struct cfg_tenant *t = &m->tenants[i];
+    printf ("%s\n    {", i ? "," : "");
+    jkv ("name", t->name, ", ");
+    jkv ("export", m->exports[t->export].name, ", ");
+    jkv ("group", m->groups[m->exports[t->export].group].name, ", ");
+    printf ("\"connections\": %u, ", t->connections);
+    jkv ("rw", t->rw, ", ");
+    printf ("\"rwmixread\": %u, \"skip\": %llu, \"bs\": %u, "
+            "\"iodepth\": %u, \"thinktime_ns\": %llu, \"rate_iops\": %llu, "
+            "\"rate\": %llu, \"fsync\": %u, \"offset\": %llu, "
+            "\"size\": %llu, \"start_ns\": %llu, \"stop_ns\": %llu, ",
+            t->rwmixread, (unsigned long long) t->skip, t->bs, t->iodepth,
+            (unsigned long long) t->thinktime,
+            (unsigned long long) t->rate_iops, (unsigned long long) t->rate,
+            t->fsync, (unsigned long long) t->offset,
+            (unsigned long long) t->size, (unsigned long long) t->start,
+            (unsigned long long) t->stop);
+    jkv ("class", class_name (t->cls), ", ");
+    printf ("\"prio\": %u, \"line\": %u}", t->prio, t->line);
+  }
+  printf ("],\n  \"sim\": {\"duration_ns\": %llu, \"seed\": %llu,"
+          " \"line\": %u}\n}\n", (unsigned long long) m->sim.duration,
+          (unsigned long long) m->sim.seed, m->sim.line);
 }
 
 int
@@ -180,12 +337,14 @@ main (int argc, char *argv[])
 {
   static const struct option opts[] = {
     { "check", no_argument, NULL, 'c' },
+    { "json", no_argument, NULL, 'j' },
+    { "sim", no_argument, NULL, 'S' },
     { "size", required_argument, NULL, 's' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *file = NULL, *dev;
-  bool check = false, have_size = false;
+  bool check = false, have_size = false, json = false, sim = false;
   uint64_t size = 0;
   struct cfg *cfg;
   int c, r, ret = 1;
@@ -193,8 +352,10 @@ main (int argc, char *argv[])
   while ((c = getopt_long (argc, argv, "cs:h", opts, NULL)) != -1) {
     switch (c) {
     case 'c': check = true; break;
+    case 'j': json = true; break;
+    case 'S': sim = true; break;
     case 's':
-      if (cfg_parse_size (optarg, &size) < 0) {
+      if (units_parse_size (optarg, &size) < 0) {
         fprintf (stderr, "cfqconf: --size %s: not a size\n", optarg);
         return 2;
       }
@@ -210,6 +371,8 @@ main (int argc, char *argv[])
     perror ("cfqconf");
     return 1;
   }
+  if (sim)
+    cfg_simulate (cfg);
   for (int i = optind; i < argc; i++) {
     char *eq = strchr (argv[i], '=');
     if (!eq) {
@@ -238,7 +401,7 @@ main (int argc, char *argv[])
   }
 
   dev = cfg_device_file (cfg);
-  if (!have_size && dev && cfg_nr_errors (cfg) == 0) {
+  if (!have_size && !sim && dev && cfg_nr_errors (cfg) == 0) {
     int fd = open (dev, O_RDONLY | O_CLOEXEC);
     off_t end;
     if (fd == -1 || (end = lseek (fd, 0, SEEK_END)) == -1) {
@@ -262,7 +425,9 @@ main (int argc, char *argv[])
              cfg_nr_errors (cfg) == 1 ? "" : "s");
     goto out;
   }
-  if (!check)
+  if (json)
+    print_json (file, cfg_model (cfg), sim);
+  else if (!check)
     print_model (file, cfg_model (cfg), size);
   ret = 0;
 out:

@@ -26,6 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sched.h"
+#include "units.h"
+
 static const char *progname = "cfqctl";
 
 static void
@@ -210,14 +213,16 @@ main (int argc, char *argv[])
   while ((c = getopt_long (argc, argv, "s:i:c:jh", longopts, NULL)) != -1) {
     switch (c) {
     case 's': path = optarg; break;
-    case 'i':
-      interval = strtod (optarg, NULL);
-      if (!(interval > 0)) {
-        fprintf (stderr, "%s: -i %s: need a positive number of seconds\n",
-                 progname, optarg);
+    case 'i': {
+      uint64_t ns;
+      if (units_parse_time (optarg, NSEC_PER_SEC, &ns) < 0 || ns == 0) {
+        fprintf (stderr, "%s: -i %s: need a positive time (a number with"
+                 " ns, us, ms or s; a bare number is s)\n", progname, optarg);
         return 2;
       }
+      interval = (double) ns / NSEC_PER_SEC;
       break;
+    }
     case 'c':
       count = strtol (optarg, NULL, 10);
       if (count <= 0) {

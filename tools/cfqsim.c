@@ -2,41 +2,56 @@
  *
  * What it is for: to see what a scheduling policy (core/fifo.c,
  * core/cfq.c) does to throughput, fairness and latency without a disk, a
- * server or a clock.  Jobs (fio-like: a connection submitting reads or
- * writes with a depth, a think time, a pattern) insert requests into the
- * policy through include/sched.h exactly as the plugin's dispatcher does;
- * dispatched requests go to a device model (include/devmodel.h) that says
- * when they complete.  Time is virtual: an event heap ordered by (time,
- * sequence number) drives everything, so a run of minutes of device time
- * takes a fraction of a second, and the same job file and seed always give
- * byte-identical output.
+ * server or a clock.  It reads the server's own config format
+ * (core/config.c): [device] (emulate= and model.* choose the device model,
+ * queue_depth), [scheduler], [group NAME] and [export NAME] as the server
+ * reads them, plus [tenant NAME] workloads in fio's terms and a [sim]
+ * section (duration, seed).  core/apply.c turns the model into scheduler
+ * groups and tunables exactly as the plugin does.  Each connection of a
+ * tenant is one queue (one NBD connection, one fio job) inserting requests
+ * into the policy through include/sched.h as the plugin's dispatcher
+ * does; dispatched requests go to the device model (include/devmodel.h),
+ * which says which completes when.  Time is virtual: an event heap ordered
+ * by (time, sequence number) drives everything, so a run of minutes of
+ * device time takes a fraction of a second, and the same scenario and seed
+ * always give byte-identical output.
  *
  * The loop (per distinct event time, like one pass of the dispatcher):
  *
  *   pop the events due now (those that existed when the pass began):
- *                             arrival   -> sched_insert (a job's slot)
- *                             completion-> sched_completed, then the job's
- *                                          slot thinks, resubmits, fsyncs
+ *                             arrival   -> sched_insert (a connection's slot)
+ *                             device    -> every request the model has
+ *                                          done by now: sched_completed,
+ *                                          then the slot thinks,
+ *                                          resubmits, fsyncs
  *                             timer     -> (nothing: the kick below runs)
  *   kick: while fewer than queue_depth requests are at the device,
- *         rq = sched_dispatch(now, &next); submit it to the device model,
- *         which returns its completion time (a future event).
+ *         rq = sched_dispatch(now, &next); submit it to the device model.
  *         When dispatch returns NULL, "next" is the policy's timer (an idle
  *         window or slice end); it replaces any earlier one.
+ *   then one device event at the model's next completion time replaces
+ *   any earlier one (a disk with NCQ decides its order as it goes).
  *
  * Watchdog: if the policy has work, nothing is at the device, it dispatched
  * nothing and asked for no timer, nothing will ever happen again: that is a
  * scheduler bug (a stall) and cfqsim stops with an error instead of
  * reporting numbers from a hung device.
  *
- * Job file: see the README section "The simulator and device models" and
- * the files tests/sim/NAME.job.  Errors are reported as FILE:LINE: message.
- * [group] takes the server's caps and reservations (iops_max, bps_min ...:
- * include/qos.h), parsed by the config's own cfg_parse_qos.
+ * What the simulator leaves out: the NBD round trip and the CPU (a
+ * tenant's thinktime stands in for them), the page cache, and the server's
+ * own file exports (a tenant needs an export that is a region of the
+ * device).  The device is the model alone: its size is model.capacity and
+ * [device] file is not opened.
  *
- * --window TIME adds, per job and per group, the requests and bytes that
- * completed in each window of that width: what a cap or a reservation
- * gives second by second, not just on average.
+ * Scenario files: see the README section "The simulator and device models"
+ * and tests/sim/NAME.job.  Errors are reported as FILE:LINE: message.
+ * [group] caps and reservations (iops_max, bps_min ...: include/qos.h)
+ * apply as in the server (core/apply.c).
+ *
+ * --window TIME adds, per tenant and per group, the requests and bytes
+ * that completed in each window of that width: what a cap or a
+ * reservation gives second by second, not just on average.  --trace
+ * prints CFQ's decisions with the virtual time.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -50,38 +65,20 @@
 #include "cfq.h"
 #include "config.h"
 #include "devmodel.h"
+#include "hist.h"
 #include "qos.h"
 #include "rng.h"
 #include "sched.h"
-#include "hist.h"
 #include "stats.h"
+#include "units.h"
 
-#define NAME_MAX_LEN 64
-#define MAX_GROUPS 256
-#define MAX_JOBS 4096
-#define MAX_TUNABLES 64
-/* Jobs without a group run in the policy's root group (queue_new with a
- * NULL group), which CFQ weighs as 1000 against the tenants' groups.
- */
-#define ROOT_GROUP "root"
-#define ROOT_WEIGHT 1000
-
-/* ---- configuration --------------------------------------------------- */
-
-struct kv {                     /* a deferred key=value with its origin */
-  char key[NAME_MAX_LEN];
-  char val[128];
-  char where[300];              /* "FILE:LINE" or "--set" */
-};
+/* ---- the run's shape, from the model ---------------------------------- */
 
 struct sim_group {
-  char name[NAME_MAX_LEN];
+  const char *name;
   unsigned weight;              /* 100..1000 */
-  struct qos_conf qos;          /* caps and reservation; all 0: none */
-  char where[300];              /* where declared or first used */
-  bool root;                    /* the policy's root group: sg NULL */
   struct sched_group *sg;
-  unsigned njobs;               /* jobs in the run */
+  unsigned njobs;               /* connections in the run */
   uint64_t bytes, ios;          /* completed data requests within duration */
   struct hist lat;              /* ns: latency of its jobs' data requests */
   uint64_t *win_ios, *win_bytes; /* per window (--window), summed at report */
@@ -89,30 +86,29 @@ struct sim_group {
 
 struct job;
 
-struct simrq {                  /* one request slot of a job */
+struct simrq {                  /* one request slot of a connection */
   struct rq rq;
   struct job *j;
   uint64_t t_submit;            /* ns: inserted into the scheduler */
   struct simrq *next_free;      /* on the job's free list */
 };
 
+/* One connection of a tenant: a queue in the scheduler. */
 struct job {
-  char name[NAME_MAX_LEN];
-  char where[300];              /* "FILE:LINE" of [job NAME] */
+  const struct cfg_tenant *t;   /* the tenant it belongs to */
+  unsigned tenant;              /* index of t in the model */
   int group;                    /* index into groups[] */
-  enum sched_class cls;
-  unsigned level;               /* 0..7 */
-  bool write;                   /* rw=write */
-  int sync;                     /* -1: default (reads sync, writes async) */
-  bool rand;                    /* pattern=rand */
+  unsigned rwmixread;           /* percent of reads */
+  bool rand;                    /* random offsets */
+  bool writes_sync;             /* its export has writes=sync */
   uint32_t bs;                  /* bytes per request */
-  uint64_t stride;              /* bytes between sequential requests; 0 = bs */
+  uint64_t stride;              /* bytes between sequential requests */
   unsigned depth;               /* outstanding data requests */
   uint64_t think;               /* ns from a completion to the next submit */
+  uint64_t rate_iops, rate;     /* per connection; 0: unlimited */
   unsigned fsync;               /* flush after every N writes; 0 never */
-  uint64_t start, stop;         /* ns: active window (stop 0 = end) */
-  uint64_t offset, size;        /* bytes: region (size 0 = to the end) */
-  bool meta;                    /* RQ_META on every request */
+  uint64_t start, stop;         /* ns: active window */
+  uint64_t offset, size;        /* bytes on the device: the region */
 
   /* run state */
   struct sched_queue *q;
@@ -124,46 +120,37 @@ struct job {
   bool fsync_wait;              /* no new data until the flush is done */
   bool flush_out;               /* the flush is submitted */
   uint64_t next_off;            /* bytes: next sequential offset */
+  uint64_t issued;              /* data requests submitted so far */
   uint64_t rng;                 /* xorshift64* state */
 
   /* results, counted for completions at or before the end */
   uint64_t bytes, ios, flushes;
+  uint64_t writes_done;         /* of ios, the writes */
   struct hist lat;              /* ns: data request latency, insert->done */
   uint64_t *win_ios, *win_bytes; /* per window of --window, by completion */
 };
 
 static struct {
-  /* [global] */
+  const struct cfg_model *m;
+  const char *file;             /* the scenario, for FILE:LINE messages */
   uint64_t duration;            /* ns */
   uint64_t seed;
   unsigned queue_depth;         /* max requests at the device */
-  /* [device] */
-  char devkind[16];
-  struct kv devparams[64];
-  unsigned ndevparams;
-  bool devseed;                 /* seed given explicitly for the device */
-  /* [sched] */
-  char policy[NAME_MAX_LEN];
-  struct kv tunables[MAX_TUNABLES];
-  unsigned ntunables;
+  const char *policy;           /* the scheduler's name */
+  const char *test_policy;      /* --sched test-stall|test-spin, or NULL */
 
-  struct sim_group groups[MAX_GROUPS];
+  struct sim_group *groups;     /* m->nr_groups */
   unsigned ngroups;
-  struct job *jobs[MAX_JOBS];
+  struct job **jobs;            /* every connection of every tenant */
   unsigned njobs;
+  bool *tenant_on;              /* m->nr_tenants: selected by --only */
 
   bool json;
-  const char *only;             /* comma-separated job names, or NULL */
+  const char *only;             /* comma-separated tenant names, or NULL */
   uint64_t window;              /* ns: --window width; 0 = no windows */
-  bool trace;                   /* --trace: the policy's decisions */
   unsigned nwin;                /* windows in the run */
-} cfg = {
-  .duration = 10 * NSEC_PER_SEC,
-  .seed = 1,
-  .queue_depth = 32,
-  .devkind = "hdd",
-  .policy = "fifo",
-};
+  bool trace;                   /* --trace: the policy's decisions */
+} cfg;
 
 static const char *progname = "cfqsim";
 
@@ -172,10 +159,21 @@ die_at (const char *where, const char *fmt, ...)
 {
   va_list ap;
 
-  if (where)
-    fprintf (stderr, "%s: ", where);
-  else
-    fprintf (stderr, "%s: ", progname);
+  fprintf (stderr, "%s: ", where ? where : progname);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  exit (1);
+}
+
+/* An error at the tenant's [tenant NAME] line. */
+static void __attribute__ ((noreturn, format (printf, 2, 3)))
+die_tenant (const struct cfg_tenant *t, const char *fmt, ...)
+{
+  va_list ap;
+
+  fprintf (stderr, "%s:%u: tenant %s: ", cfg.file, t->line, t->name);
   va_start (ap, fmt);
   vfprintf (stderr, fmt, ap);
   va_end (ap);
@@ -186,400 +184,23 @@ die_at (const char *where, const char *fmt, ...)
 static void *
 xcalloc (size_t n, size_t size)
 {
-  void *p = calloc (n, size);
+  void *p = calloc (n ? n : 1, size);
 
   if (!p)
     die_at (NULL, "out of memory");
   return p;
 }
 
-/* Tunables whose bare numbers are milliseconds, as in CFQ's sysfs. */
-static bool
-tunable_is_ms (const char *k)
-{
-  static const char *const ms[] = {
-    "slice_idle", "group_idle", "slice_sync", "slice_async",
-    "fifo_expire_sync", "fifo_expire_async", "target_latency", NULL
-  };
-  for (int i = 0; ms[i]; i++)
-    if (strcmp (k, ms[i]) == 0)
-      return true;
-  return false;
-}
-
-static int
-find_group (const char *name)
-{
-  for (unsigned i = 0; i < cfg.ngroups; i++)
-    if (strcmp (cfg.groups[i].name, name) == 0)
-      return (int) i;
-  return -1;
-}
-
-static int
-get_group (const char *name, const char *where)
-{
-  int g = find_group (name);
-
-  if (g >= 0)
-    return g;
-  if (cfg.ngroups == MAX_GROUPS)
-    die_at (where, "too many groups (max %d)", MAX_GROUPS);
-  g = (int) cfg.ngroups++;
-  snprintf (cfg.groups[g].name, NAME_MAX_LEN, "%s", name);
-  snprintf (cfg.groups[g].where, sizeof cfg.groups[g].where, "%s", where);
-  cfg.groups[g].weight = SCHED_WEIGHT_DEFAULT;
-  if (strcmp (name, ROOT_GROUP) == 0) {
-    cfg.groups[g].root = true;
-    cfg.groups[g].weight = ROOT_WEIGHT;
-  }
-  return g;
-}
-
-static void
-add_kv (struct kv *arr, unsigned *n, unsigned max, const char *k,
-        const char *v, const char *where)
-{
-  if (*n == max)
-    die_at (where, "too many settings");
-  if (strlen (k) >= NAME_MAX_LEN || strlen (v) >= 128)
-    die_at (where, "key or value too long");
-  strcpy (arr[*n].key, k);
-  strcpy (arr[*n].val, v);
-  snprintf (arr[*n].where, sizeof arr[*n].where, "%s", where);
-  (*n)++;
-}
-
-static uint64_t
-need_time (const char *v, const char *where, const char *k)
-{
-  uint64_t ns;
-
-  if (devmodel_parse_time (v, NSEC_PER_SEC, &ns) < 0)
-    die_at (where, "%s: bad time '%s' (e.g. 500us, 8ms, 2s)", k, v);
-  return ns;
-}
-
-static uint64_t
-need_size (const char *v, const char *where, const char *k)
-{
-  uint64_t b;
-
-  if (devmodel_parse_size (v, &b) < 0)
-    die_at (where, "%s: bad size '%s' (e.g. 4k, 1M, 10G)", k, v);
-  return b;
-}
-
-static uint64_t
-need_uint (const char *v, const char *where, const char *k, uint64_t min,
-           uint64_t max)
-{
-  char *e;
-  uint64_t x;
-
-  errno = 0;
-  if (*v < '0' || *v > '9')
-    die_at (where, "%s: bad number '%s'", k, v);
-  x = strtoull (v, &e, 10);
-  if (*e || errno)
-    die_at (where, "%s: bad number '%s'", k, v);
-  if (x < min || x > max)
-    die_at (where, "%s: %" PRIu64 " out of range [%" PRIu64 ", %" PRIu64 "]",
-            k, x, min, max);
-  return x;
-}
-
-static bool
-need_bool (const char *v, const char *where, const char *k)
-{
-  if (!strcmp (v, "1") || !strcmp (v, "yes") || !strcmp (v, "true") ||
-      !strcmp (v, "on"))
-    return true;
-  if (!strcmp (v, "0") || !strcmp (v, "no") || !strcmp (v, "false") ||
-      !strcmp (v, "off"))
-    return false;
-  die_at (where, "%s: expected 0 or 1, got '%s'", k, v);
-}
-
-static void
-set_global (const char *k, const char *v, const char *where)
-{
-  if (!strcmp (k, "duration")) {
-    cfg.duration = need_time (v, where, k);
-    if (cfg.duration == 0)
-      die_at (where, "duration must be > 0");
-  }
-  else if (!strcmp (k, "seed"))
-    cfg.seed = need_uint (v, where, k, 0, UINT64_MAX);
-  else if (!strcmp (k, "queue_depth"))
-    cfg.queue_depth = need_uint (v, where, k, 1, 4096);
-  else if (!strcmp (k, "device"))
-    set_global ("model", v, where);
-  else if (!strcmp (k, "model")) {
-    if (strcmp (v, "hdd") && strcmp (v, "ssd"))
-      die_at (where, "device model must be hdd or ssd, got '%s'", v);
-    snprintf (cfg.devkind, sizeof cfg.devkind, "%s", v);
-  }
-  else if (!strcmp (k, "sched") || !strcmp (k, "policy")) {
-    if (strlen (v) >= NAME_MAX_LEN)
-      die_at (where, "scheduler name too long");
-    strcpy (cfg.policy, v);
-  }
-  else
-    die_at (where, "unknown global key '%s'", k);
-}
-
-static void
-set_job (struct job *j, const char *k, const char *v, const char *where)
-{
-  if (!strcmp (k, "group"))
-    j->group = get_group (v, where);
-  else if (!strcmp (k, "class")) {
-    if (!strcmp (v, "rt")) j->cls = SCHED_CLASS_RT;
-    else if (!strcmp (v, "be")) j->cls = SCHED_CLASS_BE;
-    else if (!strcmp (v, "idle")) j->cls = SCHED_CLASS_IDLE;
-    else die_at (where, "class must be rt, be or idle, got '%s'", v);
-  }
-  else if (!strcmp (k, "level") || !strcmp (k, "prio"))
-    j->level = need_uint (v, where, k, 0, SCHED_LEVELS - 1);
-  else if (!strcmp (k, "rw")) {
-    if (!strcmp (v, "read")) j->write = false;
-    else if (!strcmp (v, "write")) j->write = true;
-    else die_at (where, "rw must be read or write, got '%s'", v);
-  }
-  else if (!strcmp (k, "sync"))
-    j->sync = need_bool (v, where, k);
-  else if (!strcmp (k, "pattern")) {
-    if (!strcmp (v, "seq")) j->rand = false;
-    else if (!strcmp (v, "rand")) j->rand = true;
-    else die_at (where, "pattern must be seq or rand, got '%s'", v);
-  }
-  else if (!strcmp (k, "bs")) {
-    uint64_t b = need_size (v, where, k);
-    if (b < 512 || b > (64 << 20) || b % 512)
-      die_at (where, "bs must be a multiple of 512 in [512, 64M]");
-    j->bs = (uint32_t) b;
-  }
-  else if (!strcmp (k, "stride"))
-    j->stride = need_size (v, where, k);
-  else if (!strcmp (k, "depth"))
-    j->depth = need_uint (v, where, k, 1, 1024);
-  else if (!strcmp (k, "think"))
-    j->think = need_time (v, where, k);
-  else if (!strcmp (k, "fsync"))
-    j->fsync = need_uint (v, where, k, 0, 1u << 30);
-  else if (!strcmp (k, "start"))
-    j->start = need_time (v, where, k);
-  else if (!strcmp (k, "stop"))
-    j->stop = need_time (v, where, k);
-  else if (!strcmp (k, "offset"))
-    j->offset = need_size (v, where, k);
-  else if (!strcmp (k, "size"))
-    j->size = need_size (v, where, k);
-  else if (!strcmp (k, "meta"))
-    j->meta = need_bool (v, where, k);
-  else
-    die_at (where, "unknown job key '%s'", k);
-}
-
-static char *
-trim (char *s)
-{
-  char *e;
-
-  while (*s == ' ' || *s == '\t')
-    s++;
-  e = s + strlen (s);
-  while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
-                   e[-1] == '\r'))
-    *--e = 0;
-  return s;
-}
-
-static bool
-valid_name (const char *s)
-{
-  if (!*s || strlen (s) >= NAME_MAX_LEN)
-    return false;
-  for (; *s; s++)
-    if (!(*s == '_' || *s == '-' || *s == '.' || (*s >= '0' && *s <= '9') ||
-          (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-      return false;
-  return true;
-}
-
-enum section { SEC_NONE, SEC_GLOBAL, SEC_DEVICE, SEC_SCHED, SEC_GROUP,
-               SEC_JOB };
-
-static void
-parse_file (const char *path)
-{
-  FILE *f = fopen (path, "r");
-  char line[1024], where[300];
-  enum section sec = SEC_NONE;
-  struct job *j = NULL;
-  int g = -1;
-  unsigned lineno = 0;
-
-  if (!f)
-    die_at (NULL, "%s: %s", path, strerror (errno));
-  while (fgets (line, sizeof line, f)) {
-    char *s, *eq, *k, *v;
-
-    lineno++;
-    snprintf (where, sizeof where, "%s:%u", path, lineno);
-    if (!strchr (line, '\n') && !feof (f))
-      die_at (where, "line too long");
-    s = trim (line);
-    if (*s == 0 || *s == '#' || *s == ';')
-      continue;
-    if (*s == '[') {
-      char *end = strchr (s, ']'), *arg;
-      if (!end || *trim (end + 1))
-        die_at (where, "malformed section header");
-      *end = 0;
-      s = trim (s + 1);
-      arg = strchr (s, ' ');
-      if (arg) {
-        *arg++ = 0;
-        arg = trim (arg);
-      }
-      j = NULL;
-      g = -1;
-      if (!strcmp (s, "global") && !arg) sec = SEC_GLOBAL;
-      else if (!strcmp (s, "device") && !arg) sec = SEC_DEVICE;
-      else if (!strcmp (s, "sched") && !arg) sec = SEC_SCHED;
-      else if (!strcmp (s, "group") || !strcmp (s, "job")) {
-        if (!arg || !valid_name (arg))
-          die_at (where, "[%s NAME]: missing or invalid name", s);
-        if (!strcmp (s, "group")) {
-          if (!strcmp (arg, ROOT_GROUP))
-            die_at (where, "[group root]: the root group is implicit (jobs "
-                    "without group=); its weight is the policy's");
-          sec = SEC_GROUP;
-          g = get_group (arg, where);
-          snprintf (cfg.groups[g].where, sizeof cfg.groups[g].where, "%s",
-                    where);
-        }
-        else {
-          sec = SEC_JOB;
-          for (unsigned i = 0; i < cfg.njobs; i++)
-            if (!strcmp (cfg.jobs[i]->name, arg))
-              die_at (where, "duplicate job '%s'", arg);
-          if (cfg.njobs == MAX_JOBS)
-            die_at (where, "too many jobs (max %d)", MAX_JOBS);
-          j = xcalloc (1, sizeof *j);
-          strcpy (j->name, arg);
-          snprintf (j->where, sizeof j->where, "%s", where);
-          j->group = -1;
-          j->cls = SCHED_CLASS_BE;
-          j->level = 4;
-          j->sync = -1;
-          j->bs = 4096;
-          j->depth = 1;
-          cfg.jobs[cfg.njobs++] = j;
-        }
-      }
-      else
-        die_at (where, "unknown section [%s%s%s]", s, arg ? " " : "",
-                arg ? arg : "");
-      continue;
-    }
-    eq = strchr (s, '=');
-    if (!eq)
-      die_at (where, "expected key = value");
-    *eq = 0;
-    k = trim (s);
-    v = trim (eq + 1);
-    if (!*k)
-      die_at (where, "missing key before '='");
-    if (!*v)
-      die_at (where, "%s: missing value", k);
-    switch (sec) {
-    case SEC_NONE:
-      die_at (where, "'%s' outside any section", k);
-    case SEC_GLOBAL:
-      set_global (k, v, where);
-      break;
-    case SEC_DEVICE:
-      if (!strcmp (k, "model") || !strcmp (k, "kind"))
-        set_global ("model", v, where);
-      else
-        add_kv (cfg.devparams, &cfg.ndevparams, 64, k, v, where);
-      break;
-    case SEC_SCHED:
-      if (!strcmp (k, "policy") || !strcmp (k, "sched"))
-        set_global ("sched", v, where);
-      else
-        add_kv (cfg.tunables, &cfg.ntunables, MAX_TUNABLES, k, v, where);
-      break;
-    case SEC_GROUP: {
-      char why[200];
-      int r;
-      if (!strcmp (k, "weight")) {
-        cfg.groups[g].weight = need_uint (v, where, k, SCHED_WEIGHT_MIN,
-                                          SCHED_WEIGHT_MAX);
-        break;
-      }
-      r = cfg_parse_qos (k, v, &cfg.groups[g].qos, why, sizeof why);
-      if (r == -ENOENT)
-        die_at (where, "unknown group key '%s'", k);
-      if (r < 0)
-        die_at (where, "%s = %s: %s", k, v, why);
-      break;
-    }
-    case SEC_JOB:
-      set_job (j, k, v, where);
-      break;
-    }
-  }
-  if (ferror (f))
-    die_at (NULL, "%s: read error", path);
-  fclose (f);
-}
-
-/* Check every job against the device, after all overrides. */
-static void
-finish_jobs (uint64_t capacity)
-{
-  for (unsigned i = 0; i < cfg.njobs; i++) {
-    struct job *j = cfg.jobs[i];
-
-    if (j->group < 0)
-      j->group = get_group (ROOT_GROUP, j->where);
-    if (j->offset % 512)
-      die_at (j->where, "job %s: offset must be a multiple of 512", j->name);
-    if (j->offset >= capacity)
-      die_at (j->where, "job %s: offset beyond the device (%" PRIu64 " bytes)",
-              j->name, capacity);
-    if (j->size == 0)
-      j->size = capacity - j->offset;
-    if (j->size > capacity - j->offset)
-      die_at (j->where, "job %s: region ends beyond the device (%" PRIu64
-              " bytes)", j->name, capacity);
-    if (j->size < j->bs)
-      die_at (j->where, "job %s: region smaller than bs", j->name);
-    if (j->stride == 0)
-      j->stride = j->bs;
-    if (j->stride % 512)
-      die_at (j->where, "job %s: stride must be a multiple of 512", j->name);
-    if (j->stop && j->stop <= j->start)
-      die_at (j->where, "job %s: stop must be after start", j->name);
-    if (j->fsync && !j->write)
-      die_at (j->where, "job %s: fsync needs rw=write", j->name);
-  }
-}
-
 /* ---- the event heap ------------------------------------------------------ */
 
-enum ev_type { EV_ARRIVE, EV_COMPLETE, EV_TIMER, EV_FLUSH };
+enum ev_type { EV_ARRIVE, EV_DEVICE, EV_TIMER, EV_FLUSH };
 
 struct ev {
   uint64_t t;                   /* ns */
   uint64_t seq;                 /* tie-break: order of scheduling */
   enum ev_type type;
-  void *p;                      /* job (ARRIVE, FLUSH) or simrq (COMPLETE) */
-  uint64_t gen;                 /* TIMER: generation it belongs to */
+  void *p;                      /* job (ARRIVE, FLUSH) */
+  uint64_t gen;                 /* TIMER, DEVICE: generation it belongs to */
 };
 
 static struct {
@@ -645,9 +266,13 @@ static struct {
   unsigned at_dev;              /* requests dispatched, not completed */
   uint64_t timer_at;            /* ns: the policy's pending timer or NEVER */
   uint64_t timer_gen;           /* generation of the pending timer */
+  uint64_t dev_at;              /* ns: the pending device event or NEVER */
+  uint64_t dev_gen;             /* generation of the pending device event */
   uint64_t dispatched;          /* total dispatches */
-  uint64_t end;                 /* ns: cfg.duration */
+  uint64_t end;                 /* ns: the run's duration */
 } sim;
+
+static uint64_t job_rate_time (const struct job *j);
 
 static uint64_t
 job_rand (struct job *j)
@@ -681,7 +306,8 @@ static void
 job_arrive (struct job *j, uint64_t now)
 {
   struct simrq *sr;
-  uint64_t off;
+  uint64_t off, t_ok;
+  bool write;
 
   if (now >= j->stop)
     return;                     /* the slot retires */
@@ -689,6 +315,16 @@ job_arrive (struct job *j, uint64_t now)
     j->parked++;
     return;
   }
+  /* rate_iops / rate: request k no earlier than start + k intervals. */
+  t_ok = job_rate_time (j);
+  if (now < t_ok) {
+    if (t_ok < j->stop)
+      ev_push (t_ok, EV_ARRIVE, j, 0);
+    return;
+  }
+  j->issued++;
+  write = j->rwmixread == 0
+    || (j->rwmixread < 100 && job_rand (j) % 100 >= j->rwmixread);
   sr = j->free;
   j->free = sr->next_free;
   if (j->rand)
@@ -702,16 +338,19 @@ job_arrive (struct job *j, uint64_t now)
   memset (&sr->rq, 0, sizeof sr->rq);
   sr->rq.off = off;
   sr->rq.len = j->bs;
-  sr->rq.op = j->write ? RQ_WRITE : RQ_READ;
-  if (j->sync > 0 || (j->sync < 0 && !j->write))
+  sr->rq.op = write ? RQ_WRITE : RQ_READ;
+  /* As the server: reads are sync, writes too on a writes=sync export
+   * (which makes them FUA).
+   */
+  if (!write)
     sr->rq.flags |= RQ_SYNC;
-  if (j->meta)
-    sr->rq.flags |= RQ_META;
+  else if (j->writes_sync)
+    sr->rq.flags |= RQ_SYNC | RQ_FUA;
   sr->rq.q = j->q;
   sr->rq.priv = sr;
   j->inflight++;
   submit_rq (j, sr, now);
-  if (j->write && j->fsync && ++j->writes >= j->fsync) {
+  if (write && j->fsync && ++j->writes >= j->fsync) {
     j->writes = 0;
     j->fsync_wait = true;
   }
@@ -729,6 +368,24 @@ job_slot_done (struct job *j, uint64_t now)
 {
   if (now + j->think < j->stop && now + j->think <= sim.end)
     ev_push (now + j->think, EV_ARRIVE, j, 0);
+}
+
+/* The earliest time the job's next request may go, by its rate limits. */
+static uint64_t
+job_rate_time (const struct job *j)
+{
+  uint64_t t = 0;
+
+  if (j->rate_iops)
+    t = (uint64_t) ((unsigned __int128) j->issued * NSEC_PER_SEC
+                    / j->rate_iops);
+  if (j->rate) {
+    uint64_t tb = (uint64_t) ((unsigned __int128) j->issued * j->bs
+                              * NSEC_PER_SEC / j->rate);
+    if (tb > t)
+      t = tb;
+  }
+  return j->start + t;
 }
 
 static void
@@ -749,6 +406,7 @@ on_complete (struct simrq *sr, uint64_t now)
     return;
   }
   j->ios++;
+  j->writes_done += sr->rq.op == RQ_WRITE;
   j->bytes += sr->rq.len;
   hist_add (&j->lat, now - sr->t_submit);
   if (cfg.window) {
@@ -781,6 +439,30 @@ fmt_time (char *buf, size_t n, uint64_t ns)
             (uint64_t) (ns % NSEC_PER_SEC));
 }
 
+/* Keep one device event, at the model's next completion. */
+static void
+dev_arm (uint64_t now)
+{
+  uint64_t t = devmodel_next (sim.dm);
+
+  if (t == sim.dev_at)
+    return;
+  sim.dev_at = t;
+  sim.dev_gen++;
+  if (t != SCHED_NEVER)
+    ev_push (t > now ? t : now, EV_DEVICE, NULL, sim.dev_gen);
+}
+
+/* Everything the device has done by now, in its order. */
+static void
+dev_complete (uint64_t now)
+{
+  struct rq *rq;
+
+  while ((rq = devmodel_complete (sim.dm, now, NULL)) != NULL)
+    on_complete (rq->priv, now);
+}
+
 /* Dispatch while the device has room.  Returns true if anything moved. */
 static bool
 kick (uint64_t now)
@@ -790,19 +472,15 @@ kick (uint64_t now)
 
   while (sim.at_dev < cfg.queue_depth) {
     struct rq *rq = sched_dispatch (sim.s, now, &next);
-    struct simrq *sr;
-    uint64_t done;
 
     if (!rq)
       break;
-    sr = rq->priv;
-    done = devmodel_submit (sim.dm, rq, now);
-    if (done < now)
-      done = now;
+    if (devmodel_submit (sim.dm, rq, now) < 0)
+      die_at (NULL, "device model: more than %d requests at the device",
+              DEVMODEL_MAX_QUEUE);
     sim.at_dev++;
     sim.dispatched++;
     moved = true;
-    ev_push (done, EV_COMPLETE, sr, 0);
     next = SCHED_NEVER;
   }
   if (sim.at_dev < cfg.queue_depth) {
@@ -839,6 +517,7 @@ run (void)
 
   sim.end = cfg.duration;
   sim.timer_at = SCHED_NEVER;
+  sim.dev_at = SCHED_NEVER;
   for (unsigned i = 0; i < cfg.njobs; i++) {
     struct job *j = cfg.jobs[i];
     if (j->start < sim.end)
@@ -860,8 +539,10 @@ run (void)
         on_arrive (e.p, now);
         progress = true;
         break;
-      case EV_COMPLETE:
-        on_complete (e.p, now);
+      case EV_DEVICE:
+        if (e.gen == sim.dev_gen)
+          sim.dev_at = SCHED_NEVER;
+        dev_complete (now);
         progress = true;
         break;
       case EV_FLUSH:
@@ -878,6 +559,7 @@ run (void)
     }
     if (kick (now))
       progress = true;
+    dev_arm (now);
     /* A policy that keeps asking to be called "now" without dispatching
      * anything would spin forever at one instant: that is a stall too.
      */
@@ -976,21 +658,35 @@ lookup_policy (const char *name)
 
 /* ---- setup --------------------------------------------------------------- */
 
-static void
-apply_tunable (const struct kv *t)
+/* Build the device model the scenario names, as the plugin does for
+ * emulate=, with --seed seeding it unless model.seed says otherwise.
+ */
+static struct devmodel *
+make_device (void)
 {
-  uint64_t v;
-  int r;
+  const struct cfg_device *d = &cfg.m->dev;
+  const char *kind = d->emulate;
+  struct devmodel *dm;
+  bool seeded = false;
+  int err = 0;
 
-  if (devmodel_parse_time (t->val, tunable_is_ms (t->key) ? NSEC_PER_MSEC : 1,
-                           &v) < 0)
-    die_at (t->where, "tunable %s: bad value '%s'", t->key, t->val);
-  r = sched_set (sim.s, t->key, v);
-  if (r == -ENOENT)
-    die_at (t->where, "scheduler '%s' has no tunable '%s'", cfg.policy,
-            t->key);
-  if (r < 0)
-    die_at (t->where, "tunable %s=%s: %s", t->key, t->val, strerror (-r));
+  dm = devmodel_new (kind, &err);
+  if (!dm)
+    die_at (NULL, "device model %s: %s", kind, strerror (-err));
+  for (size_t i = 0; i < d->nr_model; i++) {
+    err = devmodel_set (dm, d->model[i].key, d->model[i].value);
+    if (err)                    /* cfg_validate checked them */
+      die_at (NULL, "model.%s=%s: %s", d->model[i].key, d->model[i].value,
+              strerror (-err));
+    if (strcmp (d->model[i].key, "seed") == 0)
+      seeded = true;
+  }
+  if (!seeded) {
+    char s[32];
+    snprintf (s, sizeof s, "%" PRIu64, cfg.seed);
+    devmodel_set (dm, "seed", s);
+  }
+  return dm;
 }
 
 /* --trace: each decision of a policy that reports them (cfq), on stderr
@@ -1007,145 +703,137 @@ trace_line (void *opaque, const char *msg)
 static void
 setup (void)
 {
-  const struct sched_ops *ops = lookup_policy (cfg.policy);
-  int err = 0;
+  const struct cfg_model *m = cfg.m;
+  const struct sched_ops *ops;
+  struct sched_group **sg;
+  char why[256];
+  unsigned n = 0;
+  int err;
 
+  ops = cfg.test_policy ? lookup_policy (cfg.test_policy)
+    : sched_lookup (m->scheduler);
   if (!ops)
-    die_at (NULL, "unknown scheduler '%s' (see --list-scheds)", cfg.policy);
-  sim.dm = devmodel_new (cfg.devkind, &err);
-  if (!sim.dm)
-    die_at (NULL, "device model %s: %s", cfg.devkind, strerror (-err));
-  for (unsigned i = 0; i < cfg.ndevparams; i++) {
-    struct kv *p = &cfg.devparams[i];
-    int r = devmodel_set (sim.dm, p->key, p->val);
-
-    if (r == -ENOENT)
-      die_at (p->where, "device model %s has no parameter '%s'", cfg.devkind,
-              p->key);
-    if (r < 0)
-      die_at (p->where, "device parameter %s=%s: %s", p->key, p->val,
-              r == -ERANGE ? "out of range" : "invalid value");
-    if (!strcmp (p->key, "seed"))
-      cfg.devseed = true;
-  }
-  if (!cfg.devseed) {
-    char s[32];
-    snprintf (s, sizeof s, "%" PRIu64, cfg.seed);
-    devmodel_set (sim.dm, "seed", s);
-  }
-  finish_jobs (devmodel_capacity (sim.dm));
-
+    die_at (NULL, "scheduler %s is not built in", m->scheduler);
+  cfg.policy = ops->name;
+  sim.dm = make_device ();
   sim.s = sched_create (ops);
   if (!sim.s)
     die_at (NULL, "out of memory");
-  /* Tell the policy what the kernel would learn from the queue flags
-   * (blk_queue_nonrot): whether the device seeks.  A policy without the
-   * tunable simply does not care; the job file may still override it.
+
+  /* Groups and tunables as the server makes them, and whether the device
+   * seeks as the kernel would learn it from the queue flags.
    */
-  {
-    int r = sched_set (sim.s, "rotational", devmodel_rotational (sim.dm));
-    if (r < 0 && r != -ENOENT)
-      die_at (NULL, "setting rotational: %s", strerror (-r));
-  }
-  for (unsigned i = 0; i < cfg.ntunables; i++)
-    apply_tunable (&cfg.tunables[i]);
   if (cfg.trace && ops == &cfq_ops)
     cfq_set_trace (sim.s, trace_line, NULL);
-
-  for (unsigned i = 0; i < cfg.njobs; i++)
-    cfg.groups[cfg.jobs[i]->group].njobs++;
-  for (unsigned i = 0; i < cfg.ngroups; i++) {
-    struct sim_group *g = &cfg.groups[i];
-    hist_init (&g->lat);
-    if (!g->njobs || g->root)
-      continue;
-    g->sg = sched_group_new (sim.s, g->name, g->weight);
-    if (!g->sg)
-      die_at (g->where, "group %s: scheduler refused weight %u", g->name,
-              g->weight);
-    if (!qos_conf_empty (&g->qos)) {
-      const struct qos_key *k, *o;
-      char why[200];
-      int r;
-      if (qos_conf_check (&g->qos, why, sizeof why, &k, &o) < 0)
-        die_at (g->where, "group %s: %s%s%s: %s", g->name, k->name,
-                o ? ", " : "", o ? o->name : "", why);
-      r = sched_group_set_qos (sim.s, g->sg, &g->qos);
-      if (r == -ENOTSUP)
-        die_at (g->where, "group %s: scheduler '%s' has no caps or"
-                " reservations", g->name, cfg.policy);
-      if (r < 0)
-        die_at (g->where, "group %s: caps and reservation: %s", g->name,
-                strerror (-r));
-    }
+  sg = xcalloc (m->nr_groups, sizeof *sg);
+  err = cfg_apply (m, sim.s, devmodel_rotational (sim.dm), sg, why,
+                   sizeof why);
+  if (err)
+    die_at (cfg.file, "%s", why);
+  cfg.ngroups = m->nr_groups;
+  cfg.groups = xcalloc (m->nr_groups, sizeof *cfg.groups);
+  for (size_t i = 0; i < m->nr_groups; i++) {
+    cfg.groups[i].name = m->groups[i].name;
+    cfg.groups[i].weight = m->groups[i].weight;
+    cfg.groups[i].sg = sg[i];
+    hist_init (&cfg.groups[i].lat);
   }
+  free (sg);
   if (cfg.window) {
     cfg.nwin = (cfg.duration + cfg.window - 1) / cfg.window;
-    for (unsigned i = 0; i < cfg.njobs; i++) {
-      cfg.jobs[i]->win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
-      cfg.jobs[i]->win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
-    }
-    for (unsigned i = 0; i < cfg.ngroups; i++) {
+    for (size_t i = 0; i < m->nr_groups; i++) {
       cfg.groups[i].win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
       cfg.groups[i].win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
     }
   }
-  for (unsigned i = 0; i < cfg.njobs; i++) {
-    struct job *j = cfg.jobs[i];
-    uint64_t x = cfg.seed ^ (0x632be59bd9b4e019ULL * (i + 1));
 
-    j->q = sched_queue_new (sim.s, cfg.groups[j->group].sg, j->cls,
-                            j->level);
-    if (!j->q)
-      die_at (j->where, "job %s: scheduler refused the queue", j->name);
-    j->slots = xcalloc (j->depth + 1, sizeof *j->slots);
-    for (unsigned d = 0; d < j->depth + 1; d++)
-      j->slots[d].j = j;
-    for (unsigned d = 0; d < j->depth; d++) {
-      j->slots[d].next_free = j->free;
-      j->free = &j->slots[d];
+  /* One job per connection, tenants in file order. */
+  for (size_t i = 0; i < m->nr_tenants; i++)
+    if (cfg.tenant_on[i])
+      cfg.njobs += m->tenants[i].connections;
+  cfg.jobs = xcalloc (cfg.njobs, sizeof *cfg.jobs);
+  for (size_t i = 0; i < m->nr_tenants; i++) {
+    const struct cfg_tenant *t = &m->tenants[i];
+    const struct cfg_export *e = &m->exports[t->export];
+
+    if (!cfg.tenant_on[i])
+      continue;
+    if (t->start >= cfg.duration)
+      die_tenant (t, "starts at or after the end of the run");
+    for (unsigned c = 0; c < t->connections; c++) {
+      struct job *j = xcalloc (1, sizeof *j);
+      uint64_t x = cfg.seed ^ (0x632be59bd9b4e019ULL * (n + 1));
+
+      j->t = t;
+      j->tenant = i;
+      j->group = (int) e->group;
+      j->rwmixread = t->rwmixread;
+      j->rand = t->rand;
+      j->writes_sync = e->writes_sync;
+      j->bs = t->bs;
+      j->stride = t->bs + t->skip;
+      j->depth = t->iodepth;
+      j->think = t->thinktime;
+      j->rate_iops = t->rate_iops;
+      j->rate = t->rate;
+      j->fsync = t->fsync;
+      j->start = t->start;
+      j->stop = t->stop && t->stop < cfg.duration ? t->stop : cfg.duration;
+      j->offset = e->offset + t->offset;
+      j->size = t->size;
+      j->q = sched_queue_new (sim.s, cfg.groups[j->group].sg, t->cls,
+                              t->prio);
+      if (!j->q)
+        die_tenant (t, "the scheduler refused a queue");
+      j->slots = xcalloc (j->depth + 1, sizeof *j->slots);
+      for (unsigned d = 0; d < j->depth + 1; d++)
+        j->slots[d].j = j;
+      for (unsigned d = 0; d < j->depth; d++) {
+        j->slots[d].next_free = j->free;
+        j->free = &j->slots[d];
+      }
+      j->next_off = j->offset;
+      j->rng = splitmix64 (&x);
+      if (!j->rng)
+        j->rng = 1;
+      hist_init (&j->lat);
+      if (cfg.window) {
+        j->win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
+        j->win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
+      }
+      cfg.groups[j->group].njobs++;
+      cfg.jobs[n++] = j;
     }
-    j->next_off = j->offset;
-    j->rng = splitmix64 (&x);
-    if (!j->rng)
-      j->rng = 1;
-    if (j->start >= cfg.duration)
-      die_at (j->where, "job %s: starts at or after the end of the run",
-              j->name);
-    if (!j->stop || j->stop > cfg.duration)
-      j->stop = cfg.duration;
-    hist_init (&j->lat);
   }
 }
 
+/* --only NAME[,NAME...]: the tenants to run. */
 static void
 select_only (void)
 {
+  const struct cfg_model *m = cfg.m;
   unsigned n = 0;
 
-  if (!cfg.only)
-    return;
-  for (unsigned i = 0; i < cfg.njobs; i++) {
+  cfg.tenant_on = xcalloc (m->nr_tenants, sizeof *cfg.tenant_on);
+  for (size_t i = 0; i < m->nr_tenants; i++) {
     const char *p = cfg.only;
-    size_t len = strlen (cfg.jobs[i]->name);
-    bool keep = false;
+    size_t len = strlen (m->tenants[i].name);
 
-    while (*p) {
+    cfg.tenant_on[i] = !p;
+    while (p && *p) {
       size_t l = strcspn (p, ",");
-      if (l == len && !strncmp (p, cfg.jobs[i]->name, l))
-        keep = true;
+      if (l == len && !strncmp (p, m->tenants[i].name, l))
+        cfg.tenant_on[i] = true;
       p += l;
       if (*p)
         p++;
     }
-    if (keep)
-      cfg.jobs[n++] = cfg.jobs[i];
-    else
-      free (cfg.jobs[i]);
+    n += cfg.tenant_on[i];
   }
+  if (n == 0 && cfg.only)
+    die_at (NULL, "--only %s: no such tenant", cfg.only);
   if (n == 0)
-    die_at (NULL, "--only %s: no such job", cfg.only);
-  cfg.njobs = n;
+    die_at (cfg.file, "no [tenant NAME] sections: nothing to simulate");
 }
 
 /* ---- report ---------------------------------------------------------------- */
@@ -1180,6 +868,16 @@ json_str (const char *s)
   putchar ('"');
 }
 
+/* A tenant's results: the sums over its connections. */
+struct tenant_res {
+  const struct cfg_tenant *t;
+  unsigned group;
+  uint64_t bytes, ios, flushes, writes, win;
+  struct hist lat;
+  double jain_conn;             /* Jain of its connections' IOPS */
+  uint64_t *win_ios, *win_bytes; /* per window (--window) */
+};
+
 /* , "windows": {"ios": [...], "bytes": [...]} */
 static void
 json_windows (const uint64_t *ios, const uint64_t *bytes)
@@ -1195,34 +893,106 @@ json_windows (const uint64_t *ios, const uint64_t *bytes)
 
 /* The group's QoS counters, if the policy keeps them (cfq). */
 static bool
-group_qos_stats (const struct sim_group *g, struct cfq_group_stats *st)
+group_qos_stats (size_t i, struct cfq_group_stats *st)
 {
-  if (!g->sg || qos_conf_empty (&g->qos) || sim.s->ops != &cfq_ops)
+  const struct cfg_group *cg = &cfg.m->groups[i];
+
+  if (!cfg.groups[i].sg || qos_conf_empty (&cg->qos)
+      || sim.s->ops != &cfq_ops)
     return false;
-  cfq_group_get_stats (sim.s, g->sg, st);
+  cfq_group_get_stats (sim.s, cfg.groups[i].sg, st);
   return true;
+}
+
+/* --list-models: the device models, with the figures presets carry. */
+static void
+print_models (void)
+{
+  const struct devmodel_preset *pr;
+
+  if (!cfg.json) {
+    for (pr = devmodel_presets; pr->name; pr++)
+      printf ("%-10s %s%s%s\n", pr->name, pr->about,
+              pr->params[0] ? ": " : "", pr->params);
+    return;
+  }
+  printf ("[\n");
+  for (pr = devmodel_presets; pr->name; pr++) {
+    printf ("  {\"name\": ");
+    json_str (pr->name);
+    printf (", \"kind\": ");
+    json_str (pr->kind);
+    printf (", \"params\": ");
+    json_str (pr->params);
+    printf (", \"about\": ");
+    json_str (pr->about);
+    if (pr->seq_mbs > 0) {
+      printf (", \"published\": {\"seq_mbs\": %g, \"rand\": [", pr->seq_mbs);
+      for (int k = 0, n = 0; k < 2; k++)
+        if (pr->rand[k].depth)
+          printf ("%s{\"depth\": %u, \"iops\": %g}", n++ ? ", " : "",
+                  pr->rand[k].depth, pr->rand[k].iops);
+      printf ("], \"source\": ");
+      json_str (pr->source);
+      printf ("}");
+    }
+    printf ("}%s\n", pr[1].name ? "," : "");
+  }
+  printf ("]\n");
 }
 
 static void
 report (void)
 {
+  const struct cfg_model *m = cfg.m;
+  struct tenant_res *tr = xcalloc (m->nr_tenants, sizeof *tr);
+  double *x = xcalloc (cfg.ngroups, sizeof *x);
+  double *xi = xcalloc (cfg.ngroups, sizeof *xi);
+  double *xc = xcalloc (cfg.njobs, sizeof *xc);
   uint64_t tbytes = 0, tios = 0, gw = 0;
-  double x[MAX_GROUPS], xi[MAX_GROUPS], jain, jain_iops;
-  unsigned nx = 0;
-  char dev[512], t[32];
+  double jain, jain_iops;
+  unsigned nx = 0, nt = 0;
+  char dev[512], t[32], val[64];
 
+  for (size_t i = 0; i < m->nr_tenants; i++) {
+    hist_init (&tr[i].lat);
+    if (cfg.window) {
+      tr[i].win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
+      tr[i].win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
+    }
+  }
   for (unsigned i = 0; i < cfg.njobs; i++) {
     struct job *j = cfg.jobs[i];
     struct sim_group *g = &cfg.groups[j->group];
+    struct tenant_res *r = &tr[j->tenant];
+    for (unsigned w = 0; w < cfg.nwin; w++) {
+      r->win_ios[w] += j->win_ios[w];
+      r->win_bytes[w] += j->win_bytes[w];
+      g->win_ios[w] += j->win_ios[w];
+      g->win_bytes[w] += j->win_bytes[w];
+    }
+    r->t = j->t;
+    r->group = j->group;
+    r->bytes += j->bytes;
+    r->ios += j->ios;
+    r->flushes += j->flushes;
+    r->writes += j->writes_done;
+    r->win = j->stop - j->start;
+    hist_merge (&r->lat, &j->lat);
     g->bytes += j->bytes;
     g->ios += j->ios;
     hist_merge (&g->lat, &j->lat);
     tbytes += j->bytes;
     tios += j->ios;
-    for (unsigned w = 0; w < cfg.nwin; w++) {
-      g->win_ios[w] += j->win_ios[w];
-      g->win_bytes[w] += j->win_bytes[w];
-    }
+  }
+  for (unsigned i = 0, k = 0; i < m->nr_tenants; i++) {
+    unsigned nc = 0;
+    if (!cfg.tenant_on[i])
+      continue;
+    for (; k < cfg.njobs && cfg.jobs[k]->tenant == i; k++)
+      xc[nc++] = (double) cfg.jobs[k]->ios;
+    tr[i].jain_conn = stats_jain (xc, nc);
+    nt++;
   }
   for (unsigned i = 0; i < cfg.ngroups; i++) {
     struct sim_group *g = &cfg.groups[i];
@@ -1246,35 +1016,39 @@ report (void)
     printf (",\n  \"duration_s\": %.9f,\n  \"seed\": %" PRIu64
             ",\n  \"queue_depth\": %u,\n  \"tunables\": {",
             cfg.duration / 1e9, cfg.seed, cfg.queue_depth);
-    for (unsigned i = 0; i < cfg.ntunables; i++) {
+    for (size_t i = 0; !cfg.test_policy && i < m->nr_tunables; i++) {
+      const struct cfq_tunable *d = cfq_tunable_lookup (m->tunables[i].name);
       printf ("%s", i ? ", " : "");
-      json_str (cfg.tunables[i].key);
+      json_str (m->tunables[i].name);
       printf (": ");
-      json_str (cfg.tunables[i].val);
+      json_str (cfq_tunable_format (d, m->tunables[i].val, val, sizeof val));
     }
     printf ("},\n  \"dispatched\": %" PRIu64 ",\n", sim.dispatched);
     if (cfg.window)
       printf ("  \"window_s\": %.9f,\n", cfg.window / 1e9);
-    printf ("  \"jobs\": [\n");
-    for (unsigned i = 0; i < cfg.njobs; i++) {
-      struct job *j = cfg.jobs[i];
-      uint64_t win = j->stop - j->start;
+    printf ("  \"tenants\": [\n");
+    for (unsigned i = 0, k = 0; i < m->nr_tenants; i++) {
+      const struct tenant_res *r = &tr[i];
+      if (!cfg.tenant_on[i])
+        continue;
       printf ("    {\"name\": ");
-      json_str (j->name);
+      json_str (r->t->name);
       printf (", \"group\": ");
-      json_str (cfg.groups[j->group].name);
-      printf (", \"bytes\": %" PRIu64 ", \"ios\": %" PRIu64
-              ", \"flushes\": %" PRIu64 ", \"mib_s\": %.6f, \"iops\": %.3f"
-              ", \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f"
-              ", \"max\": %.3f}, \"share\": %.6f",
-              j->bytes, j->ios, j->flushes, mib_s (j->bytes, win),
-              per_s (j->ios, win), us (hist_mean (&j->lat)),
-              us (hist_quantile (&j->lat, 0.50)),
-              us (hist_quantile (&j->lat, 0.99)), us (j->lat.max),
-              tbytes ? (double) j->bytes / tbytes : 0);
+      json_str (cfg.groups[r->group].name);
+      printf (", \"connections\": %u, \"bytes\": %" PRIu64 ", \"ios\": %"
+              PRIu64 ", \"writes\": %" PRIu64 ", \"flushes\": %" PRIu64
+              ", \"mib_s\": %.6f"
+              ", \"iops\": %.3f, \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f"
+              ", \"p99\": %.3f, \"max\": %.3f}, \"share\": %.6f"
+              ", \"jain_connections\": %.6f",
+              r->t->connections, r->bytes, r->ios, r->writes, r->flushes,
+              mib_s (r->bytes, r->win), per_s (r->ios, r->win),
+              us (hist_mean (&r->lat)), us (hist_quantile (&r->lat, 0.50)),
+              us (hist_quantile (&r->lat, 0.99)), us (r->lat.max),
+              tbytes ? (double) r->bytes / tbytes : 0, r->jain_conn);
       if (cfg.window)
-        json_windows (j->win_ios, j->win_bytes);
-      printf ("}%s\n", i + 1 < cfg.njobs ? "," : "");
+        json_windows (r->win_ios, r->win_bytes);
+      printf ("}%s\n", ++k < nt ? "," : "");
     }
     printf ("  ],\n  \"groups\": [\n");
     for (unsigned i = 0, k = 0; i < cfg.ngroups; i++) {
@@ -1283,7 +1057,7 @@ report (void)
         continue;
       printf ("    {\"name\": ");
       json_str (g->name);
-      printf (", \"weight\": %u, \"jobs\": %u, \"bytes\": %" PRIu64
+      printf (", \"weight\": %u, \"connections\": %u, \"bytes\": %" PRIu64
               ", \"ios\": %" PRIu64 ", \"mib_s\": %.6f, \"iops\": %.3f"
               ", \"lat_us\": {\"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}"
               ", \"share\": %.6f, \"iops_share\": %.6f"
@@ -1295,16 +1069,16 @@ report (void)
               tbytes ? (double) g->bytes / tbytes : 0,
               tios ? (double) g->ios / tios : 0,
               (double) g->weight / gw);
-      if (!qos_conf_empty (&g->qos)) {
+      if (!qos_conf_empty (&m->groups[i].qos)) {
         struct cfq_group_stats st;
         printf (", \"qos\": {");
         for (size_t q = 0, n = 0; q < qos_nr_keys; q++) {
-          uint64_t v = qos_conf_get (&g->qos, &qos_keys[q]);
+          uint64_t v = qos_conf_get (&m->groups[i].qos, &qos_keys[q]);
           if (v)
             printf ("%s\"%s\": %" PRIu64, n++ ? ", " : "", qos_keys[q].name,
                     v);
         }
-        if (group_qos_stats (g, &st))
+        if (group_qos_stats (i, &st))
           printf (", \"throttled\": %" PRIu64 ", \"reserved\": %" PRIu64,
                   st.qos_throttled, st.qos_reserved);
         printf ("}");
@@ -1318,27 +1092,29 @@ report (void)
             tbytes, tios, mib_s (tbytes, cfg.duration),
             per_s (tios, cfg.duration));
     printf ("  \"jain\": %.6f,\n  \"jain_iops\": %.6f\n}\n", jain, jain_iops);
-    return;
+    goto out;
   }
 
   fmt_time (t, sizeof t, cfg.duration);
   printf ("cfqsim: sched %s, device %s\n", cfg.policy, dev);
   printf ("duration %s, seed %" PRIu64 ", queue_depth %u", t, cfg.seed,
           cfg.queue_depth);
-  for (unsigned i = 0; i < cfg.ntunables; i++)
-    printf ("%s%s=%s", i ? " " : ", tunables ", cfg.tunables[i].key,
-            cfg.tunables[i].val);
-  printf ("\n\n%-16s %-12s %10s %10s %10s %10s %10s %7s\n", "job", "group",
-          "MiB/s", "IOPS", "p50 ms", "p99 ms", "max ms", "share");
-  for (unsigned i = 0; i < cfg.njobs; i++) {
-    struct job *j = cfg.jobs[i];
-    uint64_t win = j->stop - j->start;
+  for (size_t i = 0; !cfg.test_policy && i < m->nr_tunables; i++) {
+    const struct cfq_tunable *d = cfq_tunable_lookup (m->tunables[i].name);
+    printf ("%s%s=%s", i ? " " : ", tunables ", m->tunables[i].name,
+            cfq_tunable_format (d, m->tunables[i].val, val, sizeof val));
+  }
+  printf ("\n\n%-16s %-12s %10s %10s %10s %10s %10s %7s\n", "tenant",
+          "group", "MiB/s", "IOPS", "p50 ms", "p99 ms", "max ms", "share");
+  for (unsigned i = 0; i < m->nr_tenants; i++) {
+    const struct tenant_res *r = &tr[i];
+    if (!cfg.tenant_on[i])
+      continue;
     printf ("%-16s %-12s %10.3f %10.1f %10.3f %10.3f %10.3f %7.4f\n",
-            j->name, cfg.groups[j->group].name, mib_s (j->bytes, win),
-            per_s (j->ios, win),
-            hist_quantile (&j->lat, 0.50) / 1e6,
-            hist_quantile (&j->lat, 0.99) / 1e6, j->lat.max / 1e6,
-            tbytes ? (double) j->bytes / tbytes : 0);
+            r->t->name, cfg.groups[r->group].name, mib_s (r->bytes, r->win),
+            per_s (r->ios, r->win), hist_quantile (&r->lat, 0.50) / 1e6,
+            hist_quantile (&r->lat, 0.99) / 1e6, r->lat.max / 1e6,
+            tbytes ? (double) r->bytes / tbytes : 0);
   }
   printf ("\n%-16s %6s %10s %10s %10s %10s %7s %7s\n", "group", "weight",
           "MiB/s", "IOPS", "p99 ms", "max ms", "share", "ideal");
@@ -1358,19 +1134,18 @@ report (void)
           mib_s (tbytes, cfg.duration), per_s (tios, cfg.duration), nx, jain,
           jain_iops);
   for (unsigned i = 0, n = 0; i < cfg.ngroups; i++) {
-    struct sim_group *g = &cfg.groups[i];
+    const struct qos_conf *q = &m->groups[i].qos;
     struct cfq_group_stats st;
-    char b[32];
-    if (!g->njobs || qos_conf_empty (&g->qos))
+    if (!cfg.groups[i].njobs || qos_conf_empty (q))
       continue;
-    printf ("%sgroup %s:", n++ ? "" : "\n", g->name);
-    for (size_t q = 0; q < qos_nr_keys; q++) {
-      uint64_t v = qos_conf_get (&g->qos, &qos_keys[q]);
+    printf ("%sgroup %s:", n++ ? "" : "\n", cfg.groups[i].name);
+    for (size_t k = 0; k < qos_nr_keys; k++) {
+      uint64_t v = qos_conf_get (q, &qos_keys[k]);
       if (v)
-        printf (" %s=%s", qos_keys[q].name,
-                cfg_format_qos (&qos_keys[q], v, b, sizeof b));
+        printf (" %s=%s", qos_keys[k].name,
+                cfg_format_qos (&qos_keys[k], v, val, sizeof val));
     }
-    if (group_qos_stats (g, &st))
+    if (group_qos_stats (i, &st))
       printf ("; throttled %" PRIu64 ", reserved %" PRIu64, st.qos_throttled,
               st.qos_reserved);
     printf ("\n");
@@ -1393,6 +1168,15 @@ report (void)
         printf ("\n");
       }
     }
+out:
+  for (size_t i = 0; i < m->nr_tenants; i++) {
+    free (tr[i].win_ios);
+    free (tr[i].win_bytes);
+  }
+  free (tr);
+  free (x);
+  free (xi);
+  free (xc);
 }
 
 /* ---- main -------------------------------------------------------------------- */
@@ -1401,22 +1185,72 @@ static void
 usage (FILE *f)
 {
   fprintf (f,
-"usage: %s [OPTIONS] JOBFILE\n"
-"Simulate jobs sharing a modelled device under a scheduling policy.\n"
-"  --sched NAME         policy (fifo, cfq); overrides [sched] policy\n"
-"  --set KEY=VALUE      scheduler tunable by CFQ name (slice_idle=0,\n"
-"                       group_idle=8ms, low_latency=1 ...); repeatable\n"
-"  --device hdd|ssd     device model; overrides [device] model\n"
-"  --dev KEY=VALUE      device model parameter (rpm=5400, channels=8 ...)\n"
-"  --seed N             PRNG seed (jobs and device)\n"
-"  --duration TIME      virtual time to simulate (e.g. 20s)\n"
-"  --queue-depth N      most requests at the device at once\n"
-"  --only JOB[,JOB..]   run only these jobs\n"
+"usage: %s [OPTIONS] SCENARIO\n"
+"Simulate the tenants of SCENARIO (the server's config format plus\n"
+"[tenant NAME] and [sim] sections) sharing its modelled device.\n"
+"  --sched NAME         scheduler (fifo, cfq); as scheduler=NAME\n"
+"  --set KEY=VALUE      a [device] or [scheduler] key, as on the server's\n"
+"                       command line (slice_idle=0, mode=iops ...); repeatable\n"
+"  --device NAME        device model: hdd, ssd or a preset (--list-models);\n"
+"                       as emulate=NAME\n"
+"  --dev KEY=VALUE      device model parameter; as model.KEY=VALUE\n"
+"  --seed N             PRNG seed (tenants and device); overrides [sim] seed\n"
+"  --duration TIME      virtual time to simulate (e.g. 20s); overrides\n"
+"                       [sim] duration\n"
+"  --queue-depth N      most requests at the device at once; as queue_depth=N\n"
+"  --only NAME[,NAME..] run only these tenants\n"
 "  --json               machine-readable output\n"
 "  --window TIME        also requests and bytes per window (e.g. 1s)\n"
 "  --trace              the policy's decisions on stderr (cfq)\n"
 "  --list-scheds        print the policies built in and exit\n"
+"  --list-models        print the device models and presets and exit (with\n"
+"                       --json: and the published figures presets carry)\n"
 "Exit: 0 ok, 1 bad input, 3 the scheduler stalled.\n", progname);
+}
+
+static void
+report_error (void *opaque, const char *msg)
+{
+  fprintf (stderr, "%s\n", msg);
+}
+
+/* The whole of PATH, NUL-terminated, into *TEXT. */
+static void
+slurp (const char *path, char **text, size_t *len)
+{
+  FILE *f = fopen (path, "r");
+  size_t n = 0, cap = 4096, r;
+  char *buf;
+
+  if (!f)
+    die_at (NULL, "%s: %s", path, strerror (errno));
+  buf = xcalloc (cap, 1);
+  while ((r = fread (buf + n, 1, cap - n, f)) > 0) {
+    n += r;
+    if (n == cap) {
+      buf = realloc (buf, cap *= 2);
+      if (!buf)
+        die_at (NULL, "out of memory");
+    }
+  }
+  if (ferror (f))
+    die_at (NULL, "%s: read error", path);
+  fclose (f);
+  *text = buf;
+  *len = n;
+}
+
+/* KEY=VALUE on the command line, as an override of the model. */
+static void
+override (struct cfg *c, const char *opt, const char *prefix, const char *a)
+{
+  const char *eq = strchr (a, '=');
+  char key[128];
+
+  if (!eq || eq == a || (size_t) (eq - a) + strlen (prefix) >= sizeof key)
+    die_at (NULL, "--%s %s: expected KEY=VALUE", opt, a);
+  snprintf (key, sizeof key, "%s%.*s", prefix, (int) (eq - a), a);
+  cfg_set_override (c, key, eq + 1);
 }
 
 int
@@ -1435,16 +1269,23 @@ main (int argc, char **argv)
     { "window", required_argument, NULL, 'w' },
     { "trace", no_argument, NULL, 'T' },
     { "list-scheds", no_argument, NULL, 'l' },
+    { "list-models", no_argument, NULL, 'm' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  /* Command-line settings apply after the file: keep them until then. */
-  struct { int opt; const char *arg; } cl[256];
-  unsigned ncl = 0;
-  int c;
+  const char *duration = NULL, *seed = NULL;
+  bool list_models = false;
+  struct cfg *c;
+  char *text, want[96];
+  size_t len;
+  int ch;
 
-  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
+  c = cfg_new (report_error, NULL);
+  if (!c)
+    die_at (NULL, "out of memory");
+  cfg_simulate (c);
+  while ((ch = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
+    switch (ch) {
     case 'l': {
       static const char *const names[] = { "fifo", "cfq", NULL };
       for (int i = 0; names[i]; i++)
@@ -1455,76 +1296,63 @@ main (int argc, char **argv)
     case 'h':
       usage (stdout);
       return 0;
-    case 'j':
-      cfg.json = true;
-      break;
-    case 'o':
-      cfg.only = optarg;
-      break;
-    case 'T':
-      cfg.trace = true;
-      break;
+    case 'm': list_models = true; break;
+    case 'j': cfg.json = true; break;
+    case 'T': cfg.trace = true; break;
     case 'w':
-      cfg.window = need_time (optarg, "--window", "window");
-      if (!cfg.window)
-        die_at ("--window", "window must be > 0");
+      if (units_parse_time (optarg, 0, &cfg.window) < 0 || !cfg.window)
+        die_at (NULL, "--window %s: not a time (want %s, more than 0)",
+                optarg, units_expect_time (0, want, sizeof want));
       break;
-    case '?':
+    case 'o': cfg.only = optarg; break;
+    case 'r': seed = optarg; break;
+    case 't': duration = optarg; break;
+    case 's':
+      /* The watchdog's test policies are no scheduler of the model. */
+      if (lookup_policy (optarg) && !sched_lookup (optarg)) {
+        cfg.test_policy = optarg;
+        cfg_set_override (c, "scheduler", "fifo");
+      }
+      else
+        cfg_set_override (c, "scheduler", optarg);
+      break;
+    case 'S': override (c, "set", "", optarg); break;
+    case 'D': cfg_set_override (c, "emulate", optarg); break;
+    case 'd': override (c, "dev", "model.", optarg); break;
+    case 'q': cfg_set_override (c, "queue_depth", optarg); break;
+    default:
       usage (stderr);
       return 1;
-    default:
-      if (ncl == 256)
-        die_at (NULL, "too many options");
-      cl[ncl].opt = c;
-      cl[ncl++].arg = optarg;
     }
+  }
+  if (list_models) {
+    print_models ();
+    return 0;
   }
   if (optind != argc - 1) {
     usage (stderr);
     return 1;
   }
-  parse_file (argv[optind]);
-  for (unsigned i = 0; i < ncl; i++) {
-    const char *a = cl[i].arg, *eq;
-    char k[NAME_MAX_LEN], where[64];
-
-    switch (cl[i].opt) {
-    case 's': set_global ("sched", a, "--sched"); break;
-    case 'D': set_global ("model", a, "--device"); break;
-    case 'r': set_global ("seed", a, "--seed"); break;
-    case 't': set_global ("duration", a, "--duration"); break;
-    case 'q': set_global ("queue_depth", a, "--queue-depth"); break;
-    case 'S': case 'd':
-      eq = strchr (a, '=');
-      snprintf (where, sizeof where, "--%s %s", cl[i].opt == 'S' ? "set"
-                : "dev", a);
-      if (!eq || eq == a || (size_t) (eq - a) >= NAME_MAX_LEN)
-        die_at (where, "expected KEY=VALUE");
-      memcpy (k, a, eq - a);
-      k[eq - a] = 0;
-      if (cl[i].opt == 'S') {
-        /* A later setting of the same tunable replaces the earlier one. */
-        bool found = false;
-        for (unsigned t = 0; t < cfg.ntunables; t++)
-          if (!strcmp (cfg.tunables[t].key, k)) {
-            snprintf (cfg.tunables[t].val, 128, "%s", eq + 1);
-            snprintf (cfg.tunables[t].where, 300, "%s", where);
-            found = true;
-          }
-        if (!found)
-          add_kv (cfg.tunables, &cfg.ntunables, MAX_TUNABLES, k, eq + 1,
-                  where);
-      }
-      else
-        add_kv (cfg.devparams, &cfg.ndevparams, 64, k, eq + 1, where);
-      break;
-    }
-  }
-  if (cfg.njobs == 0)
-    die_at (argv[optind], "no [job NAME] sections");
+  cfg.file = argv[optind];
+  slurp (cfg.file, &text, &len);
+  cfg_parse (c, cfg.file, text, len);
+  free (text);
+  if (cfg_validate (c, 0) < 0)
+    return 1;                   /* every error is on stderr already */
+  cfg.m = cfg_model (c);
+  cfg.duration = cfg.m->sim.duration;
+  cfg.seed = cfg.m->sim.seed;
+  cfg.queue_depth = cfg.m->dev.queue_depth;
+  if (duration && (units_parse_time (duration, 0, &cfg.duration) < 0
+                   || cfg.duration == 0))
+    die_at (NULL, "--duration %s: not a time (want %s, more than 0)",
+            duration, units_expect_time (0, want, sizeof want));
+  if (seed && units_parse_count (seed, &cfg.seed) < 0)
+    die_at (NULL, "--seed %s: not a number", seed);
   select_only ();
   setup ();
   run ();
   report ();
+  cfg_free (c);
   return 0;
 }

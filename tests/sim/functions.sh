@@ -1,6 +1,7 @@
 # tests/sim/functions.sh: helpers for the tests/test-sim-*.sh scenario tests.
 #
-# Each scenario runs tools/cfqsim --json on a job file in tests/sim/ with
+# Each scenario runs tools/cfqsim --json on a scenario in tests/sim/ (the
+# server's config format with [tenant NAME] and [sim] sections) with
 # command-line overrides, then checks numbers with /usr/bin/python3.
 # Sourced by the tests; sets $top, $SIM, $tmp (removed on exit).
 set -eu
@@ -35,8 +36,9 @@ sim () {
 }
 
 # check <<'PY' ... PY: run the Python checks read from stdin, after a
-# prelude: J(name) loads $tmp/name.json, job(j, name) and group(j, name)
-# pick entries, ok(cond, msg) asserts and prints.  Fails if any ok() failed.
+# prelude: J(name) loads $tmp/name.json, job(j, name) (a tenant) and
+# group(j, name) pick entries, ok(cond, msg) asserts and prints.  Fails if
+# any ok() failed.
 check () {
   cat > "$tmp/check.py" <<'PYEOF'
 import json, sys
@@ -46,7 +48,7 @@ def J(name):
     with open(f"{tmp}/{name}.json") as f:
         return json.load(f)
 def job(j, name):
-    return next(x for x in j["jobs"] if x["name"] == name)
+    return next(x for x in j["tenants"] if x["name"] == name)
 def group(j, name):
     return next(x for x in j["groups"] if x["name"] == name)
 def ok(cond, msg):

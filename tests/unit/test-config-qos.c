@@ -92,8 +92,8 @@ test_values (void)
   CHECK_EQ (c->cap[QOS_IOPS_MAX].rate, 1000);
   CHECK_EQ (c->cap[QOS_IOPS_MAX].burst, 5000);
   CHECK_EQ (c->cap[QOS_IOPS_MAX].burst_ns, 1500 * NSEC_PER_MSEC);
-  CHECK_EQ (c->cap[QOS_READ_BPS_MAX].rate, 100ULL << 20);
-  CHECK_EQ (c->cap[QOS_READ_BPS_MAX].burst, 1ULL << 30);
+  CHECK_EQ (c->cap[QOS_READ_BPS_MAX].rate, 100000000);   /* a rate: MB/s */
+  CHECK_EQ (c->cap[QOS_READ_BPS_MAX].burst, 1000000000);
   CHECK_EQ (c->cap[QOS_READ_BPS_MAX].burst_ns, 250 * NSEC_PER_MSEC);
   CHECK_EQ (c->cap[QOS_WRITE_IOPS_MAX].rate, 0);
   CHECK_EQ (c->iops_min, 100);
@@ -115,12 +115,13 @@ test_errors (void)
        "bps_min = 2T\n"
        "iops_max = 5\n" EXP, NULL, NULL,
        "t.conf:4: iops_max = abc: not a number (requests per second)\n"
-       "t.conf:5: bps_max = 10Q: not a size (bytes per second: a number with"
-       " an optional k, m, g or t suffix)\n"
+       "t.conf:5: bps_max = 10Q: not a rate (bytes/s: a number with an"
+       " optional k, m, g, t or p (powers of 1000) or Ki, Mi, Gi, Ti, Pi"
+       " (powers of 1024), then B/s)\n"
        "t.conf:6: iops_min = 20000000: out of range 1..10000000 (0: none)\n"
-       "t.conf:7: read_iops_max_burst_seconds = soon: not a duration"
-       " (seconds, or a number with ns, us, ms or s)\n"
-       "t.conf:8: bps_min = 2T: out of range 1..1T (0: none)\n"
+       "t.conf:7: read_iops_max_burst_seconds = soon: not a time (want a"
+       " number with ns, us, ms or s; a bare number is s)\n"
+       "t.conf:8: bps_min = 2T: out of range 1..1Ti (0: none)\n"
        "t.conf:9: duplicate key 'iops_max' (first at line 4)\n");
   /* In the wrong section. */
   bad (DEV "[group g]\n" EXP "iops_max = 5\n", NULL, NULL,
@@ -195,7 +196,7 @@ test_warnings (void)
   CHECK_EQ (cfg_nr_warnings (cfg), (size_t) 1);
   printf ("  %s\n", cfg_warning (cfg, 0));
   CHECK (strstr (cfg_warning (cfg, 0), "t.conf:5: warning: the reservations"
-                 " add up to 200M/s (bps_min)") != NULL);
+                 " add up to 200M (bps_min)") != NULL);
   cfg_free (cfg);
   cfg = good ("[device]\nfile = /dev/fake\nemulate = hdd\n"
               "[group g]\nbps_min = 100M\n" EXP);
@@ -213,7 +214,7 @@ test_parse (void)
   memset (&c, 0, sizeof c);
   CHECK_EQ (cfg_parse_qos ("weight", "5", &c, why, sizeof why), -ENOENT);
   CHECK_EQ (cfg_parse_qos ("bps_max", "1g", &c, why, sizeof why), 0);
-  CHECK_EQ (val (&c, "bps_max"), 1ULL << 30);
+  CHECK_EQ (val (&c, "bps_max"), 1000000000);
   CHECK_EQ (cfg_parse_qos ("bps_max", "0", &c, why, sizeof why), 0);
   CHECK (qos_conf_empty (&c));
   CHECK_EQ (cfg_parse_qos ("iops_max_burst_seconds", "90", &c, why,
@@ -223,7 +224,7 @@ test_parse (void)
                            sizeof why), -EINVAL);        /* below 1 ms */
   CHECK_STREQ (why, "out of range 1ms..86400s (0: none)");
   CHECK_STREQ (cfg_format_qos (qos_key_lookup ("bps_min"), 3 << 20, b,
-                               sizeof b), "3M");
+                               sizeof b), "3Mi");
   CHECK_STREQ (cfg_format_qos (qos_key_lookup ("iops_max_burst_seconds"),
                                1500 * NSEC_PER_MSEC, b, sizeof b), "1500ms");
   CHECK_STREQ (cfg_format_qos (qos_key_lookup ("iops_min"), 7, b, sizeof b),

@@ -12,7 +12,9 @@
 #include <sys/un.h>
 
 #include "cfq.h"
+#include "check.h"
 #include "config.h"
+#include "units.h"
 
 #define G (1ULL << 30)
 #define M (1ULL << 20)
@@ -97,7 +99,8 @@ good (int lineno, const char *text, const char *const *ovr, uint64_t size)
 #define GOOD(text, ovr, size) good (__LINE__, text, ovr, size)
 
 #define DEV "[device]\nfile = /dev/fake\n"
-#define UNK "(want [device], [scheduler], [group NAME] or [export NAME])"
+#define UNK "(want [device], [scheduler], [group NAME], [export NAME]," \
+  " [tenant NAME] or [sim])"
 #define OVL "; overlapping exports must both be readonly"
 
 static void
@@ -189,7 +192,26 @@ test_malformed (void)
   BAD (DEV "mode = fast\n[export a]\n",
        "t.conf:3: mode = fast: want auto, time or iops\n");
   BAD (DEV "emulate = tape\n[export a]\n",
-       "t.conf:3: emulate = tape: want none, hdd or ssd\n");
+       "t.conf:3: emulate = tape: want none, hdd, ssd, sata7200, vertex or"
+       " nvme\n");
+  /* Presets: their own parameters, with model.* on top. */
+  BAD (DEV "emulate = vertex\nmodel.rpm = 7200\n[export a]\n",
+       "t.conf:4: model.rpm: not a parameter of the vertex model (want"
+       " capacity, seed, flush, trim, channels, read, write, bw)\n");
+  BAD (DEV "emulate = sata7200\nmodel.ncq = 300\n[export a]\n",
+       "t.conf:4: model.ncq = 300: out of range for the sata7200 model\n");
+  {
+    static const char *const o[] = { "emulate", "nvme", NULL };
+    struct cfg *cfg = good (__LINE__, DEV "emulate = sata7200\n"
+                            "model.ncq = 8\n[export a]\n", NULL, 4 * G);
+    assert (strcmp (cfg_model (cfg)->dev.emulate, "sata7200") == 0);
+    assert (cfg_model (cfg)->dev.nr_model == 1);
+    cfg_free (cfg);
+    cfg = good (__LINE__, DEV "emulate = ssd\nmodel.channels = 8\n"
+                "[export a]\n", o, 4 * G);
+    assert (strcmp (cfg_model (cfg)->dev.emulate, "nvme") == 0);
+    cfg_free (cfg);
+  }
 
   /* Scheduler values. */
   BAD (DEV "[scheduler]\nscheduler = noop\n[export a]\n",
@@ -226,7 +248,8 @@ test_malformed (void)
   /* Device-model parameters, checked by the model emulate= names. */
   BAD (DEV "model.heads = 4\n[export a]\n",
        "t.conf:3: model.heads: not a parameter of any device model (hdd:"
-       " capacity, seed, flush, trim, rpm, seek_min, seek_max, rate, near;"
+       " capacity, seed, flush, trim, rpm, seek_min, seek_max, rate, near, ncq,"
+       " ncq_age;"
        " ssd: capacity, seed, flush, trim, channels, read, write, bw)\n");
   BAD (DEV "emulate = ssd\nmodel.rpm = 7200\n[export a]\n",
        "t.conf:4: model.rpm: not a parameter of the ssd model (want capacity,"
@@ -353,7 +376,8 @@ test_malformed (void)
              "command line: 'model.X': a model parameter is model.NAME with"
              " NAME of a-z, 0-9 and _\n");
     BAD_OVR (DEV "[export a]\n", o5,
-             "command line: emulate=tape: want none, hdd or ssd\n");
+             "command line: emulate=tape: want none, hdd, ssd, sata7200,"
+             " vertex or nvme\n");
     /* No file and no device: nothing to serve. */
     BAD_OVR (NULL, NULL,
              "command line: no device: give file=PATH or config=FILE\n");
@@ -379,86 +403,6 @@ test_malformed (void)
                     " file (a.conf, then b.conf)") == 0);
     assert (cfg_error (cfg, 1) == NULL);
     cfg_free (cfg);
-  }
-}
-
-static void
-test_values (void)
-{
-  uint64_t v;
-  bool b;
-  char buf[32];
-
-  assert (cfg_parse_time ("0", &v) == 0 && v == 0);
-  assert (cfg_parse_time ("8", &v) == 0 && v == 8 * NSEC_PER_MSEC);
-  assert (cfg_parse_time ("8ms", &v) == 0 && v == 8 * NSEC_PER_MSEC);
-  assert (cfg_parse_time ("250us", &v) == 0 && v == 250 * NSEC_PER_USEC);
-  assert (cfg_parse_time ("17ns", &v) == 0 && v == 17);
-  assert (cfg_parse_time ("2s", &v) == 0 && v == 2 * NSEC_PER_SEC);
-  assert (cfg_parse_time ("1.5", &v) == 0 && v == 1500 * NSEC_PER_USEC);
-  assert (cfg_parse_time ("0.25s", &v) == 0 && v == 250 * NSEC_PER_MSEC);
-  assert (cfg_parse_time ("1.000000001s", &v) == 0 && v == NSEC_PER_SEC + 1);
-  assert (cfg_parse_time ("1.0000000010s", &v) == 0 && v == NSEC_PER_SEC + 1);
-  assert (cfg_parse_time ("1.0000000001s", &v) == -EINVAL);
-  assert (cfg_parse_time ("1.5us", &v) == 0 && v == 1500);
-  assert (cfg_parse_time ("1.5ns", &v) == -EINVAL);
-  assert (cfg_parse_time ("1.", &v) == -EINVAL);
-  assert (cfg_parse_time (".5", &v) == -EINVAL);
-  assert (cfg_parse_time ("", &v) == -EINVAL);
-  assert (cfg_parse_time ("-1", &v) == -EINVAL);
-  assert (cfg_parse_time ("8MS", &v) == -EINVAL);
-  assert (cfg_parse_time ("8m", &v) == -EINVAL);
-  assert (cfg_parse_time ("18446744073709551615ns", &v) == 0
-          && v == UINT64_MAX);
-  assert (cfg_parse_time ("18446744073709551616ns", &v) == -ERANGE);
-  assert (cfg_parse_time ("18446744074s", &v) == -ERANGE);
-
-  assert (cfg_parse_size ("0", &v) == 0 && v == 0);
-  assert (cfg_parse_size ("4096", &v) == 0 && v == 4096);
-  assert (cfg_parse_size ("1b", &v) == 0 && v == 1);
-  assert (cfg_parse_size ("1B", &v) == 0 && v == 1);
-  assert (cfg_parse_size ("4k", &v) == 0 && v == 4096);
-  assert (cfg_parse_size ("4K", &v) == 0 && v == 4096);
-  assert (cfg_parse_size ("3m", &v) == 0 && v == 3 * M);
-  assert (cfg_parse_size ("2G", &v) == 0 && v == 2 * G);
-  assert (cfg_parse_size ("1t", &v) == 0 && v == 1ULL << 40);
-  assert (cfg_parse_size ("1P", &v) == 0 && v == 1ULL << 50);
-  assert (cfg_parse_size ("15e", &v) == 0 && v == 15ULL << 60);
-  assert (cfg_parse_size ("16E", &v) == -ERANGE);
-  assert (cfg_parse_size ("1KiB", &v) == -EINVAL);   /* as nbdkit 1.32 */
-  assert (cfg_parse_size ("1.5M", &v) == -EINVAL);
-  assert (cfg_parse_size ("0x10", &v) == -EINVAL);
-  assert (cfg_parse_size ("M", &v) == -EINVAL);
-  assert (cfg_parse_size ("", &v) == -EINVAL);
-
-  assert (cfg_parse_bool ("1", &b) == 0 && b);
-  assert (cfg_parse_bool ("Yes", &b) == 0 && b);
-  assert (cfg_parse_bool ("on", &b) == 0 && b);
-  assert (cfg_parse_bool ("TRUE", &b) == 0 && b);
-  assert (cfg_parse_bool ("0", &b) == 0 && !b);
-  assert (cfg_parse_bool ("off", &b) == 0 && !b);
-  assert (cfg_parse_bool ("No", &b) == 0 && !b);
-  assert (cfg_parse_bool ("2", &b) == -EINVAL);
-
-  assert (strcmp (cfg_format_time (0, buf, sizeof buf), "0ns") == 0);
-  assert (strcmp (cfg_format_time (8 * NSEC_PER_MSEC, buf, sizeof buf),
-                  "8ms") == 0);
-  assert (strcmp (cfg_format_time (1500 * NSEC_PER_USEC, buf, sizeof buf),
-                  "1500us") == 0);
-  assert (strcmp (cfg_format_time (3 * NSEC_PER_SEC, buf, sizeof buf),
-                  "3s") == 0);
-  assert (strcmp (cfg_format_time (7, buf, sizeof buf), "7ns") == 0);
-  assert (strcmp (cfg_format_size (0, buf, sizeof buf), "0") == 0);
-  assert (strcmp (cfg_format_size (4097, buf, sizeof buf), "4097") == 0);
-  assert (strcmp (cfg_format_size (4096, buf, sizeof buf), "4K") == 0);
-  assert (strcmp (cfg_format_size (1536 * M, buf, sizeof buf), "1536M") == 0);
-  assert (strcmp (cfg_format_size (1ULL << 62, buf, sizeof buf), "4E") == 0);
-  /* Formatting then parsing gives the value back. */
-  for (uint64_t x = 1; x < (1ULL << 63); x = x * 3 + 1) {
-    assert (cfg_parse_time (cfg_format_time (x, buf, sizeof buf), &v) == 0);
-    assert (v == x);
-    assert (cfg_parse_size (cfg_format_size (x, buf, sizeof buf), &v) == 0);
-    assert (v == x);
   }
 }
 
@@ -489,8 +433,8 @@ test_defaults (void)
   assert (strcmp (cfg_device_file (cfg), "disk.img") == 0);
   assert (strcmp (m->dev.file, "disk.img") == 0);
   assert (m->dev.queue_depth == 32);
-  assert (m->dev.mode == CFG_MODE_AUTO);
-  assert (m->dev.emulate == CFG_EMULATE_NONE);
+  assert (m->dev.mode == CFQ_MODE_AUTO);
+  assert (m->dev.emulate == NULL);
   assert (m->dev.nr_model == 0);
   assert (strcmp (m->scheduler, "cfq") == 0);
   assert (m->nr_tunables == 0);
@@ -639,8 +583,8 @@ test_full (void)
 
   assert (strcmp (m->dev.file, "conf.d/disks/disk.img") == 0);
   assert (m->dev.queue_depth == 64);
-  assert (m->dev.mode == CFG_MODE_IOPS);
-  assert (m->dev.emulate == CFG_EMULATE_HDD);
+  assert (m->dev.mode == CFQ_MODE_IOPS);
+  assert (m->dev.emulate && strcmp (m->dev.emulate, "hdd") == 0);
   assert (m->dev.nr_model == 2);
   assert (strcmp (m->dev.model[0].key, "rpm") == 0);
   assert (strcmp (m->dev.model[0].value, "7200") == 0);
@@ -726,7 +670,7 @@ test_overrides (void)
 
   assert (strcmp (m->dev.file, "/dev/other") == 0);
   assert (m->dev.queue_depth == 128);
-  assert (m->dev.mode == CFG_MODE_TIME);
+  assert (m->dev.mode == CFQ_MODE_TIME);
   assert (tunable (m, "slice_idle") == 0);
   assert (tunable (m, "quantum") == 4);
   assert (tunable (m, "target_latency") == 150 * NSEC_PER_MSEC);
@@ -860,10 +804,461 @@ test_allow (void)
   cfg_free (cfg);
 }
 
+/* ---- values as text: one parser for the config, the control socket and
+ * cfqsim (cfq_tunable_parse), in the config's words ---------------------- */
+
+/* The value the config file gives NAME = TEXT, or UINT64_MAX if refused. */
+static uint64_t
+config_value (const char *name, const char *text)
+{
+  char conf[256];
+  int rc;
+  struct cfg *cfg;
+  uint64_t v = UINT64_MAX;
+
+  snprintf (conf, sizeof conf, DEV "[scheduler]\n%s = %s\n[export a]\n",
+            name, text);
+  cfg = load (conf, NULL, G, &rc);
+  if (rc == 0)
+    v = tunable (cfg_model (cfg), name);
+  cfg_free (cfg);
+  return v;
+}
+
+static void
+test_tunable_text (void)
+{
+  static const struct { const char *name, *text; int rc; uint64_t v; } c[] = {
+    { "slice_idle", "8", 0, 8 * NSEC_PER_MSEC },
+    { "slice_idle", "1.5ms", 0, 1500 * NSEC_PER_USEC },
+    { "slice_idle", "250us", 0, 250 * NSEC_PER_USEC },
+    { "slice_idle", "0", 0, 0 },
+    { "slice_idle", "8x", -EINVAL, 0 },
+    { "slice_idle", "2s", -ERANGE, 0 },
+    /* The case the three parsers disagreed on: accepted everywhere now. */
+    { "back_seek_max", "16M", 0, 16384 },
+    { "back_seek_max", "16384", 0, 16384 },
+    { "back_seek_max", "1000b", -EINVAL, 0 },
+    { "back_seek_max", "2T", -ERANGE, 0 },
+    { "quantum", "16", 0, 16 },
+    { "quantum", "0", -ERANGE, 0 },
+    { "quantum", "4k", -EINVAL, 0 },
+    { "low_latency", "off", 0, 0 },
+    { "low_latency", "yes", 0, 1 },
+    { "low_latency", "2", -EINVAL, 0 },
+    { "hw_tag", "detect", 0, 2 },
+    { "hw_tag", "no", 0, 0 },
+    { "hw_tag", "1", 0, 1 },
+    { "hw_tag", "3", -ERANGE, 0 },
+    { "hw_tag", "maybe", -EINVAL, 0 },
+    { "mode", "iops", 0, CFQ_MODE_IOPS },
+    { "mode", "time", 0, CFQ_MODE_TIME },
+    { "mode", "auto", 0, CFQ_MODE_AUTO },
+    { "mode", "fast", -EINVAL, 0 },
+    { "nonesuch", "1", -ENOENT, 0 },
+  };
+  char buf[160];
+  uint64_t v;
+
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    v = 12345;
+    CHECK_EQ (cfq_tunable_parse (c[i].name, c[i].text, &v), c[i].rc);
+    if (c[i].rc == 0)
+      CHECK_EQ (v, c[i].v);
+    else
+      CHECK_EQ (v, 12345);
+    /* The config file takes exactly what the parser takes ("mode" is a
+     * [device] key there).
+     */
+    if (c[i].rc != -ENOENT && strcmp (c[i].name, "mode") != 0)
+      CHECK_EQ (config_value (c[i].name, c[i].text),
+                c[i].rc == 0 ? c[i].v : UINT64_MAX);
+  }
+
+  /* What a refusal says: the config file's words. */
+  CHECK_STREQ (cfq_tunable_explain (cfq_tunable_lookup ("slice_idle"), "8x",
+                                    -EINVAL, buf, sizeof buf),
+               "not a time (want a number with ns, us, ms or s; a bare"
+               " number is ms)");
+  CHECK_STREQ (cfq_tunable_explain (cfq_tunable_lookup ("slice_idle"), "2s",
+                                    -ERANGE, buf, sizeof buf),
+               "out of range 0ns..1s");
+  CHECK_STREQ (cfq_tunable_explain (cfq_tunable_lookup ("mode"), "fast",
+                                    -EINVAL, buf, sizeof buf),
+               "want auto, time or iops");
+  CHECK_STREQ (cfq_tunable_explain (cfq_tunable_lookup ("hw_tag"), "x",
+                                    -EINVAL, buf, sizeof buf),
+               "want detect, no or yes");
+  CHECK_STREQ (cfq_tunable_explain (cfq_tunable_lookup ("back_seek_max"),
+                                    "1000b", -EINVAL, buf, sizeof buf),
+               "not a whole number of KiB");
+
+  /* Format, then parse: every tunable, at both ends of its range. */
+  for (size_t i = 0; i < cfq_nr_tunables; i++) {
+    const struct cfq_tunable *t = &cfq_tunables[i];
+    uint64_t ends[2] = { t->min, t->max };
+    for (int e = 0; e < 2; e++) {
+      cfq_tunable_format (t, ends[e], buf, sizeof buf);
+      CHECK_EQ (cfq_tunable_parse (t->name, buf, &v), 0);
+      CHECK_EQ (v, ends[e]);
+    }
+  }
+  CHECK_STREQ (cfq_tunable_format (cfq_tunable_lookup ("back_seek_max"),
+                                   16384, buf, sizeof buf), "16M");
+  CHECK_STREQ (cfq_tunable_format (cfq_tunable_lookup ("mode"),
+                                   CFQ_MODE_IOPS, buf, sizeof buf), "iops");
+  CHECK_STREQ (cfq_mode_name (CFQ_MODE_AUTO), "auto");
+
+  /* The control socket's set reads as the config file does. */
+  CHECK_EQ (cfg_parse_value ("queue_depth", "64", &v, buf, sizeof buf), 0);
+  CHECK_EQ (v, 64);
+  CHECK_EQ (cfg_parse_value ("queue_depth", "4097", &v, buf, sizeof buf),
+            -EINVAL);
+  CHECK_STREQ (buf, "out of range (want 1..4096)");
+  CHECK_EQ (cfg_parse_value ("back_seek_max", "16M", &v, buf, sizeof buf),
+            0);
+  CHECK_EQ (v, 16384);
+  CHECK_EQ (cfg_parse_value ("mode", "iops", &v, buf, sizeof buf), 0);
+  CHECK_EQ (v, CFQ_MODE_IOPS);
+  CHECK_EQ (cfg_parse_value ("slice_idle", "8x", &v, buf, sizeof buf),
+            -EINVAL);
+  CHECK_STREQ (buf, "not a time (want a number with ns, us, ms or s; a bare"
+               " number is ms)");
+  CHECK_EQ (cfg_parse_value ("emulate", "hdd", &v, buf, sizeof buf),
+            -ENOENT);
+  CHECK_EQ (cfg_parse_value ("nonesuch", "1", &v, buf, sizeof buf), -ENOENT);
+
+  /* [device] mode and the command line take the same text. */
+  {
+    static const char *const ovr[] = { "mode", "time", NULL };
+    static const char *const ovr_bad[] = { "back_seek_max", "16M", NULL };
+    struct cfg *cfg = GOOD (DEV "mode = 0\n[export a]\n", NULL, G);
+    CHECK_EQ (cfg_model (cfg)->dev.mode, CFQ_MODE_TIME);
+    cfg_free (cfg);
+    cfg = GOOD (DEV "mode = iops\n[export a]\n", ovr, G);
+    CHECK_EQ (cfg_model (cfg)->dev.mode, CFQ_MODE_TIME);
+    CHECK_EQ (tunable (cfg_model (cfg), "mode"), CFQ_MODE_TIME);
+    cfg_free (cfg);
+    cfg = GOOD (DEV "[export a]\n", ovr_bad, G);
+    CHECK_EQ (tunable (cfg_model (cfg), "back_seek_max"), 16384);
+    cfg_free (cfg);
+  }
+}
+
+/* ---- [tenant NAME] and [sim] --------------------------------------------- */
+
+/* Parse TEXT as "s.job" for the simulator; *RC from cfg_validate. */
+static struct cfg *
+load_sim (const char *text, int *rc)
+{
+  struct cfg *cfg = cfg_new (NULL, NULL);
+
+  CHECK_NOTNULL (cfg);
+  cfg_simulate (cfg);
+  cfg_parse (cfg, "s.job", text, strlen (text));
+  *rc = cfg_validate (cfg, 0);
+  return cfg;
+}
+
+/* TEXT, for the simulator, fails with exactly the errors WANT. */
+static void
+sim_bad (int lineno, const char *text, const char *want)
+{
+  char got[8192];
+  int rc;
+  struct cfg *cfg = load_sim (text, &rc);
+
+  errors (cfg, got, sizeof got);
+  if (rc != -EINVAL || strcmp (got, want) != 0)
+    fprintf (stderr, "test-config.c:%d: rc %d\n--- want:\n%s--- got:\n%s",
+             lineno, rc, want, got);
+  CHECK_EQ (rc, -EINVAL);
+  CHECK (strcmp (got, want) == 0);
+  cfg_free (cfg);
+}
+#define SIM_BAD(text, want) sim_bad (__LINE__, text, want)
+
+#define SIM "[device]\nemulate = hdd\n[export e]\nsize = 1G\n"  /* 4 lines */
+
+static void
+test_tenants (void)
+{
+  const struct cfg_model *m;
+  const struct cfg_tenant *t;
+  struct cfg *cfg;
+  int rc;
+
+  /* Defaults: one connection reading sequentially, 4K at depth 1, over
+   * the whole export, with its group's class and level; [sim] 10s, seed 1.
+   */
+  cfg = load_sim ("[device]\nemulate = ssd\n[group g]\nclass = rt\nprio = 2\n"
+                  "[export e]\ngroup = g\noffset = 1G\nsize = 2G\n"
+                  "[tenant t]\nexport = e\n", &rc);
+  CHECK_EQ (rc, 0);
+  m = cfg_model (cfg);
+  CHECK_EQ (m->dev.size, 512ULL << 30);        /* the ssd model's capacity */
+  CHECK_NULL (m->dev.file);
+  CHECK_EQ (m->nr_tenants, 1);
+  t = &m->tenants[0];
+  CHECK_STREQ (t->name, "t");
+  CHECK_STREQ (m->exports[t->export].name, "e");
+  CHECK_EQ (t->connections, 1);
+  CHECK_STREQ (t->rw, "read");
+  CHECK (!t->rand);
+  CHECK_EQ (t->rwmixread, 100);
+  CHECK_EQ (t->skip, 0);
+  CHECK_EQ (t->bs, 4096);
+  CHECK_EQ (t->iodepth, 1);
+  CHECK_EQ (t->thinktime, 0);
+  CHECK_EQ (t->rate_iops, 0);
+  CHECK_EQ (t->rate, 0);
+  CHECK_EQ (t->fsync, 0);
+  CHECK_EQ (t->offset, 0);
+  CHECK_EQ (t->size, 2 * G);
+  CHECK_EQ (t->start, 0);
+  CHECK_EQ (t->stop, 0);
+  CHECK_EQ (t->cls, SCHED_CLASS_RT);
+  CHECK_EQ (t->prio, 2);
+  CHECK_EQ (t->line, 10);
+  CHECK_EQ (m->sim.duration, 10 * NSEC_PER_SEC);
+  CHECK_EQ (m->sim.seed, 1);
+  CHECK_EQ (m->sim.line, 0);
+  cfg_free (cfg);
+
+  /* Every key, and the export "" by default. */
+  cfg = load_sim ("[sim]\nduration = 1.5s\nseed = 42\n"
+                  "[device]\nemulate = hdd\nmodel.capacity = 100G\n"
+                  "[export]\noffset = 1G\nwrites = sync\n"
+                  "[tenant w]\nconnections = 4\nrw = randrw\nrwmixread = 70\n"
+                  "bs = 64k\niodepth = 8\nthinktime = 250us\nrate_iops = 100\n"
+                  "rate = 1.5MB/s\nfsync = 8\noffset = 1M\nsize = 10G\n"
+                  "start = 1s\nstop = 1500ms\nclass = idle\nprio = 7\n"
+                  "[tenant s]\nrw = read:192k\nbs = 64k\n", &rc);
+  CHECK_EQ (rc, 0);
+  m = cfg_model (cfg);
+  CHECK_EQ (m->dev.size, 100 * G);
+  CHECK_EQ (m->sim.duration, 1500 * NSEC_PER_MSEC);
+  CHECK_EQ (m->sim.seed, 42);
+  CHECK_EQ (m->sim.line, 1);
+  CHECK_EQ (m->nr_tenants, 2);
+  t = &m->tenants[0];
+  CHECK_STREQ (m->exports[t->export].name, "");
+  CHECK_EQ (t->connections, 4);
+  CHECK_STREQ (t->rw, "randrw");
+  CHECK (t->rand);
+  CHECK_EQ (t->rwmixread, 70);
+  CHECK_EQ (t->bs, 65536);
+  CHECK_EQ (t->iodepth, 8);
+  CHECK_EQ (t->thinktime, 250 * NSEC_PER_USEC);
+  CHECK_EQ (t->rate_iops, 100);
+  CHECK_EQ (t->rate, 1500000);
+  CHECK_EQ (t->fsync, 8);
+  CHECK_EQ (t->offset, M);
+  CHECK_EQ (t->size, 10 * G);
+  CHECK_EQ (t->start, NSEC_PER_SEC);
+  CHECK_EQ (t->stop, 1500 * NSEC_PER_MSEC);
+  CHECK_EQ (t->cls, SCHED_CLASS_IDLE);
+  CHECK_EQ (t->prio, 7);
+  t = &m->tenants[1];
+  CHECK_STREQ (t->rw, "read");
+  CHECK_EQ (t->skip, 192 * 1024);
+  CHECK_EQ (t->rwmixread, 100);
+  CHECK_EQ (t->size, 99 * G);                  /* the rest of the export */
+  CHECK_EQ (t->cls, SCHED_CLASS_BE);
+  CHECK_EQ (t->prio, 4);
+  cfg_free (cfg);
+
+  /* rw=readwrite is fio's other name of rw; mixed defaults to 50%. */
+  cfg = load_sim (SIM "[tenant t]\nexport = e\nrw = readwrite\n", &rc);
+  CHECK_EQ (rc, 0);
+  CHECK_STREQ (cfg_model (cfg)->tenants[0].rw, "rw");
+  CHECK_EQ (cfg_model (cfg)->tenants[0].rwmixread, 50);
+  cfg_free (cfg);
+
+  /* Values refused at their line. */
+  SIM_BAD (SIM "[tenant t]\nexport = e\nrw = sideways\n",
+           "s.job:7: rw = sideways: want read, write, randread, randwrite,"
+           " rw or randrw (sequential ones may add :SKIP)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nrw = randread:4k\n",
+           "s.job:7: rw = randread:4k: ':SKIP' applies to sequential"
+           " patterns only (read, write, rw)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nconnections = 0\n",
+           "s.job:7: connections = 0: out of range 1..4096\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\niodepth = lots\n",
+           "s.job:7: iodepth = lots: not a number (want 1..1024)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nbs = 1000\n",
+           "s.job:7: bs = 1000: not a multiple of 512\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nbs = 64M\n",
+           "s.job:7: bs = 64M: out of range 512..32M\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nthinktime = 5\n",
+           "s.job:7: thinktime = 5: not a time (want a number with ns, us,"
+           " ms or s)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nrate = 1.5\n",
+           "s.job:7: rate = 1.5: not a rate (want " UNITS_EXPECT_RATE ")\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nrwmixread = 101\n",
+           "s.job:7: rwmixread = 101: out of range 0..100\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nclass = gold\n",
+           "s.job:7: class = gold: want rt, be or idle\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nweight = 100\n",
+           "s.job:7: 'weight' belongs in [group NAME], not in [tenant NAME]\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nexport = e\n",
+           "s.job:7: duplicate key 'export' (first at line 6)\n");
+  SIM_BAD (SIM "[tenant t]\n[tenant t]\n",
+           "s.job:6: duplicate section [tenant t] (first at line 5)\n"
+           "s.job:5: tenant t: no export = NAME, and no default export"
+           " ([export] with no name)\n");
+  SIM_BAD (SIM "[tenant]\n", "s.job:5: [tenant] needs a name: [tenant NAME]\n");
+  SIM_BAD (SIM "[sim]\nduration = 0s\n[sim]\n",
+           "s.job:6: duration = 0s: must be more than 0\n"
+           "s.job:7: duplicate section [sim] (first at line 5)\n");
+  SIM_BAD (SIM "[sim]\nseed = -1\n",
+           "s.job:6: seed = -1: not a number (want 0..18446744073709551615)\n");
+
+  /* What only the whole file shows, at the key responsible. */
+  SIM_BAD (SIM "[tenant t]\nexport = f\n",
+           "s.job:6: tenant t: export = f: no [export f] section\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\noffset = 1G\n",
+           "s.job:7: tenant t: offset 1G is at or beyond the end of export"
+           " \"e\" (size 1G)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\noffset = 512M\nsize = 1G\n",
+           "s.job:8: tenant t: region [512M, 1536M) runs past the end of"
+           " export \"e\" (size 1G)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nsize = 4k\nbs = 8k\n",
+           "s.job:7: tenant t: region of 4K is smaller than bs = 8K\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nfsync = 1\n",
+           "s.job:7: tenant t: fsync = 1 needs writes (rw = write, randwrite,"
+           " rw or randrw)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nrwmixread = 50\n",
+           "s.job:7: tenant t: rwmixread applies to rw = rw or randrw (rw is"
+           " read)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nstart = 2s\nstop = 1s\n",
+           "s.job:8: tenant t: stop = 1s is not after start = 2s\n");
+  SIM_BAD ("[device]\nemulate = hdd\n[export e]\nreadonly = yes\n"
+           "[tenant t]\nexport = e\nrw = randwrite\n",
+           "s.job:7: tenant t writes (rw = randwrite) but export \"e\" is"
+           " readonly\n");
+  SIM_BAD ("[device]\nemulate = hdd\n[export e]\nfile = own.img\n"
+           "[tenant t]\nexport = e\n",
+           "s.job:6: tenant t: export \"e\" has its own file; a tenant needs"
+           " an export that is a region of the device\n");
+  SIM_BAD ("[device]\nfile = /dev/fake\n[export e]\n[tenant t]\nexport = e\n",
+           "s.job:1: the simulator needs a device model: [device] emulate ="
+           " hdd, ssd, sata7200, vertex or nvme\n");
+
+  /* cfqsim's old format: each old spelling names the new one. */
+  SIM_BAD ("[global]\nduration = 1s\nqueue_depth = 4\n"
+           "[device]\nmodel = hdd\nrpm = 5400\nchannels = 2\n"
+           "[sched]\npolicy = cfq\nslice_idle = 0\n"
+           "[job a]\ndepth = 4\nthink = 1ms\npattern = rand\nlevel = 0\n"
+           "stride = 1M\nsync = 1\nmeta = 1\ngroup = g\nrw = read\n",
+           "s.job:1: [global] is now [sim] (duration, seed) and [device]"
+           " (queue_depth)\n"
+           "s.job:3: 'queue_depth' belongs in [device], not in [sim]\n"
+           "s.job:5: 'model': [device] model= is now [device] emulate=\n"
+           "s.job:6: 'rpm': [device] rpm= is now [device] model.rpm=\n"
+           "s.job:7: 'channels': [device] channels= is now [device]"
+           " model.channels=\n"
+           "s.job:8: [sched] is now [scheduler] (and policy= is now"
+           " scheduler=)\n"
+           "s.job:9: 'policy': [sched] policy= is now [scheduler]"
+           " scheduler=\n"
+           "s.job:11: [job NAME] is now [tenant NAME], in fio's terms"
+           " (export=, rw=, bs=, iodepth=, thinktime=, fsync=)\n"
+           "s.job:12: 'depth': [job] depth= is now [tenant] iodepth=\n"
+           "s.job:13: 'think': [job] think= is now [tenant] thinktime=\n"
+           "s.job:14: 'pattern': [job] pattern= is now part of [tenant] rw="
+           " (read, write, randread, randwrite, rw or randrw)\n"
+           "s.job:15: 'level': [job] level= is now [tenant] prio=\n"
+           "s.job:16: 'stride': [job] stride= is now [tenant] rw=read:SKIP"
+           " (fio's: SKIP = stride - bs)\n"
+           "s.job:17: 'sync': [job] sync=1 is now [export NAME] writes=sync"
+           " on the tenant's export\n"
+           "s.job:18: 'meta': [job] meta= is gone (NBD has no metadata"
+           " flag)\n"
+           "s.job:19: 'group': [job] group= is now [tenant] export=NAME, and"
+           " that [export NAME] names the group\n"
+           "s.job:4: the simulator needs a device model: [device] emulate ="
+           " hdd, ssd, sata7200, vertex or nvme\n"
+           "s.job: no [export NAME] section: nothing to serve\n");
+
+  /* The server reads the same file: it checks the tenants against the
+   * real device and otherwise ignores them.
+   */
+  cfg = GOOD (DEV "[export e]\nsize = 1G\n[tenant t]\nexport = e\n"
+              "rw = randread\n[sim]\nduration = 5s\n", NULL, 4 * G);
+  CHECK_EQ (cfg_model (cfg)->nr_tenants, 1);
+  CHECK_EQ (cfg_model (cfg)->tenants[0].size, G);
+  CHECK_EQ (cfg_model (cfg)->dev.size, 4 * G);
+  CHECK_EQ (cfg_model (cfg)->sim.duration, 5 * NSEC_PER_SEC);
+  cfg_free (cfg);
+  BAD (DEV "[export e]\nsize = 1G\n[tenant t]\nexport = e\noffset = 2G\n",
+       "t.conf:7: tenant t: offset 2G is at or beyond the end of export"
+       " \"e\" (size 1G)\n");
+}
+
+/* cfg_apply: groups and tunables on a live scheduler, as the model says. */
+static void
+test_apply (void)
+{
+  struct cfg *cfg = GOOD (DEV "[scheduler]\nslice_idle = 0\nquantum = 4\n"
+                          "[group a]\nweight = 200\n[group b]\nweight = 800\n"
+                          "[export x]\ngroup = a\nsize = 1G\n"
+                          "[export y]\ngroup = b\noffset = 1G\n", NULL, 4 * G);
+  const struct cfg_model *m = cfg_model (cfg);
+  struct sched *s = sched_create (sched_lookup ("cfq"));
+  struct sched_group *g[2] = { NULL, NULL };
+  struct cfq_group_stats st;
+  char why[256] = "";
+  uint64_t v;
+
+  CHECK_NOTNULL (s);
+  CHECK_EQ (m->nr_groups, 2);
+  CHECK_EQ (cfg_apply (m, s, 0, g, why, sizeof why), 0);
+  CHECK_STREQ (why, "");
+  CHECK_EQ (sched_get (s, "slice_idle", &v), 0);
+  CHECK_EQ (v, 0);
+  CHECK_EQ (sched_get (s, "quantum", &v), 0);
+  CHECK_EQ (v, 4);
+  CHECK_EQ (sched_get (s, "rotational", &v), 0);
+  CHECK_EQ (v, 0);                             /* the device's nature */
+  CHECK_NOTNULL (g[0]);
+  CHECK_NOTNULL (g[1]);
+  cfq_group_get_stats (s, g[0], &st);
+  CHECK_EQ (st.weight, 200);
+  cfq_group_get_stats (s, g[1], &st);
+  CHECK_EQ (st.weight, 800);
+  sched_destroy (s);
+  cfg_free (cfg);
+
+  /* A configured rotational wins over the device's. */
+  {
+    static const char *const ovr[] = { "rotational", "1", NULL };
+    cfg = GOOD (DEV "[export x]\n", ovr, G);
+    s = sched_create (sched_lookup ("cfq"));
+    g[0] = NULL;
+    CHECK_EQ (cfg_apply (cfg_model (cfg), s, 0, g, why, sizeof why), 0);
+    CHECK_EQ (sched_get (s, "rotational", &v), 0);
+    CHECK_EQ (v, 1);
+    sched_destroy (s);
+    cfg_free (cfg);
+  }
+
+  /* fifo: no tunables, the groups all the same. */
+  {
+    static const char *const ovr[] = { "scheduler", "fifo", NULL };
+    cfg = GOOD (DEV "[scheduler]\nslice_idle = 0\n[export x]\n", ovr, G);
+    CHECK_EQ (cfg_model (cfg)->nr_tunables, 0);
+    s = sched_create (sched_lookup ("fifo"));
+    CHECK_EQ (cfg_apply (cfg_model (cfg), s, 1, g, why, sizeof why), 0);
+    CHECK_NOTNULL (g[0]);
+    sched_destroy (s);
+    cfg_free (cfg);
+  }
+}
+
 int
 main (void)
 {
-  test_values ();
   test_malformed ();
   test_defaults ();
   test_cfq_table ();
@@ -871,6 +1266,9 @@ main (void)
   test_overrides ();
   test_regions ();
   test_allow ();
+  test_tunable_text ();
+  test_tenants ();
+  test_apply ();
   if (failures) {
     fprintf (stderr, "%d failures\n", failures);
     return 1;
