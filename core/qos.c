@@ -414,6 +414,8 @@ rq_bytes (const struct rq *rq)
   return rq->op == RQ_TRIM || rq->op == RQ_FLUSH ? 0 : rq->len;
 }
 
+static void drain (struct qos_group *qg, uint64_t now);
+
 void
 qos_enqueue (struct qos_group *qg, const struct rq *rq, uint64_t now)
 {
@@ -421,6 +423,11 @@ qos_enqueue (struct qos_group *qg, const struct rq *rq, uint64_t now)
 
   if (d == QOS_NODIR)
     return;
+  /* The buckets up to now drain as for a group with nothing waiting in
+   * this direction, if it had nothing: no credit for time it did not want.
+   */
+  if (qg->on && !qg->queued[d])
+    drain (qg, now);
   /* Idle until now: no credit banked (mClock's max(R, arrival)). */
   if (qg->reserved && !qg->queued[QOS_READ] && !qg->queued[QOS_WRITE]
       && after (now, qg->r_tag))
@@ -437,7 +444,42 @@ qos_dequeue (struct qos_group *qg, const struct rq *rq)
     qg->queued[d]--;
 }
 
-/* Drain every bucket to now. */
+/* The depth of cap c's main bucket: burst * burst_seconds with a burst,
+ * else one slice of the rate (at least two requests for a cap in
+ * requests: with one, each waits for an empty bucket).
+ */
+static qos_level
+cap_depth (const struct qos_group *qg, unsigned c)
+{
+  const struct qos_cap_conf *cc = &qg->conf.cap[c];
+  qos_level depth;
+
+  if (cc->burst)
+    return (qos_level) cc->burst
+      * (cc->burst_ns ? cc->burst_ns : NSEC_PER_SEC);
+  depth = (qos_level) cc->rate * qg->qs->slice_ns;
+  if (!cap_bytes (c) && depth < 2 * UNIT)
+    depth = 2 * UNIT;
+  return depth;
+}
+
+/* Does cap c count something the group has waiting? */
+static bool
+cap_waiting (const struct qos_group *qg, unsigned c)
+{
+  for (int d = 0; d < QOS_NR_DIRS; d++)
+    if (qg->queued[d] && cap_applies (c, d))
+      return true;
+  return false;
+}
+
+/* Drain every bucket to now.  A main bucket drains below zero, to at most
+ * minus its depth, while the group has requests waiting that the cap
+ * counts: it was kept from sending what it was allowed (the dispatcher
+ * woke late, the device was full), and catches up on it; nothing waiting,
+ * nothing owed.  (blk-throttle's slice accounting lets a throttled group
+ * catch up within its slice the same way.)
+ */
 static void
 drain (struct qos_group *qg, uint64_t now)
 {
@@ -449,14 +491,16 @@ drain (struct qos_group *qg, uint64_t now)
   qg->drained_at = now;
   for (unsigned c = 0; c < QOS_NR_CAPS; c++) {
     const struct qos_cap_conf *cc = &qg->conf.cap[c];
-    qos_level d;
+    qos_level floor = cap_waiting (qg, c) ? -cap_depth (qg, c) : 0;
 
     if (!cc->rate)
       continue;
-    d = (qos_level) cc->rate * dt;
-    qg->level[c] = qg->level[c] > d ? qg->level[c] - d : 0;
-    d = (qos_level) cc->burst * dt;
-    qg->burst_level[c] = qg->burst_level[c] > d ? qg->burst_level[c] - d : 0;
+    qg->level[c] -= (qos_level) cc->rate * dt;
+    if (qg->level[c] < floor)
+      qg->level[c] = floor;
+    qg->burst_level[c] -= (qos_level) cc->burst * dt;
+    if (qg->burst_level[c] < 0)
+      qg->burst_level[c] = 0;
   }
 }
 
@@ -508,16 +552,7 @@ qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
 
     if (!cc->rate || !cap_applies (c, d) || !x)
       continue;
-    if (cc->burst)
-      depth = (qos_level) cc->burst
-        * (cc->burst_ns ? cc->burst_ns : NSEC_PER_SEC);
-    else
-      depth = (qos_level) cc->rate * slice;
-    /* At least two requests: with one, each waits for an empty bucket
-     * and a late wake-up loses what could not drain below zero.
-     */
-    if (!cap_bytes (c) && depth < 2 * UNIT)
-      depth = 2 * UNIT;
+    depth = cap_depth (qg, c);
     w = bucket_wait (qg->level[c], x, depth,
                      (qos_level) cc->rate * slice / 2, cc->rate,
                      qg->qs->keep_shift);

@@ -129,9 +129,11 @@ extern int qos_conf_check (const struct qos_conf *c, char *why, size_t len,
 
 /* A token bucket's contents, in units times 1e9 (units * ns / s) so that
  * draining at rate units/s for dt ns removes exactly rate * dt: integers,
- * no rounding, the same on every machine.
+ * no rounding, the same on every machine.  Below zero is credit: a group
+ * kept waiting with requests it may send (a late wake-up) catches up on
+ * them, up to one bucket.
  */
-typedef unsigned __int128 qos_level;
+typedef __int128 qos_level;
 
 struct qos_group {
   struct qos_conf conf;

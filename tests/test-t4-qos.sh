@@ -89,7 +89,7 @@ bad ()
 }
 bad qos nogroup -- nogroup "unknown group"
 bad qos capped iops_max abc -- abc "not a number"
-bad qos capped bps_max 10Q -- 10Q "not a size"
+bad qos capped bps_max 10Q -- 10Q "not a rate"
 bad qos capped frob 1 -- frob "unknown key"
 bad qos capped iops_min 500 -- iops_min iops_max "a cap below a reservation"
 bad qos capped iops_max_burst 50 -- iops_max_burst "at least its cap"
