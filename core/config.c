@@ -2059,7 +2059,7 @@ check_tenants (struct cfg *cfg, const bool *ok)
   }
 }
 
-/* ---- caps and reservations ------------------------------------------------ */
+/* ---- caps and reservations --------------------------------------------- */
 
 int
 cfg_parse_qos (const char *key, const char *value, struct qos_conf *c,

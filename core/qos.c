@@ -31,9 +31,7 @@
  * go together, rides out a dispatcher woken late on a loaded machine and
  * no 1 s window carries more than 5% over the cap; 100 ms on a disk
  * (blk-throttle's throtl_slice), where each batch a capped group gets
- * between other groups' turns costs two seeks, and 20 ms batches of a
- * 20 MB/s stream cut the disk's total throughput by two thirds (sim,
- * hdd2.job; 100 ms: by a third).  With
+ * between other groups' turns costs two seeks (doc/qos.md).  With
  * "burst" (a rate) and "burst_seconds" the bucket is burst * burst_seconds
  * deep, as QEMU's iops-total-max and iops-total-max-length: after a quiet
  * spell the group may run at the burst rate until the bucket is full (a
@@ -48,9 +46,13 @@
  * the bucket has room for the request and half a slice more (keeping half
  * of what there is room for, a quarter on a disk, if that is less), so a
  * held group comes back for a batch rather than for one request at a
- * time, and a late wake-up loses nothing.  Costs: a read counts against the read and total
- * caps, a write, trim or zero against the write and total caps; bytes are
- * the request's length (a trim moves no data: one request, no bytes).
+ * time, and a late wake-up loses nothing.  A group kept waiting longer
+ * than that (the dispatcher woke late, the device was full) catches up:
+ * while it has requests the cap counts waiting, its bucket drains below
+ * zero, to minus its depth.  Costs: a read counts against the read and
+ * total caps, a write, trim or zero against the write and total caps;
+ * bytes are the request's length (a trim moves no data: one request, no
+ * bytes).
  * Flushes are never held: holding one only delays durability.  Levels are
  * kept in units * 1e9 (units times ns per second) in 128 bits, so draining
  * rate * dt is exact and a hold ends exactly when the bucket has room.
@@ -84,9 +86,9 @@
  *     would need each request's device time in time mode, which is not
  *     known when it is dispatched; and a floor counted inside CFQ's turns
  *     was tried and is not a floor per second: a CFQ turn of the group
- *     serves a burst, its tag runs ahead, the reserved stream pauses, and
- *     1 s windows dipped to 96% of the reservation (sim, res1.job).  For a
- *     pure floor give the reserved group a small weight.
+ *     serves a burst, its tag runs ahead, the reserved stream pauses
+ *     (doc/qos.md).  For a floor close to pure give the reserved group
+ *     the smallest weight.
  *   - R may fall behind now by at most QOS_RES_DEBT (1 s): when the
  *     reservations add up to more than the device gives, every group falls
  *     behind in proportion to its reservation (the smallest tag goes
@@ -125,17 +127,17 @@
  *     the group is owed service (its vdisktime is not above the active
  *     group's with the service of the running slice counted; on a disk
  *     also below every other unheld group's), its requests go out of band
- *     as its bucket allows, like reserved ones, but charged as CFQ would charge them: a
- *     request each in IOPS mode, their device time as they complete in
- *     time mode (the time since the previous completion).  When CFQ gives
- *     it a turn, it is back to CFQ's turns; on a disk also as soon as it
- *     is not owed (an excursion costs two seeks; on flash it waits, still
- *     released, for the active slice's service to grow).  Without
- *     this a capped group would get its tokens only once per CFQ round: 66
- *     of 100 IOPS in the sim (cap1.job).  Ending the active slice for it
- *     instead was tried: on a disk it starves a sequential reader, whose
- *     requests are all in flight at each cut, so its group leaves the tree
- *     and the next group takes its turn (42 -> 2 MB/s, hdd1.job).
+ *     as its bucket allows, like reserved ones, but charged as CFQ would
+ *     charge them: a request each in IOPS mode, their device time as they
+ *     complete in time mode (the time since the previous completion).
+ *     When CFQ gives it a turn, it is back to CFQ's turns; on a disk also
+ *     as soon as it is not owed (an excursion costs two seeks; on flash it
+ *     waits, still released, for the active slice's service to grow).
+ *     Without this a capped group would get its tokens only once per CFQ
+ *     round.  Ending the active slice for it instead was tried: on a disk
+ *     it starves a sequential reader, whose requests are all in flight at
+ *     each cut, so its group leaves the tree and the next group takes its
+ *     turn (doc/qos.md).
  *  6. Caps over reservations.  A reserved dispatch must pass the caps too;
  *     the config refuses a reservation above a cap of the same unit, so a
  *     floor under its own ceiling is always reachable.
@@ -509,10 +511,9 @@ drain (struct qos_group *qg, uint64_t now)
  * slack (room - x) still in the bucket (KEEP_SHIFT 1): a wake-up that
  * comes late (the mechanism's timer, a busy loop) then costs nothing,
  * where a bucket drained to empty would lose what it could not drain
- * below zero (2 of 100 requests a second through the server, with
- * 2-request buckets).  On a disk a quarter (2): each batch costs two
- * seeks, and keeping half cut a sequential reader beside a capped one
- * from 21 to 6 MB/s (hdd4.job: batches of 2 instead of 3).
+ * below zero (and the credit of drain() covers longer delays).  On a disk
+ * a quarter (2): each batch costs two seeks, and keeping half made batches
+ * of 2 where 3 fit (doc/qos.md).
  */
 static uint64_t
 bucket_wait (qos_level level, qos_level x, qos_level depth, qos_level hyst,
