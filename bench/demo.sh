@@ -217,7 +217,7 @@ EOF
   echo "=== demo over"
 }
 
-dir= pid= fio_pid=
+dir='' pid='' fio_pid=''
 cleanup ()
 {
   local p

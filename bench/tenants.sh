@@ -18,7 +18,7 @@
 #   emu   emulate=ssd with BENCH_TENANT_EMULATE (default one channel, 2 ms a
 #         read: ~500 IOPS, far below the NBD path even on a busy CPU), so
 #         the modelled device is the bottleneck and the scheduler alone
-#         decides the shares (as tests/test-t4-fairness.sh)
+#         decides the shares (as tests/test-tenant-weights.sh)
 #
 # and two schedulers: cfq (with BENCH_TENANT_CFQ: IOPS mode, no queue
 # idling, CFQ's group_idle, non-rotational: the test's flash tuning) and

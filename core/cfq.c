@@ -2283,7 +2283,8 @@ cfq_tunable_parse (const char *name, const char *text, uint64_t *val)
     break;
   case TU_BOOL:
     r = units_parse_bool (text, &b);
-    v = b;
+    if (r == 0)
+      v = b;
     break;
   case TU_NAME:
     /* The name, or its number (as sched_set takes it). */

@@ -297,7 +297,7 @@ struct cfg {
 
 /* ---- errors -------------------------------------------------------------- */
 
-static void
+static void __attribute__ ((format (printf, 4, 0)))
 add_error (struct cfg *cfg, const char *file, unsigned line,
            const char *fmt, va_list ap)
 {
@@ -2012,6 +2012,8 @@ check_tenants (struct cfg *cfg, const bool *ok)
     }
     t->export = j;
     e = &cfg->m.exports[j];
+    if (e->group >= cfg->m.nr_groups)
+      continue;                 /* no such group: reported already */
     g = &cfg->m_groups[e->group];
     if (!t->cls_given)
       t->cls = g->cls;

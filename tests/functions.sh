@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/functions.sh: what every shell test sources.
 #
 # A test is a bash script that does
@@ -6,7 +7,7 @@
 #     requires_plugin                # our plugin must be built (else FAIL)
 #     requires_cmd nbdsh             # or skip (exit 77) with a reason
 #     start_nbdkit srv file=$TESTDIR/disk.img
-#     "$SHADOW" -s 1 "$srv_sock"
+#     "$SHADOW" -s 1 "${NBDKIT_SOCK[srv]}"
 #
 # and gets, for free:
 #  - TESTDIR: a private directory from mktemp (sockets, images, logs, mounts),
@@ -41,6 +42,8 @@ PYTHON=/usr/bin/python3             # the libnbd bindings live only here
 # ---- cleanup ---------------------------------------------------------------
 
 _cleanup_hooks=()
+# How a sanitizer report starts (ASan, LSan, TSan; UBSan's "runtime error").
+SAN_REPORT_RE=': runtime error: |ERROR: (Address|Leak|Thread)Sanitizer'
 _skip_reason=
 _in_cleanup=0
 
@@ -66,9 +69,19 @@ _run_cleanup ()
       tail -40 "$log"
     done
   fi
-  for (( i = ${#_cleanup_hooks[@]} - 1; i >= 0; i-- )); do
+  # Every hook but the first (rm -rf TESTDIR): servers are stopped now.
+  for (( i = ${#_cleanup_hooks[@]} - 1; i >= 1; i-- )); do
     eval "${_cleanup_hooks[i]}" >/dev/null 2>&1 </dev/null
   done
+  # A sanitizer report in a server's log fails the test: UBSan in a gcc
+  # ASan build writes to stderr whatever log_path says.
+  if grep -H -E "$SAN_REPORT_RE" "${TESTDIR:-/nonexistent}"/*.log 2>/dev/null
+  then
+    echo "sanitizer report in a server log (above)"
+    [ "$status" = 0 ] && status=1
+  fi
+  [ ${#_cleanup_hooks[@]} = 0 ] ||
+    eval "${_cleanup_hooks[0]}" >/dev/null 2>&1 </dev/null
   if [ "$status" = 77 ]; then
     echo "$_skip_reason"
   elif [ "$status" != 0 ]; then
@@ -226,6 +239,46 @@ TESTDIR=$(mktemp -d /tmp/cfq-test.XXXXXX)
 cleanup_fn rm -rf "$TESTDIR"
 echo "test directory: $TESTDIR, plugin: $CFQ_PLUGIN"
 
+# ---- sanitizer builds -------------------------------------------------------
+
+# san_runtime FILE: the ASan or TSan runtime FILE (a program or our plugin)
+# was linked with, if any: make SANITIZE=address,... adds it.
+san_runtime ()
+{
+  ldd "$1" 2>/dev/null |
+    awk '$1 ~ /^lib(asan|tsan|clang_rt\.(asan|tsan))/ { print $3; exit }'
+}
+
+# When our plugin carries such a runtime, every nbdkit that loads it must
+# have the runtime preloaded: tests/sanitizer/nbdkit does that, first on
+# PATH.  tests/run.sh collects the reports.
+CFQ_SAN_RUNTIME=
+if plugin_is_ours && [ -f "$CFQ_PLUGIN" ]; then
+  CFQ_SAN_RUNTIME=$(san_runtime "$CFQ_PLUGIN")
+fi
+if [ -n "$CFQ_SAN_RUNTIME" ]; then
+  CFQ_REAL_NBDKIT=$(command -v nbdkit) || fail "nbdkit is not installed"
+  CFQ_SAN_PLUGIN=$CFQ_PLUGIN
+  CFQ_SAN_SHIM=$top/tests/sanitizer/nofreelocale.so
+  [ -f "$CFQ_SAN_SHIM" ] ||
+    fail "$CFQ_SAN_SHIM is not built (make SANITIZE=... builds it)"
+  export CFQ_SAN_RUNTIME CFQ_REAL_NBDKIT CFQ_SAN_PLUGIN CFQ_SAN_SHIM
+  PATH=$top/tests/sanitizer:$PATH
+  echo "sanitizer build: nbdkit runs our plugin with $CFQ_SAN_RUNTIME preloaded"
+fi
+
+# requires_valgrind FILE...: valgrind is installed and can run each FILE
+# (valgrind cannot run a program built with ASan or TSan), else skip.
+requires_valgrind ()
+{
+  local f
+  requires_cmd valgrind
+  for f in "$@"; do
+    [ -z "$(san_runtime "$f")" ] ||
+      skip "valgrind cannot run $f: it is a sanitizer build"
+  done
+}
+
 # make_image PATH SIZE: a regular file of random content (random, so a read
 # from the wrong place or a lost write cannot pass by reading zeroes).
 make_image ()
@@ -238,23 +291,30 @@ make_image ()
 
 # ---- servers ---------------------------------------------------------------
 
+# What start_nbdkit and stop_nbdkit know about each server, by its NAME:
+#   NBDKIT_SOCK[NAME]    its Unix socket, $TESTDIR/NAME.sock
+#   NBDKIT_URI[NAME]     nbd+unix:///?socket=... for that socket
+#   NBDKIT_PID[NAME]     the process (the wrapper's, under NBDKIT_WRAPPER)
+#   NBDKIT_STATUS[NAME]  its exit status, once stop_nbdkit has stopped it
+declare -A NBDKIT_SOCK=() NBDKIT_URI=() NBDKIT_PID=() NBDKIT_STATUS=()
+
 # start_nbdkit NAME [NBDKIT-OPTIONS...] -- KEY=VALUE...
 #   Start nbdkit in the foreground of a background job, on a Unix socket in
 #   TESTDIR, serving the plugin under test with the given parameters.  Waits
-#   (bounded) until it listens.  Sets NAME_sock, NAME_uri, NAME_pid and
-#   registers the kill at exit.  Without "--", every argument is a plugin
-#   parameter.  NBDKIT_WRAPPER (e.g. "valgrind --...") is put in front.
-#   nbdkit's stderr goes to $TESTDIR/NAME.log and is copied to ours at stop.
+#   (bounded) until it listens.  Sets NBDKIT_SOCK[NAME], NBDKIT_URI[NAME],
+#   NBDKIT_PID[NAME] and registers the kill at exit.  Without "--", every
+#   argument is a plugin parameter.  NBDKIT_WRAPPER (e.g. "valgrind --...")
+#   is put in front.  nbdkit's stderr goes to $TESTDIR/NAME.log and is
+#   copied to ours at stop.
 start_nbdkit ()
 {
   local name=$1; shift
-  local opts=() params=() a sock pidf log i pid
+  local opts=() params=() sock=$TESTDIR/$name.sock pidf log i pid
   if printf '%s\n' "$@" | grep -qx -- '--'; then
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
     shift
   fi
   mapfile -t params < <(plugin_args "$@")
-  sock=$TESTDIR/$name.sock
   pidf=$TESTDIR/$name.pid
   log=$TESTDIR/$name.log
   rm -f "$sock" "$pidf"
@@ -274,17 +334,18 @@ start_nbdkit ()
     sleep 0.1
   done
   [ -S "$sock" ] || { cat "$log" >&2; fail "nbdkit $name did not start in 60 s"; }
-  printf -v "${name}_sock" %s "$sock"
-  printf -v "${name}_uri" %s "nbd+unix:///?socket=$sock"
-  printf -v "${name}_pid" %s "$pid"
+  NBDKIT_SOCK[$name]=$sock
+  NBDKIT_URI[$name]="nbd+unix:///?socket=$sock"
+  NBDKIT_PID[$name]=$pid
+  echo "nbdkit $name: pid ${NBDKIT_PID[$name]} on ${NBDKIT_SOCK[$name]}," \
+    "${NBDKIT_URI[$name]}"
 }
 
 # stop_nbdkit NAME: SIGTERM, wait (bounded), copy its log to our stderr and
-# set NAME_status to nbdkit's exit status.
+# set NBDKIT_STATUS[NAME] to nbdkit's exit status.
 stop_nbdkit ()
 {
-  local name=$1 pidv=${1}_pid pid st=0 i
-  pid=${!pidv}
+  local name=$1 pid=${NBDKIT_PID[$1]} st=0 i
   kill -TERM "$pid" 2>/dev/null || true
   for (( i = 0; i < 1200; i++ )); do
     kill -0 "$pid" 2>/dev/null || break
@@ -296,7 +357,8 @@ stop_nbdkit ()
   fi
   wait "$pid" || st=$?
   sed "s/^/[$name] /" "$TESTDIR/$name.log" >&2 || true
-  printf -v "${name}_status" %s "$st"
+  NBDKIT_STATUS[$name]=$st
+  echo "nbdkit $name: exit status ${NBDKIT_STATUS[$name]}"
 }
 
 _kill_nbdkit ()

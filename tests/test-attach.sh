@@ -25,10 +25,9 @@ mkdir -p "$TESTDIR/fuse" "$TESTDIR/mnt"
 # attach NAME: server NAME + nbdfuse + loop device (sets LOOPDEV).
 attach ()
 {
-  local name=$1 urlv
+  local name=$1
   start_nbdkit "$name" -- file="$TESTDIR/disk.img"
-  urlv=${name}_uri
-  fuse_start "$TESTDIR/fuse/nbd" "$size" "${!urlv}"
+  fuse_start "$TESTDIR/fuse/nbd" "$size" "${NBDKIT_URI[$name]}"
   loop_attach "$TESTDIR/fuse/nbd" --direct-io=on
   losetup -l "$LOOPDEV"
 }
@@ -36,7 +35,7 @@ attach ()
 # detach NAME: unmount, detach the loop device, unmount fuse, stop nbdkit.
 detach ()
 {
-  local name=$1 stv i
+  local name=$1 i
   umount "$TESTDIR/mnt" 2>/dev/null || true
   loop_detach "$LOOPDEV" "$TESTDIR/fuse/nbd"
   umount "$TESTDIR/fuse"
@@ -46,8 +45,8 @@ detach ()
   done
   kill -0 "$FUSEPID" 2>/dev/null && fail "nbdfuse did not exit after umount"
   stop_nbdkit "$name"
-  stv=${name}_status
-  [ "${!stv}" = 0 ] || fail "nbdkit $name exited with status ${!stv}"
+  [ "${NBDKIT_STATUS[$name]}" = 0 ] ||
+    fail "nbdkit $name exited with status ${NBDKIT_STATUS[$name]}"
 }
 
 # ---- 1. write ---------------------------------------------------------------

@@ -21,7 +21,7 @@ make_image "$TESTDIR/disk.img" $size
 start_nbdkit srv --threads 16 -- file="$TESTDIR/disk.img" buffer_pool=33M \
   stats="$TESTDIR/stats.json"
 
-"$PYTHON" - "$srv_sock" "$TESTDIR/disk.img" <<'PY' || fail "client checks failed"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$TESTDIR/disk.img" <<'PY' || fail "client checks failed"
 import errno, sys
 import nbd
 
@@ -73,7 +73,7 @@ h.shutdown()
 PY
 
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with ${NBDKIT_STATUS[srv]}"
 "$PYTHON" - "$TESTDIR/stats.json" <<'PY' || fail "buffer pool stats wrong"
 import json, sys
 b = json.load(open(sys.argv[1]))["device"]["buffers"]

@@ -5,7 +5,7 @@
 # timeout: 60
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 conf=tools/cfqconf
 [ -x $conf ] || { echo "tools/cfqconf not built"; exit 77; }
 tmp=$(mktemp -d)

@@ -2,24 +2,20 @@
 # test-config-valgrind.sh: the config model frees everything it allocates
 # and reads nothing uninitialised, on good files, bad files and overrides.
 # timeout: 240
-set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
-command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }
-[ -x tools/cfqconf ] && [ -x tests/unit/test-config ] \
-  || { echo "cfqconf or test-config not built"; exit 77; }
-vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all"
-fail=0
+. "$(dirname "$0")/functions.sh"
+cd "$top" || exit 1
+[ -x tools/cfqconf ] && [ -x tests/unit/test-config ] ||
+  fail "cfqconf or test-config not built (run make)"
+requires_valgrind tools/cfqconf tests/unit/test-config
+vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all)
+failed=0
 run () {
-  want=$1; shift
-  $vg "$@" >/dev/null 2>"$tmp/err"
-  rc=$?
+  local want=$1 rc=0; shift
+  "${vg[@]}" "$@" >/dev/null 2>"$TESTDIR/err" || rc=$?
   if [ $rc != "$want" ]; then
-    echo "FAIL ($rc, want $want): $*"; cat "$tmp/err"; fail=1
+    echo "FAIL ($rc, want $want): $*"; cat "$TESTDIR/err"; failed=1
   fi
 }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 run 0 tests/unit/test-config
 for f in configs/*.conf tests/config/good.conf; do
@@ -27,5 +23,5 @@ for f in configs/*.conf tests/config/good.conf; do
 done
 run 1 tools/cfqconf --size 4G tests/config/bad.conf quantum=0 weight=1
 run 1 tools/cfqconf --size 1G
-[ $fail = 0 ] && echo ok
-exit $fail
+[ $failed = 0 ] || fail "valgrind found errors or leaks (above)"
+echo ok

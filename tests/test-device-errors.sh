@@ -331,7 +331,7 @@ EOF
 run_one ()
 {
   local s=$1 fuse=$TESTDIR/$1.fuse rtrig=$TESTDIR/$1.rtrig
-  local wtrig=$TESTDIR/$1.wtrig i sockv pidv stv rc=0; shift
+  local wtrig=$TESTDIR/$1.wtrig i rc=0; shift
 
   # The device: nbdkit's memory plugin (CFQ_PLUGIN names the plugin that
   # start_nbdkit runs; it is "memory" only for this call).
@@ -340,12 +340,9 @@ run_one ()
     error-pwrite=EIO error-pwrite-rate=100% error-pwrite-file="$wtrig" \
     error-zero=EIO error-zero-rate=100% error-zero-file="$wtrig" \
     error-trim=EIO error-trim-rate=100% error-trim-file="$wtrig"
-  sockv=${s}dev_sock
-  fuse_start "$fuse/disk" "$devsize" --unix "${!sockv}"
+  fuse_start "$fuse/disk" "$devsize" --unix "${NBDKIT_SOCK[${s}dev]}"
 
   start_nbdkit "$s" -v -- file="$fuse/disk" "$@"
-  sockv=${s}_sock
-  pidv=${s}_pid
   grep -E "cfq: file=.*(O_DIRECT|buffered)" "$TESTDIR/$s.log" || true
 
   # Our plugin on O_DIRECT serves unaligned writes by read-modify-write.
@@ -354,8 +351,8 @@ run_one ()
     grep -q "cfq: file=$fuse/disk: .*, O_DIRECT," "$TESTDIR/$s.log" &&
       rmw=rmw
   fi
-  timeout 240 "$PYTHON" "$TESTDIR/drive.py" "${!sockv}" \
-    "$TESTDIR/${s}dev.sock" "$rtrig" "$wtrig" "$rmw" || rc=$?
+  timeout 240 "$PYTHON" "$TESTDIR/drive.py" "${NBDKIT_SOCK[$s]}" \
+    "${NBDKIT_SOCK[${s}dev]}" "$rtrig" "$wtrig" "$rmw" || rc=$?
   [ "$rc" = 0 ] || fail "$s: the client checks failed (exit $rc)"
 
   # The errors were the device's: the error filter injected them.
@@ -364,7 +361,7 @@ run_one ()
   grep -q "injecting EIO error into pwrite" "$TESTDIR/${s}dev.log" ||
     fail "$s: the device never injected a write error"
 
-  kill -0 "${!pidv}" 2>/dev/null || fail "$s: the server is gone"
+  kill -0 "${NBDKIT_PID[$s]}" 2>/dev/null || fail "$s: the server is gone"
   crash="Assertion|assert|abort|Segmentation|SIGSEGV|SIGABRT|double free"
   crash+="|corrupted|stack smashing|Sanitizer|core dumped"
   if grep -nE "$crash" "$TESTDIR/$s.log"; then
@@ -378,8 +375,8 @@ run_one ()
   echo "$s: EIO errors logged by the server:" \
     "$(grep -c ": error: .*Input/output error" "$TESTDIR/$s.log" || true)"
   stop_nbdkit "$s" 2>/dev/null
-  stv=${s}_status
-  [ "${!stv}" = 0 ] || fail "$s: nbdkit exited with status ${!stv}"
+  [ "${NBDKIT_STATUS[$s]}" = 0 ] ||
+    fail "$s: nbdkit exited with status ${NBDKIT_STATUS[$s]}"
 
   umount "$fuse" || fail "$s: cannot unmount $fuse"
   for (( i = 0; i < 300; i++ )); do

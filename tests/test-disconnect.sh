@@ -67,8 +67,8 @@ bg_kill ()
 # vanishing clients on the lower half of server NAME; append to failures.
 abuse ()
 {
-  local name=$1 ops=$2 sockv=${1}_sock pidv=${1}_pid i rc cpid kpid
-  local sock=${!sockv} pid=${!pidv}
+  local name=$1 ops=$2 i rc cpid kpid
+  local sock=${NBDKIT_SOCK[$1]} pid=${NBDKIT_PID[$1]}
 
   "$SHADOW" -u -s 31 -n "$ops" -c 4 -r "$half:$half" "$sock" \
     >"$TESTDIR/$name.checker" 2>&1 &
@@ -123,16 +123,14 @@ fi
 # part_a NAME SCHED: the product configuration.
 part_a ()
 {
-  local name=$1 stv pidv
+  local name=$1
   make_image "$TESTDIR/disk.img" $size
   start_nbdkit "$name" "${thr[@]}" -- file="$TESTDIR/disk.img" ${2:+scheduler=$2}
   abuse "$name" 20000
-  pidv=${name}_pid
-  if kill -0 "${!pidv}" 2>/dev/null; then
+  if kill -0 "${NBDKIT_PID[$name]}" 2>/dev/null; then
     stop_nbdkit "$name"
-    stv=${name}_status
-    [ "${!stv}" = 0 ] ||
-      failures+=("$name: nbdkit exited with status ${!stv} on SIGTERM")
+    [ "${NBDKIT_STATUS[$name]}" = 0 ] ||
+      failures+=("$name: nbdkit exited with status ${NBDKIT_STATUS[$name]} on SIGTERM")
   else
     stop_nbdkit "$name"
   fi
@@ -141,7 +139,7 @@ part_a ()
 # part_b NAME SCHED: under valgrind.
 part_b ()
 {
-  local name=$1 stv pidv ours f
+  local name=$1 ours f
   local -a vgopts=("${thr[@]}")
   make_image "$TESTDIR/disk.img" $size
   rm -f "$TESTDIR"/vg.*.txt
@@ -152,24 +150,22 @@ part_b ()
     ${2:+scheduler=$2}
   unset NBDKIT_WRAPPER
   abuse "$name" 3000
-  pidv=${name}_pid
-  if ! kill -0 "${!pidv}" 2>/dev/null; then
+  if ! kill -0 "${NBDKIT_PID[$name]}" 2>/dev/null; then
     stop_nbdkit "$name"
     cat "$TESTDIR"/vg.*.txt
     return
   fi
   stop_nbdkit "$name"
-  stv=${name}_status
   for f in "$TESTDIR"/vg.*.txt; do
     echo "---- $f"
     grep -E 'ERROR SUMMARY|definitely|indirectly|possibly|still reachable|All heap' \
       "$f" || true
   done
-  case "${!stv}" in
+  case "${NBDKIT_STATUS[$name]}" in
     0) ;;
     99) failures+=("$name: valgrind: memcheck errors or definite/indirect leaks")
         cat "$TESTDIR"/vg.*.txt ;;
-    *) failures+=("$name: valgrind: nbdkit exited with status ${!stv}") ;;
+    *) failures+=("$name: valgrind: nbdkit exited with status ${NBDKIT_STATUS[$name]}") ;;
   esac
   # "Possibly lost" blocks are nbdkit's business unless our code
   # allocated them: match frames in our plugin's sources or its .so.
@@ -199,18 +195,17 @@ for sch in "${scheds[@]}"; do
   name=term${sch:+_$sch}
   make_image "$TESTDIR/disk.img" $size
   start_nbdkit "$name" "${thr[@]}" -- file="$TESTDIR/disk.img" ${sch:+scheduler=$sch}
-  sockv=${name}_sock
-  "$SHADOW" -u -q -s 51 -n 100000000 "${!sockv}" >/dev/null 2>&1 &
+  "$SHADOW" -u -q -s 51 -n 100000000 "${NBDKIT_SOCK[$name]}" >/dev/null 2>&1 &
   spid=$!
   cleanup_fn bg_kill "$spid"
   sleep 3
   t0=$(date +%s)
   stop_nbdkit "$name"
   wait "$spid" 2>/dev/null || true
-  stv=${name}_status
-  echo "$name: nbdkit exited with ${!stv} $(( $(date +%s) - t0 )) s after SIGTERM"
-  if [ "${!stv}" != 0 ]; then
-    failures+=("$name: nbdkit exited with status ${!stv} on SIGTERM under load")
+  st=${NBDKIT_STATUS[$name]}
+  echo "$name: nbdkit exited with $st $(( $(date +%s) - t0 )) s after SIGTERM"
+  if [ "$st" != 0 ]; then
+    failures+=("$name: nbdkit exited with status $st on SIGTERM under load")
     grep -q "raw_send_socket: Assertion" "$TESTDIR/$name.log" &&
       failures+=("$name: it is the nbdkit $nbdkit_version bug RHBZ#2173054 again")
   fi
@@ -219,6 +214,8 @@ done
 # ---- B. under valgrind ----------------------------------------------------------
 if ! command -v valgrind >/dev/null; then
   echo "NOTE: no valgrind: part B skipped"
+elif [ -n "$CFQ_SAN_RUNTIME" ]; then
+  echo "NOTE: a sanitizer build, which valgrind cannot run: part B skipped"
 else
   for sch in "${scheds[@]}"; do
     part_b "vg${sch:+_$sch}" "$sch"

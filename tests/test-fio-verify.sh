@@ -67,13 +67,13 @@ start_nbdkit srv -- file="$TESTDIR/disk.img" scheduler=fifo
 
 # ---- 1. queue depths ----------------------------------------------------------
 for qd in 1 8 32; do
-  fio_run "qd$qd" "$srv_uri" --rw=randwrite --bs=4k --iodepth="$qd" \
+  fio_run "qd$qd" "${NBDKIT_URI[srv]}" --rw=randwrite --bs=4k --iodepth="$qd" \
     --size=32M --offset=$(( (qd % 2) * (32 << 20) ))
   fio_check "qd$qd" verify
 done
 
 # ---- 2. mixed sizes, 4 connections, flushes ----------------------------------
-fio_run mixed "$srv_uri" --rw=randwrite --bsrange=512-128k \
+fio_run mixed "${NBDKIT_URI[srv]}" --rw=randwrite --bsrange=512-128k \
   --blockalign=512 --iodepth=16 --numjobs=4 --size=16M \
   --offset_increment=16M --fsync=16 --group_reporting=0
 fio_check mixed verify
@@ -84,24 +84,23 @@ if plugin_is_ours; then
                sed -n 's/^cfq_schedulers=//p' | tr ',' ' '); do
     [ "$sch" != fifo ] || continue
     start_nbdkit "s_$sch" -- file="$TESTDIR/disk.img" scheduler="$sch"
-    urlv=s_${sch}_uri
-    fio_run "mixed_$sch" "${!urlv}" --rw=randwrite --bsrange=512-128k \
+    fio_run "mixed_$sch" "${NBDKIT_URI[s_$sch]}" --rw=randwrite --bsrange=512-128k \
       --blockalign=512 --iodepth=16 --numjobs=4 --size=16M \
       --offset_increment=16M --fsync=16 --group_reporting=0
     fio_check "mixed_$sch" verify
     stop_nbdkit "s_$sch"
-    stv=s_${sch}_status
-    [ "${!stv}" = 0 ] || fail "nbdkit (scheduler=$sch) exited with ${!stv}"
+    [ "${NBDKIT_STATUS[s_$sch]}" = 0 ] ||
+      fail "nbdkit (scheduler=$sch) exited with ${NBDKIT_STATUS[s_$sch]}"
   done
 fi
 
 # ---- 3. persistence across a server restart --------------------------------
-fio_run persist "$srv_uri" --rw=randwrite --bs=8k --iodepth=32 --size=$size
+fio_run persist "${NBDKIT_URI[srv]}" --rw=randwrite --bs=8k --iodepth=32 --size=$size
 fio_check persist verify
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 start_nbdkit srv2 -- file="$TESTDIR/disk.img"
-fio_run persist2 "$srv2_uri" --rw=randwrite --bs=8k --iodepth=32 --size=$size \
+fio_run persist2 "${NBDKIT_URI[srv2]}" --rw=randwrite --bs=8k --iodepth=32 --size=$size \
   --verify_only=1
 fio_check persist2 verify-only
 
@@ -112,7 +111,7 @@ old=$(od -An -tx1 -j $off -N1 "$TESTDIR/disk.img" | tr -d ' ')
 printf "\\x$(printf %02x $(( 0x$old ^ 0xff )))" |
   dd of="$TESTDIR/disk.img" bs=1 seek=$off conv=notrunc status=none
 start_nbdkit srv3 -- file="$TESTDIR/disk.img"
-fio_run neg "$srv3_uri" --rw=randwrite --bs=8k --iodepth=32 --size=$size \
+fio_run neg "${NBDKIT_URI[srv3]}" --rw=randwrite --bs=8k --iodepth=32 --size=$size \
   --verify_only=1
 [ "$FIO_RC" != 0 ] || fail "negative control: fio did not see a flipped byte"
 grep -qi 'verify\|crc32c\|bad' "$TESTDIR/neg.out" ||

@@ -85,9 +85,9 @@ EOF
 }
 
 start_nbdkit ro -r -- file="$TESTDIR/disk.img"
-check_ro "$ro_sock" "$TESTDIR/disk.img" || fail "read-only checks failed"
+check_ro "${NBDKIT_SOCK[ro]}" "$TESTDIR/disk.img" || fail "read-only checks failed"
 stop_nbdkit ro
-[ "$ro_status" = 0 ] || fail "nbdkit exited with status $ro_status"
+[ "${NBDKIT_STATUS[ro]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[ro]}"
 [ "$(sha256sum <"$TESTDIR/disk.img")" = "$sum" ] ||
   fail "the file changed under a read-only server"
 echo "== nbdkit -r: OK"
@@ -105,17 +105,17 @@ if (: >>"$TESTDIR/ro/disk.img") 2>/dev/null; then
   fail "the read-only bind mount is writable: broken set-up"
 fi
 start_nbdkit rofs -r -- file="$TESTDIR/ro/disk.img"
-check_ro "$rofs_sock" "$TESTDIR/ro/disk.img" ||
+check_ro "${NBDKIT_SOCK[rofs]}" "$TESTDIR/ro/disk.img" ||
   fail "read-only checks failed on a read-only mount"
 stop_nbdkit rofs
-[ "$rofs_status" = 0 ] || fail "nbdkit exited with status $rofs_status"
+[ "${NBDKIT_STATUS[rofs]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[rofs]}"
 echo "== nbdkit -r on a read-only mount: OK"
 
 if plugin_is_ours; then
   start_nbdkit rofs2 -- file="$TESTDIR/ro/disk.img"
-  check_ro "$rofs2_sock" "$TESTDIR/ro/disk.img" ||
+  check_ro "${NBDKIT_SOCK[rofs2]}" "$TESTDIR/ro/disk.img" ||
     fail "no -r, read-only mount: the export is not read-only"
   stop_nbdkit rofs2
-  [ "$rofs2_status" = 0 ] || fail "nbdkit exited with status $rofs2_status"
+  [ "${NBDKIT_STATUS[rofs2]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[rofs2]}"
   echo "== read-only mount without -r: served read-only"
 fi

@@ -32,13 +32,12 @@ shadow_run ()
   make_image "$TESTDIR/disk.img" $size
   cp "$TESTDIR/disk.img" "$TESTDIR/disk.orig"
   start_nbdkit "$name" -- file="$TESTDIR/disk.img" "$@"
-  local sockv=${name}_sock
   "$SHADOW" -u -s "$seed" -n "$ops" -i "$TESTDIR/disk.orig" \
-    -o "$TESTDIR/back.img" "${!sockv}" || rc=$?
+    -o "$TESTDIR/back.img" "${NBDKIT_SOCK[$name]}" || rc=$?
   stop_nbdkit "$name"
-  local stv=${name}_status
   [ "$rc" = 0 ] || fail "$name: shadow failed (exit $rc), seed $seed"
-  [ "${!stv}" = 0 ] || fail "$name: nbdkit exited with status ${!stv}"
+  [ "${NBDKIT_STATUS[$name]}" = 0 ] ||
+    fail "$name: nbdkit exited with status ${NBDKIT_STATUS[$name]}"
   cmp "$TESTDIR/disk.img" "$TESTDIR/back.img" ||
     fail "$name: the file differs from what the server returned"
   echo "== $name: OK"
@@ -74,16 +73,16 @@ hot_run ()
 }
 make_image "$TESTDIR/disk.img" $size
 start_nbdkit hot -- file="$TESTDIR/disk.img"
-hot_run hot "$hot_sock" 12
+hot_run hot "${NBDKIT_SOCK[hot]}" 12
 stop_nbdkit hot
-[ "$hot_status" = 0 ] || fail "hot: nbdkit exited with status $hot_status"
+[ "${NBDKIT_STATUS[hot]}" = 0 ] || fail "hot: nbdkit exited with status ${NBDKIT_STATUS[hot]}"
 
 # ---- 2. negative controls ---------------------------------------------------
 # (a) The client drops its own write #900 of ~940 (one connection: deterministic).
 make_image "$TESTDIR/disk.img" $size
 start_nbdkit neg -- file="$TESTDIR/disk.img"
 rc=0
-"$SHADOW" -u -s 11 -c 1 -n 3000 --lose-write 900 "$neg_sock" \
+"$SHADOW" -u -s 11 -c 1 -n 3000 --lose-write 900 "${NBDKIT_SOCK[neg]}" \
   >"$TESTDIR/neg.out" 2>&1 || rc=$?
 cat "$TESTDIR/neg.out"
 stop_nbdkit neg
@@ -206,13 +205,13 @@ plugin_is_ours || { blkopts=(--filter=blocksize); blkparams=(minblock=512); }
 start_nbdkit blk "${blkopts[@]}" -- file="$blkdev" "${blkparams[@]}"
 rc=0
 "$SHADOW" -u -s 4 -n "$ops" -i "$TESTDIR/blk.orig" -o "$TESTDIR/back.img" \
-  "$blk_sock" || rc=$?
+  "${NBDKIT_SOCK[blk]}" || rc=$?
 [ "$rc" = 0 ] || fail "block device: shadow failed (exit $rc), seed 4"
 cp "$TESTDIR/back.img" "$TESTDIR/back.first"
-hot_run blk "$blk_sock" 13
+hot_run blk "${NBDKIT_SOCK[blk]}" 13
 stop_nbdkit blk
 [ "$rc" = 0 ] || fail "block device: shadow failed (exit $rc), seed 4"
-[ "$blk_status" = 0 ] || fail "block device: nbdkit exited with $blk_status"
+[ "${NBDKIT_STATUS[blk]}" = 0 ] || fail "block device: nbdkit exited with ${NBDKIT_STATUS[blk]}"
 loop_detach "$blkdev" "$TESTDIR/blk.img"
 # The hot run changed [4096, +65536) after the read-back: compare the rest.
 cmp -n 4096 "$TESTDIR/blk.img" "$TESTDIR/back.first" &&

@@ -125,18 +125,17 @@ for mode in cfq fifo loop; do
     name=${mode}_$phase
     start_nbdkit "$name" -v "${extra[@]}" -D "cfq.$inj" -- \
       file="$TESTDIR/disk.img" scheduler=$sch
-    sockv=${name}_sock
     rc=0
-    client "${!sockv}" $phase || rc=$?
+    client "${NBDKIT_SOCK[$name]}" $phase || rc=$?
     stop_nbdkit "$name" 2>/dev/null
     log=$TESTDIR/$name.log
-    stv=${name}_status
+    st=${NBDKIT_STATUS[$name]}
     injected=$(grep -c "injected io_uring_submit failure" "$log" || true)
     errs=$(grep -c "cfq: io_uring_submit: " "$log" || true)
-    echo "-- $mode $phase ($inj): client rc $rc, $injected injected, $errs error lines, exit ${!stv}"
+    echo "-- $mode $phase ($inj): client rc $rc, $injected injected, $errs error lines, exit $st"
     bad=()
     [ "$rc" = 0 ] || bad+=("the client's assertions failed")
-    [ "${!stv}" = 0 ] || bad+=("nbdkit exited with ${!stv}")
+    [ "$st" = 0 ] || bad+=("nbdkit exited with $st")
     case $phase in
       A)
         [ "$injected" = 30 ] || bad+=("$injected failures injected, want 30")

@@ -31,17 +31,16 @@ odirect_ok ()
 # check_on NAME DIR SEED
 check_on ()
 {
-  local name=$1 dir=$2 seed=$3 rc=0 stv
+  local name=$1 dir=$2 seed=$3 rc=0
   make_image "$dir/disk.img" $size
   cp "$dir/disk.img" "$TESTDIR/disk.orig"
   start_nbdkit "$name" -- file="$dir/disk.img"
-  local sockv=${name}_sock
   "$SHADOW" -u -s "$seed" -n "$ops" -i "$TESTDIR/disk.orig" \
-    -o "$TESTDIR/back.img" "${!sockv}" || rc=$?
+    -o "$TESTDIR/back.img" "${NBDKIT_SOCK[$name]}" || rc=$?
   stop_nbdkit "$name"
-  stv=${name}_status
   [ "$rc" = 0 ] || fail "$name: shadow failed (exit $rc), seed $seed"
-  [ "${!stv}" = 0 ] || fail "$name: nbdkit exited with status ${!stv}"
+  [ "${NBDKIT_STATUS[$name]}" = 0 ] ||
+    fail "$name: nbdkit exited with status ${NBDKIT_STATUS[$name]}"
   cmp "$dir/disk.img" "$TESTDIR/back.img" ||
     fail "$name: the file differs from what the server returned"
   rm -f "$dir/disk.img"

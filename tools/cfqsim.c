@@ -1275,7 +1275,7 @@ main (int argc, char **argv)
   };
   const char *duration = NULL, *seed = NULL;
   bool list_models = false;
-  struct cfg *c;
+  static struct cfg *c;         /* static: die_at() exits from anywhere */
   char *text, want[96];
   size_t len;
   int ch;

@@ -55,8 +55,10 @@ heartbeat() {
   while sleep 30; do
     line=
     for i in $(seq 0 $((nexp - 1))); do
-      set -- $(cat "/sys/block/nbd$i/stat" 2>/dev/null)
-      [ $# -ge 9 ] && line="$line nbd$i: r=$1 w=$5 inflight=$9"
+      # Fields 1, 5 and 9: reads and writes completed, requests in flight.
+      read -r rd _ _ _ wr _ _ _ inflight _ 2>/dev/null \
+        <"/sys/block/nbd$i/stat" || continue
+      [ -n "$inflight" ] && line="$line nbd$i: r=$rd w=$wr inflight=$inflight"
     done
     echo "cfq-guest: [$(t)s] heartbeat:$line"
   done

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # tests/kernel/init.sh: /init of the check-kernel VM (runs as pid 1 under
 # the initramfs's static busybox).
 #
@@ -53,14 +54,16 @@ mount -t tmpfs tmpfs /newroot/tmp || die "mount /tmp"
 # the kernel then gives it 127.0.0.1, where nbdkit listens.
 ip link set lo up || die "ip link set lo up"
 
+# The CFQ_NAME=VALUE words for the test's environment collect in "$@".
 test=
+set --
 for w in $(cat /proc/cmdline); do
   case "$w" in
     cfqtest=*) test=${w#cfqtest=} ;;
     cfq*=*)
       name=${w%%=*}
       name=CFQ_$(echo "${name#cfq}" | tr a-z A-Z)
-      export "$name=${w#*=}"
+      set -- "$@" "$name=${w#*=}"
       ;;
   esac
 done
@@ -84,7 +87,7 @@ cd /newroot || die "cd /newroot"
 exec chroot /newroot /usr/bin/env -i \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   HOME=/root TERM=dumb LANG=C.UTF-8 \
-  CFQ_TEST="$test" $(env | grep '^CFQ_') \
+  CFQ_TEST="$test" "$@" \
   /bin/sh -c '
     /bin/sh "$CFQ_TEST"
     echo "cfq-init: test exited $? at $(cut -d" " -f1 /proc/uptime)s"

@@ -900,6 +900,7 @@ main (int argc, char *argv[])
       exit (2);
     }
   }
+  free (back);
   for (uint64_t i = 0; i < region_len; i++)
     unknown += !known[i];
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/sim/functions.sh: helpers for the tests/test-sim-*.sh scenario tests.
 #
 # Each scenario runs tools/cfqsim --json on a scenario in tests/sim/ (the

@@ -11,11 +11,11 @@
 #ifndef CFQ_HARNESS_H
 #define CFQ_HARNESS_H
 
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "cfq.h"
 #include "sched.h"
 
@@ -73,7 +73,7 @@ h_init (struct harness *h, unsigned dev_depth)
 {
   memset (h, 0, sizeof *h);
   h->s = sched_create (&cfq_ops);
-  assert (h->s);
+  CHECK (h->s);
   h->dev_depth = dev_depth;
   h->seed = 12345;
 }
@@ -84,9 +84,9 @@ h_client (struct harness *h, struct sched_group *g, enum sched_class cls,
 {
   struct h_client *c = &h->c[h->nclients++];
 
-  assert (h->nclients <= H_MAXC);
+  CHECK_LE (h->nclients, H_MAXC);
   c->q = sched_queue_new (h->s, g, cls, level);
-  assert (c->q);
+  CHECK (c->q);
   c->depth = 1;
   c->cost = 1 * MS;
   c->len = 4096;
@@ -105,7 +105,7 @@ h_issue (struct harness *h, struct h_client *c)
 
   for (i = 0; i < H_MAXRQ && c->used[i]; i++)
     ;
-  assert (i < H_MAXRQ);
+  CHECK_LT (i, H_MAXRQ);
   c->used[i] = true;
   memset (&c->rqs[i], 0, sizeof c->rqs[i]);
   c->rqs[i].q = c->q;
@@ -177,7 +177,7 @@ h_run (struct harness *h, uint64_t until)
       struct rq *r = sched_dispatch (h->s, h->now, &next);
       if (!r) {
         if (sched_has_work (h->s))
-          assert (next > h->now);
+          CHECK_GT (next, h->now);
         deadline = next;
         break;
       }

@@ -19,6 +19,8 @@
  * status 1 (not abort: the runner reports it as a failure, and no core
  * file is left behind).  check_count says how many checks ran, so a test
  * can end with check_done () and its log shows that it did something.
+ * A libFuzzer target defines CHECK_FAIL_ABORT first: there a failure must
+ * abort, which libFuzzer reports as a crash and keeps the input of.
  */
 #ifndef CFQ_TEST_CHECK_H
 #define CFQ_TEST_CHECK_H
@@ -32,12 +34,35 @@
 static unsigned long check_count;
 
 static inline void __attribute__ ((noreturn))
+check_exit_ (void)
+{
+  fflush (stderr);
+#ifdef CHECK_FAIL_ABORT
+  abort ();
+#else
+  exit (1);
+#endif
+}
+
+static inline void __attribute__ ((noreturn))
 check_fail_ (const char *file, int line, const char *expr, const char *vals)
 {
   fprintf (stderr, "%s:%d: check failed: %s%s%s%s\n", file, line, expr,
            vals ? " (" : "", vals ? vals : "", vals ? ")" : "");
-  fflush (stderr);
-  exit (1);
+  check_exit_ ();
+}
+
+/* Strings are printed whole: an error message is often what differs. */
+static inline void __attribute__ ((noreturn))
+check_fail_str_ (const char *file, int line, const char *expr,
+                 const char *a, const char *b)
+{
+  const char *qa = a ? "\"" : "", *qb = b ? "\"" : "";
+
+  fprintf (stderr, "%s:%d: check failed: %s (%s%s%s vs %s%s%s)\n",
+           file, line, expr, qa, a ? a : "(null)", qa,
+           qb, b ? b : "(null)", qb);
+  check_exit_ ();
 }
 
 static inline void
@@ -125,13 +150,9 @@ check_fmt_p_ (char *buf, size_t len, const void *v)
   do {                                                                  \
     const char *check_a_ = (a), *check_b_ = (b);                        \
     check_count++;                                                      \
-    if (!check_a_ || !check_b_ || strcmp (check_a_, check_b_) != 0) {  \
-      char check_v_[512];                                               \
-      snprintf (check_v_, sizeof check_v_, "\"%s\" vs \"%s\"",          \
-                check_a_ ? check_a_ : "(null)",                         \
-                check_b_ ? check_b_ : "(null)");                        \
-      check_fail_ (__FILE__, __LINE__, #a " == " #b, check_v_);         \
-    }                                                                   \
+    if (!check_a_ || !check_b_ || strcmp (check_a_, check_b_) != 0)    \
+      check_fail_str_ (__FILE__, __LINE__, #a " == " #b,                \
+                       check_a_, check_b_);                             \
   } while (0)
 
 #define CHECK_NEAR(a, b, tol)                                           \

@@ -18,12 +18,12 @@
  *
  * Usage: test-cfq-fuzz [SEEDS [FIRST]]   (default 2000 seeds)
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "cfq.h"
 #include "sched.h"
 
@@ -85,8 +85,9 @@ set_random_tunable (struct sched *s)
   unsigned i = rnd (sizeof opts / sizeof opts[0]);
   uint64_t v = opts[i].v[rnd (4)], back;
 
-  assert (sched_set (s, opts[i].k, v) == 0);
-  assert (sched_get (s, opts[i].k, &back) == 0 && back == v);
+  CHECK_EQ (sched_set (s, opts[i].k, v), 0);
+  CHECK_EQ (sched_get (s, opts[i].k, &back), 0);
+  CHECK_EQ (back, v);
 }
 
 static int
@@ -108,14 +109,14 @@ run_seed (uint64_t seed)
   memset (shared_pos, 0, sizeof shared_pos);
 
   s = sched_create (&cfq_ops);
-  assert (s);
+  CHECK (s);
   for (int i = 0; i < 3; i++)
     if (rnd (2))
       set_random_tunable (s);
   ngroups = 1 + rnd (8);
   for (unsigned i = 0; i < ngroups; i++) {
     groups[i] = sched_group_new (s, "g", 100 + rnd (901));
-    assert (groups[i]);
+    CHECK (groups[i]);
   }
   nconns = 1 + rnd (rnd (2) ? 8 : MAXQ);
   for (unsigned i = 0; i < nconns; i++) {
@@ -123,7 +124,7 @@ run_seed (uint64_t seed)
       : rnd (10) < 1 ? SCHED_CLASS_IDLE : SCHED_CLASS_BE;
     conns[i].q = sched_queue_new (s, rnd (5) ? groups[rnd (ngroups)] : NULL,
                                   cls, rnd (SCHED_LEVELS));
-    assert (conns[i].q);
+    CHECK (conns[i].q);
     conns[i].alive = true;
     conns[i].pattern = rnd (3);
     conns[i].pos = (uint64_t) rnd (1 << 20) * 4096;
@@ -141,7 +142,7 @@ run_seed (uint64_t seed)
     bool progressed;
     struct rq *r;
 
-    assert (iter < 5000000);
+    CHECK_LT (iter, 5000000);
     /* Next event. */
     if (made < nreqs)
       t = next_arrival;
@@ -152,10 +153,11 @@ run_seed (uint64_t seed)
       t = deadline;
     if (t == SCHED_NEVER) {
       /* Nothing will ever happen again: must be finished. */
-      assert (done == made && made == nreqs);
+      CHECK_EQ (done, made);
+      CHECK_EQ (made, nreqs);
       break;
     }
-    assert (t >= now);
+    CHECK_GE (t, now);
     now = t;
 
     /* Completions due. */
@@ -177,7 +179,7 @@ run_seed (uint64_t seed)
         /* Everyone left: open a new connection. */
         conns[c].q = sched_queue_new (s, groups[rnd (ngroups)],
                                       SCHED_CLASS_BE, rnd (8));
-        assert (conns[c].q);
+        CHECK (conns[c].q);
         conns[c].alive = true;
       }
       q->conn = c;
@@ -205,8 +207,8 @@ run_seed (uint64_t seed)
       queued++;
       made++;
       sched_insert (s, &q->rq, now);
-      assert (q->rq.t_insert == now);
-      assert (q->rq.sq != NULL);
+      CHECK_EQ (q->rq.t_insert, now);
+      CHECK_NOTNULL (q->rq.sq);
       /* Bursty arrivals: sometimes several at once. */
       next_arrival = now + (rnd (3) ? rnd (2000) : rnd (30000)) * NSEC_PER_USEC;
       if (made == nreqs)
@@ -223,8 +225,8 @@ run_seed (uint64_t seed)
         }
       }
       if (rnd (80) == 0)
-        assert (sched_group_set_weight (s, groups[rnd (ngroups)],
-                                        100 + rnd (901)) == 0);
+        CHECK_EQ (sched_group_set_weight (s, groups[rnd (ngroups)],
+                                          100 + rnd (901)), 0);
     }
 
     /* Dispatch while the device has room. */
@@ -239,8 +241,8 @@ run_seed (uint64_t seed)
       r = sched_dispatch (s, now, &next);
       if (r) {
         struct req *q = container_of (r, struct req, rq);
-        assert (q->state == 1);
-        assert (r->t_dispatch == now);
+        CHECK_EQ (q->state, 1);
+        CHECK_EQ (r->t_dispatch, now);
         q->state = 2;
         q->done_at = now + svc;
         queued--;
@@ -252,11 +254,11 @@ run_seed (uint64_t seed)
       /* No request: the deadline must be in the future, and if work is
        * waiting with nothing in flight there must be one.
        */
-      assert (sched_has_work (s) == (queued > 0));
+      CHECK_EQ (sched_has_work (s), (queued > 0));
       if (queued > 0) {
-        assert (next == SCHED_NEVER || next > now);
+        CHECK (next == SCHED_NEVER || next > now);
         if (in_flight == 0)
-          assert (next != SCHED_NEVER);
+          CHECK_NE (next, SCHED_NEVER);
       }
       deadline = next;
       break;
@@ -265,20 +267,21 @@ run_seed (uint64_t seed)
 
     /* Liveness once arrivals stopped: bounded virtual time. */
     if (arrivals_end != SCHED_NEVER && queued > 0)
-      assert (now - arrivals_end < 120 * NSEC_PER_SEC);
+      CHECK_LT (now - arrivals_end, 120 * NSEC_PER_SEC);
     (void) last_dispatch_ok;
 
     cfq_get_stats (s, &st);
-    assert (st.rq_queued == queued);
-    assert (st.rq_in_driver == in_flight);
+    CHECK_EQ (st.rq_queued, queued);
+    CHECK_EQ (st.rq_in_driver, in_flight);
   }
 
   for (unsigned i = 0; i < nreqs; i++)
-    assert (reqs[i].state == 3);
+    CHECK_EQ (reqs[i].state, 3);
   cfq_get_stats (s, &st);
-  assert (st.inserted == nreqs && st.dispatched == nreqs
-          && st.completed == nreqs);
-  assert (!sched_has_work (s));
+  CHECK_EQ (st.inserted, nreqs);
+  CHECK_EQ (st.dispatched, nreqs);
+  CHECK_EQ (st.completed, nreqs);
+  CHECK (!sched_has_work (s));
   /* Free what is left in a random order; destroy frees the rest. */
   for (unsigned i = 0; i < nconns; i++)
     if (conns[i].alive && rnd (2)) {
@@ -311,5 +314,6 @@ main (int argc, char **argv)
     run_seed (seed);
   }
   printf ("cfq fuzz: %u seeds ok\n", seeds);
+  check_done ("test-cfq-fuzz");
   return 0;
 }

@@ -27,43 +27,51 @@ test_tunables (void)
     { "hw_tag", "mode", 2 },
   };
 
-  assert (s);
-  assert (sched_lookup ("cfq") == &cfq_ops);
-  assert (cfq_nr_tunables == sizeof want / sizeof want[0]);
+  CHECK (s);
+  CHECK_PTR_EQ (sched_lookup ("cfq"), &cfq_ops);
+  CHECK_EQ (cfq_nr_tunables, sizeof want / sizeof want[0]);
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     const struct cfq_tunable *t = cfq_tunable_lookup (want[i].k);
-    assert (t);
-    assert (strcmp (t->unit, want[i].unit) == 0);
-    assert (t->def == want[i].def);
-    assert (t->min <= t->def && t->def <= t->max);
-    assert (t->help && *t->help);
-    assert (sched_get (s, want[i].k, &v) == 0 && v == want[i].def);
+    CHECK (t);
+    CHECK_STREQ (t->unit, want[i].unit);
+    CHECK_EQ (t->def, want[i].def);
+    CHECK_LE (t->min, t->def);
+    CHECK_LE (t->def, t->max);
+    CHECK (t->help);
+    CHECK (*t->help);
+    CHECK_EQ (sched_get (s, want[i].k, &v), 0);
+    CHECK_EQ (v, want[i].def);
     /* Range errors at both ends, nothing clamped. */
     if (t->min > 0)
-      assert (sched_set (s, want[i].k, t->min - 1) == -ERANGE);
-    assert (sched_set (s, want[i].k, t->max + 1) == -ERANGE);
-    assert (sched_get (s, want[i].k, &v) == 0 && v == want[i].def);
-    assert (sched_set (s, want[i].k, t->max) == 0);
-    assert (sched_get (s, want[i].k, &v) == 0 && v == t->max);
-    assert (cfq_tunable_check (want[i].k, t->min) == 0);
+      CHECK_EQ (sched_set (s, want[i].k, t->min - 1), -ERANGE);
+    CHECK_EQ (sched_set (s, want[i].k, t->max + 1), -ERANGE);
+    CHECK_EQ (sched_get (s, want[i].k, &v), 0);
+    CHECK_EQ (v, want[i].def);
+    CHECK_EQ (sched_set (s, want[i].k, t->max), 0);
+    CHECK_EQ (sched_get (s, want[i].k, &v), 0);
+    CHECK_EQ (v, t->max);
+    CHECK_EQ (cfq_tunable_check (want[i].k, t->min), 0);
   }
-  assert (sched_set (s, "nonesuch", 1) == -ENOENT);
-  assert (sched_get (s, "nonesuch", &v) == -ENOENT);
-  assert (cfq_tunable_check ("nonesuch", 0) == -ENOENT);
-  assert (sched_set (s, "mode", 3) == -ERANGE);
-  assert (sched_set (s, "low_latency", 2) == -ERANGE);
-  assert (sched_set (s, "quantum", 0) == -ERANGE);
-  assert (sched_set (s, "group_isolation", 0) == -ERANGE);
-  assert (cfq_mode_parse ("iops", &v) == 0 && v == CFQ_MODE_IOPS);
-  assert (cfq_mode_parse ("time", &v) == 0 && v == CFQ_MODE_TIME);
-  assert (cfq_mode_parse ("auto", &v) == 0 && v == CFQ_MODE_AUTO);
-  assert (cfq_mode_parse ("fast", &v) == -EINVAL);
-  assert (strcmp (cfq_mode_name (CFQ_MODE_IOPS), "iops") == 0);
+  CHECK_EQ (sched_set (s, "nonesuch", 1), -ENOENT);
+  CHECK_EQ (sched_get (s, "nonesuch", &v), -ENOENT);
+  CHECK_EQ (cfq_tunable_check ("nonesuch", 0), -ENOENT);
+  CHECK_EQ (sched_set (s, "mode", 3), -ERANGE);
+  CHECK_EQ (sched_set (s, "low_latency", 2), -ERANGE);
+  CHECK_EQ (sched_set (s, "quantum", 0), -ERANGE);
+  CHECK_EQ (sched_set (s, "group_isolation", 0), -ERANGE);
+  CHECK_EQ (cfq_mode_parse ("iops", &v), 0);
+  CHECK_EQ (v, CFQ_MODE_IOPS);
+  CHECK_EQ (cfq_mode_parse ("time", &v), 0);
+  CHECK_EQ (v, CFQ_MODE_TIME);
+  CHECK_EQ (cfq_mode_parse ("auto", &v), 0);
+  CHECK_EQ (v, CFQ_MODE_AUTO);
+  CHECK_EQ (cfq_mode_parse ("fast", &v), -EINVAL);
+  CHECK_STREQ (cfq_mode_name (CFQ_MODE_IOPS), "iops");
   /* Bad groups and queues are refused. */
-  assert (sched_group_new (s, "x", 99) == NULL);
-  assert (sched_group_new (s, "x", 1001) == NULL);
-  assert (sched_queue_new (s, NULL, SCHED_CLASS_BE, 8) == NULL);
-  assert (sched_queue_new (s, NULL, 0, 0) == NULL);
+  CHECK_NULL (sched_group_new (s, "x", 99));
+  CHECK_NULL (sched_group_new (s, "x", 1001));
+  CHECK_NULL (sched_queue_new (s, NULL, SCHED_CLASS_BE, 8));
+  CHECK_NULL (sched_queue_new (s, NULL, 0, 0));
   sched_destroy (s);
   printf ("tunables: ok\n");
 }
@@ -87,10 +95,10 @@ test_classes (void)
   /* RT had work all along: BE got nothing until RT stopped, except what
    * was in flight when RT started (none: all start at 0).
    */
-  assert (rt->dispatched > 300);
-  assert (be->first_dispatch >= rt->last_dispatch);
+  CHECK_GT (rt->dispatched, 300);
+  CHECK_GE (be->first_dispatch, rt->last_dispatch);
   /* IDLE got the device only after BE had nothing... BE always has. */
-  assert (idle->dispatched == 0);
+  CHECK_EQ (idle->dispatched, 0);
   h_fini (&h);
 
   /* IDLE is served when the others stop. */
@@ -100,11 +108,11 @@ test_classes (void)
   be->depth = idle->depth = 4;
   be->stop = 300 * MS;
   h_run (&h, 1000 * MS);
-  assert (idle->dispatched > 0);
+  CHECK_GT (idle->dispatched, 0);
   /* ... and not before the idle-class grace after the last BE completion
    * (be->cost after its last dispatch).
    */
-  assert (idle->first_dispatch >= be->last_dispatch + be->cost + 100 * MS);
+  CHECK_GE (idle->first_dispatch, be->last_dispatch + be->cost + 100 * MS);
   h_fini (&h);
 
   /* A BE reader thinking 30 ms between requests (too long to idle for):
@@ -118,21 +126,21 @@ test_classes (void)
   be->random = true;
   be->stop = 1000 * MS;
   h_run (&h, 1500 * MS);
-  assert (be->dispatched > 20);
-  assert (idle->first_dispatch > be->last_dispatch);
+  CHECK_GT (be->dispatched, 20);
+  CHECK_GT (idle->first_dispatch, be->last_dispatch);
   h_fini (&h);
 
   /* Levels: without low_latency scaling the slices are 180 ms (level 0)
    * and 40 ms (level 7): time shares about 4.5 : 1.
    */
   h_init (&h, 1);
-  assert (sched_set (h.s, "low_latency", 0) == 0);
+  CHECK_EQ (sched_set (h.s, "low_latency", 0), 0);
   struct h_client *l0 = h_client (&h, NULL, SCHED_CLASS_BE, 0);
   struct h_client *l7 = h_client (&h, NULL, SCHED_CLASS_BE, 7);
   l0->depth = l7->depth = 8;
   h_run (&h, 5000 * MS);
-  assert (l0->dispatched > 3 * l7->dispatched);
-  assert (l7->dispatched > 0);
+  CHECK_GT (l0->dispatched, 3 * l7->dispatched);
+  CHECK_GT (l7->dispatched, 0);
   h_fini (&h);
   printf ("classes and levels: ok\n");
 }
@@ -167,43 +175,45 @@ test_idling (void)
   mkrq (&ra[0], a, 0, 4096, RQ_SYNC);
   sched_insert (s, &ra[0], 0);
   r = sched_dispatch (s, 0, &next);
-  assert (r == &ra[0]);
+  CHECK_PTR_EQ (r, &ra[0]);
   for (int i = 0; i < 4; i++) {
     mkrq (&rb[i], b, 1000000 + 8 * i, 4096, RQ_SYNC);
     sched_insert (s, &rb[i], 100 * US);
   }
   /* a's slice runs; b waits while a's request is in flight. */
-  assert (sched_dispatch (s, 100 * US, &next) == NULL);
+  CHECK_NULL (sched_dispatch (s, 100 * US, &next));
   sched_completed (s, &ra[0], 1 * MS);
   /* a is empty: the idle timer is armed, b still waits. */
-  assert (sched_dispatch (s, 1 * MS, &next) == NULL);
-  assert (next == 1 * MS + 8 * MS);
+  CHECK_NULL (sched_dispatch (s, 1 * MS, &next));
+  CHECK_EQ (next, 1 * MS + 8 * MS);
   cfq_get_stats (s, &st);
-  assert (st.idle_arms == 1);
+  CHECK_EQ (st.idle_arms, 1);
   /* a's next request arrives in the window: served right away. */
   mkrq (&ra[1], a, 8, 4096, RQ_SYNC);
   sched_insert (s, &ra[1], 3 * MS);
   r = sched_dispatch (s, 3 * MS, &next);
-  assert (r == &ra[1]);
+  CHECK_PTR_EQ (r, &ra[1]);
   sched_completed (s, &ra[1], 4 * MS);
-  assert (sched_dispatch (s, 4 * MS, &next) == NULL);
-  assert (next == 12 * MS);
+  CHECK_NULL (sched_dispatch (s, 4 * MS, &next));
+  CHECK_EQ (next, 12 * MS);
   /* Nothing comes: at the deadline the window closes and b is served. */
   r = sched_dispatch (s, next, &next);
-  assert (r && r->q == b);
+  CHECK (r);
+  CHECK_PTR_EQ (r->q, b);
   cfq_get_stats (s, &st);
-  assert (st.idle_timeouts == 1 && st.idle_hits == 1);
+  CHECK_EQ (st.idle_timeouts, 1);
+  CHECK_EQ (st.idle_hits, 1);
 
   /* slice_idle=0: no idling at all, b keeps the disk. */
-  assert (sched_set (s, "slice_idle", 0) == 0);
-  assert (sched_set (s, "group_idle", 0) == 0);
+  CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
+  CHECK_EQ (sched_set (s, "group_idle", 0), 0);
   for (int i = 1; i < 4; i++) {
     r = sched_dispatch (s, 13 * MS, &next);
-    assert (r == &rb[i]);
+    CHECK_PTR_EQ (r, &rb[i]);
   }
   for (int i = 0; i < 4; i++)
     sched_completed (s, &rb[i], 14 * MS);
-  assert (!sched_has_work (s));
+  CHECK (!sched_has_work (s));
   sched_queue_free (s, a);
   sched_queue_free (s, b);
   sched_destroy (s);
@@ -228,26 +238,27 @@ test_group_idle_and_idle_class (void)
   uint64_t next;
   struct rq *r;
 
-  assert (sched_set (s, "slice_idle", 0) == 0);
-  assert (sched_set (s, "group_idle", 5 * MS) == 0);
-  assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
+  CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
+  CHECK_EQ (sched_set (s, "group_idle", 5 * MS), 0);
+  CHECK_EQ (sched_set (s, "mode", CFQ_MODE_TIME), 0);
   mkrq (&ra[0], a1, 0, 65536, RQ_SYNC);
   sched_insert (s, &ra[0], 0);
   r = sched_dispatch (s, 0, &next);
-  assert (r == &ra[0]);
+  CHECK_PTR_EQ (r, &ra[0]);
   for (int i = 0; i < 2; i++) {
     mkrq (&rb[i], b1, 90000000 + 128 * i, 65536, RQ_SYNC);
     sched_insert (s, &rb[i], 100);
   }
   sched_completed (s, &ra[0], 1 * MS);
   /* a1 is its group's only queue: the group idle timer holds the disk. */
-  assert (sched_dispatch (s, 1 * MS, &next) == NULL);
-  assert (next == 6 * MS);
+  CHECK_NULL (sched_dispatch (s, 1 * MS, &next));
+  CHECK_EQ (next, 6 * MS);
   cfq_get_stats (s, &st);
-  assert (st.group_idle_arms == 1 && st.idle_arms == 0);
+  CHECK_EQ (st.group_idle_arms, 1);
+  CHECK_EQ (st.idle_arms, 0);
   mkrq (&ra[1], a1, 128, 65536, RQ_SYNC);
   sched_insert (s, &ra[1], 3 * MS);
-  assert (sched_dispatch (s, 3 * MS, &next) == &ra[1]);
+  CHECK_PTR_EQ (sched_dispatch (s, 3 * MS, &next), &ra[1]);
   sched_completed (s, &ra[1], 4 * MS);
   /* The window armed for a1 holds even though a2 (same group, a queue
    * that does not idle) and b have work; at its end the disk moves on.
@@ -255,43 +266,44 @@ test_group_idle_and_idle_class (void)
   a2 = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);
   mkrq (&rc, a2, 50000000, 65536, RQ_SYNC);
   sched_insert (s, &rc, 4 * MS);
-  assert (sched_dispatch (s, 4 * MS, &next) == NULL);
-  assert (next == 9 * MS);
+  CHECK_NULL (sched_dispatch (s, 4 * MS, &next));
+  CHECK_EQ (next, 9 * MS);
   r = sched_dispatch (s, next, &next);
-  assert (r && r != &ra[1]);
+  CHECK (r);
+  CHECK_PTR_NE (r, &ra[1]);
   while (r) {
     sched_completed (s, r, next = 10 * MS);
     r = sched_dispatch (s, 10 * MS, &next);
     if (!r && sched_has_work (s)) {
-      assert (next != SCHED_NEVER);
+      CHECK_NE (next, SCHED_NEVER);
       r = sched_dispatch (s, next, &next);
     }
   }
-  assert (!sched_has_work (s));
+  CHECK (!sched_has_work (s));
 
   /* IDLE class: one request in flight at a time, no idle window after. */
-  assert (sched_set (s, "slice_idle", 8 * MS) == 0);
+  CHECK_EQ (sched_set (s, "slice_idle", 8 * MS), 0);
   id = sched_queue_new (s, NULL, SCHED_CLASS_IDLE, 0);
   for (int i = 0; i < 3; i++) {
     mkrq (&ri[i], id, 8 * i, 4096, RQ_SYNC);
     sched_insert (s, &ri[i], 1000 * MS);
   }
   r = sched_dispatch (s, 1000 * MS, &next);
-  assert (r == &ri[0]);
-  assert (sched_dispatch (s, 1000 * MS, &next) == NULL);
+  CHECK_PTR_EQ (r, &ri[0]);
+  CHECK_NULL (sched_dispatch (s, 1000 * MS, &next));
   sched_completed (s, r, 1001 * MS);
   cfq_get_stats (s, &st);
   uint64_t arms = st.idle_arms + st.group_idle_arms;
   r = sched_dispatch (s, 1001 * MS, &next);
-  assert (r == &ri[1]);
+  CHECK_PTR_EQ (r, &ri[1]);
   sched_completed (s, r, 1002 * MS);
   r = sched_dispatch (s, 1002 * MS, &next);
-  assert (r == &ri[2]);
+  CHECK_PTR_EQ (r, &ri[2]);
   sched_completed (s, r, 1003 * MS);
   cfq_get_stats (s, &st);
-  assert (st.idle_arms + st.group_idle_arms == arms);
-  assert (sched_dispatch (s, 1003 * MS, &next) == NULL);
-  assert (next == SCHED_NEVER);
+  CHECK_EQ (st.idle_arms + st.group_idle_arms, arms);
+  CHECK_NULL (sched_dispatch (s, 1003 * MS, &next));
+  CHECK_EQ (next, SCHED_NEVER);
   sched_queue_free (s, a1);
   sched_queue_free (s, a2);
   sched_queue_free (s, b1);
@@ -312,7 +324,7 @@ mean_run (unsigned low_latency)
   unsigned runs = 1;
 
   h_init (&h, 1);
-  assert (sched_set (h.s, "low_latency", low_latency) == 0);
+  CHECK_EQ (sched_set (h.s, "low_latency", low_latency), 0);
   for (int i = 0; i < 8; i++)
     h_client (&h, NULL, SCHED_CLASS_BE, 4)->depth = 2;
   h_run (&h, 5000 * MS);
@@ -333,30 +345,32 @@ test_low_latency (void)
   uint64_t next;
 
   printf ("turn length: low_latency=1 %.1f ms, 0 %.1f ms\n", r1, r0);
-  assert (r1 > 30 && r1 < 50);
-  assert (r0 > 90 && r0 < 115);
+  CHECK_GT (r1, 30);
+  CHECK_LT (r1, 50);
+  CHECK_GT (r0, 90);
+  CHECK_LT (r0, 115);
 
-  assert (sched_set (s, "slice_idle", 0) == 0);
-  assert (sched_set (s, "group_idle", 0) == 0);
+  CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
+  CHECK_EQ (sched_set (s, "group_idle", 0), 0);
   mkrq (&r, rd, 0, 4096, RQ_SYNC);
   sched_insert (s, &r, 0);
-  assert (sched_dispatch (s, 0, &next) == &r);
+  CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &r);
   sched_completed (s, &r, 200 * MS);    /* 200 ms > fifo_expire_sync */
   for (int i = 0; i < 4; i++) {
     mkrq (&w[i], wr, 1000 + 8 * i, 4096, 0);
     sched_insert (s, &w[i], 200 * MS);
   }
-  assert (sched_dispatch (s, 200 * MS, &next) == &w[0]);
-  assert (sched_dispatch (s, 200 * MS, &next) == NULL);
-  assert (next == 300 * MS);
-  assert (sched_dispatch (s, 300 * MS, &next) == NULL);
-  assert (next == 400 * MS);
-  assert (sched_dispatch (s, 400 * MS, &next) == &w[1]);
-  assert (sched_dispatch (s, 400 * MS, &next) == NULL);
+  CHECK_PTR_EQ (sched_dispatch (s, 200 * MS, &next), &w[0]);
+  CHECK_NULL (sched_dispatch (s, 200 * MS, &next));
+  CHECK_EQ (next, 300 * MS);
+  CHECK_NULL (sched_dispatch (s, 300 * MS, &next));
+  CHECK_EQ (next, 400 * MS);
+  CHECK_PTR_EQ (sched_dispatch (s, 400 * MS, &next), &w[1]);
+  CHECK_NULL (sched_dispatch (s, 400 * MS, &next));
   /* Without low_latency no ramp: the rest goes at once. */
-  assert (sched_set (s, "low_latency", 0) == 0);
-  assert (sched_dispatch (s, 400 * MS, &next) == &w[2]);
-  assert (sched_dispatch (s, 400 * MS, &next) == &w[3]);
+  CHECK_EQ (sched_set (s, "low_latency", 0), 0);
+  CHECK_PTR_EQ (sched_dispatch (s, 400 * MS, &next), &w[2]);
+  CHECK_PTR_EQ (sched_dispatch (s, 400 * MS, &next), &w[3]);
   for (int i = 0; i < 4; i++)
     sched_completed (s, &w[i], 500 * MS);
   sched_queue_free (s, rd);
@@ -386,13 +400,13 @@ test_fifo (void)
     }
     r = sched_dispatch (s, t, &next);
     if (expired)
-      assert (r == &far);
+      CHECK_PTR_EQ (r, &far);
     else
-      assert (r == &near[0]);
+      CHECK_PTR_EQ (r, &near[0]);
     /* Only once per slice: the rest in sector order. */
     for (int i = expired ? 0 : 1; i < 4; i++) {
       r = sched_dispatch (s, t, &next);
-      assert (r == &near[i]);
+      CHECK_PTR_EQ (r, &near[i]);
     }
     sched_queue_free (s, a);
     sched_destroy (s);
@@ -413,11 +427,11 @@ back_seek_pick (uint64_t penalty, uint64_t max_kib)
   struct rq *r;
   int pick;
 
-  assert (sched_set (s, "back_seek_penalty", penalty) == 0);
-  assert (sched_set (s, "back_seek_max", max_kib) == 0);
+  CHECK_EQ (sched_set (s, "back_seek_penalty", penalty), 0);
+  CHECK_EQ (sched_set (s, "back_seek_max", max_kib), 0);
   mkrq (&first, a, 1000, 4096, RQ_SYNC);        /* head ends at 1008 */
   sched_insert (s, &first, 0);
-  assert (sched_dispatch (s, 0, &next) == &first);
+  CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &first);
   mkrq (&back, a, 1000, 4096, RQ_SYNC);         /* 8 back */
   mkrq (&fwd, a, 1030, 4096, RQ_SYNC);          /* 22 forward */
   sched_insert (s, &back, 10);
@@ -432,10 +446,10 @@ back_seek_pick (uint64_t penalty, uint64_t max_kib)
 static void
 test_back_seek (void)
 {
-  assert (back_seek_pick (2, 16384) == -1);     /* 16 < 22 */
-  assert (back_seek_pick (4, 16384) == 1);      /* 32 > 22 */
-  assert (back_seek_pick (1, 0) == 1);          /* beyond max: wrap */
-  assert (back_seek_pick (1, 4) == -1);         /* 8 sectors = 4 KiB */
+  CHECK_EQ (back_seek_pick (2, 16384), -1);     /* 16 < 22 */
+  CHECK_EQ (back_seek_pick (4, 16384), 1);      /* 32 > 22 */
+  CHECK_EQ (back_seek_pick (1, 0), 1);          /* beyond max: wrap */
+  CHECK_EQ (back_seek_pick (1, 4), -1);         /* 8 sectors = 4 KiB */
   printf ("back seek: ok\n");
 }
 
@@ -461,14 +475,14 @@ test_preemption (void)
     mkrq (&r1[i], be, 8 * i, 4096, RQ_SYNC);
     sched_insert (s, &r1[i], 0);
   }
-  assert (sched_dispatch (s, 0, &next) == &r1[0]);
+  CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &r1[0]);
   sched_completed (s, &r1[0], 1 * MS);
-  assert (sched_dispatch (s, 1 * MS, &next) == &r1[1]);
+  CHECK_PTR_EQ (sched_dispatch (s, 1 * MS, &next), &r1[1]);
   mkrq (&r2[0], rt, 90000000, 4096, RQ_SYNC);
   sched_insert (s, &r2[0], 2 * MS);
   cfq_get_stats (s, &st);
-  assert (st.preemptions == 1);
-  assert (sched_dispatch (s, 2 * MS, &next) == &r2[0]);
+  CHECK_EQ (st.preemptions, 1);
+  CHECK_PTR_EQ (sched_dispatch (s, 2 * MS, &next), &r2[0]);
   /* A BE request does not preempt an RT slice: the RT queue waits for its
    * request in flight, then idles, and gets its next request in.
    */
@@ -476,27 +490,27 @@ test_preemption (void)
   mkrq (&r1x, be, 64, 4096, RQ_SYNC);
   sched_insert (s, &r1x, 3 * MS);
   cfq_get_stats (s, &st);
-  assert (st.preemptions == 1);
-  assert (sched_dispatch (s, 3 * MS, &next) == NULL);
+  CHECK_EQ (st.preemptions, 1);
+  CHECK_NULL (sched_dispatch (s, 3 * MS, &next));
   sched_completed (s, &r2[0], 4 * MS);
-  assert (sched_dispatch (s, 4 * MS, &next) == NULL);
-  assert (next == 12 * MS);
+  CHECK_NULL (sched_dispatch (s, 4 * MS, &next));
+  CHECK_EQ (next, 12 * MS);
   mkrq (&r2[1], rt, 90000008, 4096, RQ_SYNC);
   sched_insert (s, &r2[1], 5 * MS);
-  assert (sched_dispatch (s, 5 * MS, &next) == &r2[1]);
+  CHECK_PTR_EQ (sched_dispatch (s, 5 * MS, &next), &r2[1]);
   sched_completed (s, &r2[1], 6 * MS);
   cfq_get_stats (s, &st);
-  assert (st.preemptions == 1);
+  CHECK_EQ (st.preemptions, 1);
   /* RT idles; the BE queue still waits (RT slice not over). */
-  assert (sched_dispatch (s, 6 * MS, &next) == NULL);
-  assert (next == 14 * MS);
+  CHECK_NULL (sched_dispatch (s, 6 * MS, &next));
+  CHECK_EQ (next, 14 * MS);
   /* After the window, BE resumes where it was, in sector order. */
   r = sched_dispatch (s, next, &next);
-  assert (r == &r1[2]);
+  CHECK_PTR_EQ (r, &r1[2]);
   sched_completed (s, r, 15 * MS);
   for (int i = 0; i < 2; i++) {
     r = sched_dispatch (s, 15 * MS, &next);
-    assert (r == (i == 0 ? &r1[3] : &r1x));
+    CHECK_PTR_EQ (r, (i == 0 ? &r1[3] : &r1x));
     sched_completed (s, r, 16 * MS);
   }
   sched_queue_free (s, be);
@@ -514,26 +528,26 @@ test_preemption (void)
     mkrq (&r1[i], async, 8 * i, 4096, 0);
     sched_insert (s, &r1[i], 0);
   }
-  assert (sched_dispatch (s, 0, &next) == &r1[0]);
+  CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &r1[0]);
   mkrq (&r2[0], idle, 5000000, 4096, RQ_SYNC);
   sched_insert (s, &r2[0], 1 * MS);
   cfq_get_stats (s, &st);
-  assert (st.preemptions == 0);
+  CHECK_EQ (st.preemptions, 0);
   mkrq (&r2[1], be, 7000000, 4096, RQ_SYNC);
   sched_insert (s, &r2[1], 1 * MS);
   cfq_get_stats (s, &st);
-  assert (st.preemptions == 1);
+  CHECK_EQ (st.preemptions, 1);
   /* 2.6.36: the group resumes its saved async workload slice, so the
    * async queue is chosen again and runs dry; then its requests drain
    * (an idling sync queue waits for async in flight) and the sync
    * request goes.
    */
   for (int i = 1; i < 4; i++)
-    assert (sched_dispatch (s, 1 * MS, &next) == &r1[i]);
-  assert (sched_dispatch (s, 1 * MS, &next) == NULL);
+    CHECK_PTR_EQ (sched_dispatch (s, 1 * MS, &next), &r1[i]);
+  CHECK_NULL (sched_dispatch (s, 1 * MS, &next));
   for (int i = 0; i < 4; i++)
     sched_completed (s, &r1[i], 2 * MS);
-  assert (sched_dispatch (s, 2 * MS, &next) == &r2[1]);
+  CHECK_PTR_EQ (sched_dispatch (s, 2 * MS, &next), &r2[1]);
   sched_completed (s, &r2[1], 3 * MS);
   sched_queue_free (s, async);
   sched_queue_free (s, be);
@@ -548,9 +562,9 @@ test_preemption (void)
       next = t + 100;
     }
     else
-      assert (next != SCHED_NEVER);
+      CHECK_NE (next, SCHED_NEVER);
   }
-  assert (!sched_has_work (s));
+  CHECK (!sched_has_work (s));
   sched_destroy (s);
   /* The queue run owed to a completion goes first: the queue chosen when
    * a's request completed gets one request out before an RT request that
@@ -558,14 +572,14 @@ test_preemption (void)
    * resubmits in its completion callback) preempts it.
    */
   s = sched_create (&cfq_ops);
-  assert (sched_set (s, "slice_idle", 0) == 0);
-  assert (sched_set (s, "group_idle", 0) == 0);
+  CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
+  CHECK_EQ (sched_set (s, "group_idle", 0), 0);
   be = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   async = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);   /* a 2nd BE */
   rt = sched_queue_new (s, NULL, SCHED_CLASS_RT, 4);
   mkrq (&r2[0], be, 0, 4096, RQ_SYNC);
   sched_insert (s, &r2[0], 0);
-  assert (sched_dispatch (s, 0, &next) == &r2[0]);
+  CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &r2[0]);
   for (int i = 0; i < 2; i++) {
     mkrq (&r1[i], async, 1000000 + 8 * i, 4096, RQ_SYNC);
     sched_insert (s, &r1[i], 100);
@@ -574,14 +588,14 @@ test_preemption (void)
   mkrq (&r2[1], rt, 5000000, 4096, RQ_SYNC);
   sched_insert (s, &r2[1], 1 * MS);
   cfq_get_stats (s, &st);
-  assert (st.preemptions == 0);
-  assert (sched_dispatch (s, 1 * MS, &next) == &r1[0]);
+  CHECK_EQ (st.preemptions, 0);
+  CHECK_PTR_EQ (sched_dispatch (s, 1 * MS, &next), &r1[0]);
   cfq_get_stats (s, &st);
-  assert (st.preemptions == 1);
-  assert (sched_dispatch (s, 1 * MS, &next) == &r2[1]);
+  CHECK_EQ (st.preemptions, 1);
+  CHECK_PTR_EQ (sched_dispatch (s, 1 * MS, &next), &r2[1]);
   sched_completed (s, &r1[0], 2 * MS);
   sched_completed (s, &r2[1], 2 * MS);
-  assert (sched_dispatch (s, 2 * MS, &next) == &r1[1]);
+  CHECK_PTR_EQ (sched_dispatch (s, 2 * MS, &next), &r1[1]);
   sched_completed (s, &r1[1], 3 * MS);
   sched_queue_free (s, be);
   sched_queue_free (s, async);
@@ -609,13 +623,13 @@ test_async_must_dispatch (void)
     uint64_t next;
     struct rq *r;
 
-    assert (sched_set (s, "slice_idle", 0) == 0);
-    assert (sched_set (s, "group_idle", 0) == 0);
+    CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
+    CHECK_EQ (sched_set (s, "group_idle", 0), 0);
     w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     rd = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     mkrq (&r0, rd, 0, 4096, RQ_SYNC);
     sched_insert (s, &r0, 0);
-    assert (sched_dispatch (s, 0, &next) == &r0);
+    CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &r0);
     for (int i = 0; i < 2; i++) {
       mkrq (&wr[i], w, 1000000 + 128 * i, 65536, 0);
       sched_insert (s, &wr[i], 0);
@@ -627,15 +641,15 @@ test_async_must_dispatch (void)
     mkrq (&r1, rd, 8, 4096, RQ_SYNC);
     sched_insert (s, &r1, t);
     r = sched_dispatch (s, t, &next);
-    assert (r == &wr[0]);
+    CHECK_PTR_EQ (r, &wr[0]);
     cfq_get_stats (s, &st);
     if (expired) {
-      assert (st.fifo_expired == 1);
-      assert (st.preemptions == 0);
+      CHECK_EQ (st.fifo_expired, 1);
+      CHECK_EQ (st.preemptions, 0);
     }
     else {
-      assert (st.fifo_expired == 0);
-      assert (st.preemptions == 1);
+      CHECK_EQ (st.fifo_expired, 0);
+      CHECK_EQ (st.preemptions, 1);
     }
     /* Drain. */
     sched_completed (s, r, t + 1 * MS);
@@ -648,9 +662,9 @@ test_async_must_dispatch (void)
         next = now + 1 * MS;
       }
       else
-        assert (next != SCHED_NEVER);
+        CHECK_NE (next, SCHED_NEVER);
     }
-    assert (!sched_has_work (s));
+    CHECK (!sched_has_work (s));
     sched_queue_free (s, w);
     sched_queue_free (s, rd);
     sched_destroy (s);
@@ -673,7 +687,7 @@ longest_reader_run (uint64_t fifo_expire_async)
   struct h_client *w;
 
   h_init (&h, 1);
-  assert (sched_set (h.s, "fifo_expire_async", fifo_expire_async) == 0);
+  CHECK_EQ (sched_set (h.s, "fifo_expire_async", fifo_expire_async), 0);
   w = h_client (&h, NULL, SCHED_CLASS_BE, 4);
   w->flags = 0;
   w->depth = 32;
@@ -704,8 +718,8 @@ test_async_deadline (void)
   printf ("longest reader run between writer turns: %u ms (deadline), "
           "%u ms (fifo_expire_async=60s)\n", on, off);
   /* 250 ms deadline + 100 ms think + at most one reader slice. */
-  assert (on <= 250 + 100 + 100);
-  assert (off > on + 50);
+  CHECK_LE (on, 250 + 100 + 100);
+  CHECK_GT (off, on + 50);
   printf ("async deadline: ok\n");
 }
 
@@ -721,7 +735,7 @@ test_hw_tag (void)
 
     h_init (&h, depth);
     cfq_get_stats (h.s, &st);
-    assert (st.hw_tag == -1);
+    CHECK_EQ (st.hw_tag, -1);
     for (int i = 0; i < 4; i++) {
       struct h_client *c = h_client (&h, NULL, SCHED_CLASS_BE, 4);
       c->depth = 16;
@@ -730,8 +744,8 @@ test_hw_tag (void)
     }
     h_run (&h, 2000 * MS);
     cfq_get_stats (h.s, &st);
-    assert (st.hw_tag == (depth >= 5));
-    assert (st.hw_tag_est_depth == (depth == 1 ? 1 : st.hw_tag_est_depth));
+    CHECK_EQ (st.hw_tag, (depth >= 5));
+    CHECK_EQ (st.hw_tag_est_depth, (depth == 1 ? 1 : st.hw_tag_est_depth));
     h_fini (&h);
   }
   printf ("hw_tag: ok\n");
@@ -749,8 +763,8 @@ iops_vs_time (uint64_t mode, double *ratio)
   struct h_client *c1, *c2;
 
   h_init (&h, 1);
-  assert (sched_set (h.s, "mode", mode) == 0);
-  assert (sched_set (h.s, "slice_idle", 0) == 0);
+  CHECK_EQ (sched_set (h.s, "mode", mode), 0);
+  CHECK_EQ (sched_set (h.s, "slice_idle", 0), 0);
   g1 = sched_group_new (h.s, "cheap", 500);
   g2 = sched_group_new (h.s, "dear", 500);
   c1 = h_client (&h, g1, SCHED_CLASS_BE, 4);
@@ -772,27 +786,31 @@ test_iops_mode (void)
 
   /* auto: IOPS iff slice_idle=0 and hw_tag (unknown counts as yes). */
   cfq_get_stats (s, &st);
-  assert (!st.iops_mode);
-  assert (sched_set (s, "slice_idle", 0) == 0);
+  CHECK (!st.iops_mode);
+  CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
   cfq_get_stats (s, &st);
-  assert (st.iops_mode);
-  assert (sched_set (s, "hw_tag", 0) == 0);
+  CHECK (st.iops_mode);
+  CHECK_EQ (sched_set (s, "hw_tag", 0), 0);
   cfq_get_stats (s, &st);
-  assert (!st.iops_mode && st.hw_tag == 0);
-  assert (sched_set (s, "hw_tag", 2) == 0);
+  CHECK (!st.iops_mode);
+  CHECK_EQ (st.hw_tag, 0);
+  CHECK_EQ (sched_set (s, "hw_tag", 2), 0);
   cfq_get_stats (s, &st);
-  assert (st.iops_mode && st.hw_tag == -1);
-  assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
+  CHECK (st.iops_mode);
+  CHECK_EQ (st.hw_tag, -1);
+  CHECK_EQ (sched_set (s, "mode", CFQ_MODE_TIME), 0);
   cfq_get_stats (s, &st);
-  assert (!st.iops_mode);
+  CHECK (!st.iops_mode);
   sched_destroy (s);
 
   iops_vs_time (CFQ_MODE_TIME, &time_ratio);
   iops_vs_time (CFQ_MODE_IOPS, &iops_ratio);
   printf ("time mode: cheap/dear requests %.2f; iops mode %.2f\n",
           time_ratio, iops_ratio);
-  assert (time_ratio > 7 && time_ratio < 13);
-  assert (iops_ratio > 0.8 && iops_ratio < 1.25);
+  CHECK_GT (time_ratio, 7);
+  CHECK_LT (time_ratio, 13);
+  CHECK_GT (iops_ratio, 0.8);
+  CHECK_LT (iops_ratio, 1.25);
   printf ("iops vs time charge: ok\n");
 }
 
@@ -817,15 +835,15 @@ test_merge_split (void)
   a->cost = b->cost = 200 * US;
   h_run (&h, 1000 * MS);
   cfq_get_stats (h.s, &st);
-  assert (st.merges >= 1);
-  assert (a->last_sq == b->last_sq);
+  CHECK_GE (st.merges, 1);
+  CHECK_PTR_EQ (a->last_sq, b->last_sq);
   a->random_from = b->random_from = 1000 * MS;
   h_run (&h, 3000 * MS);
   cfq_get_stats (h.s, &st);
   printf ("merges %llu splits %llu\n", (unsigned long long) st.merges,
           (unsigned long long) st.splits);
-  assert (st.splits >= 1);
-  assert (a->last_sq != b->last_sq);
+  CHECK_GE (st.splits, 1);
+  CHECK_PTR_NE (a->last_sq, b->last_sq);
   h_fini (&h);
   printf ("merge and split: ok\n");
 }
@@ -848,7 +866,8 @@ test_group_weights (void)
   h_run (&h, 30000 * MS);
   r = (double) c1->busy_ns / (double) c2->busy_ns;
   printf ("weights 800:200 -> time %.2f\n", r);
-  assert (r > 3.5 && r < 4.5);
+  CHECK_GT (r, 3.5);
+  CHECK_LT (r, 4.5);
   h_fini (&h);
   printf ("group weights: ok\n");
 }
@@ -871,20 +890,20 @@ test_ssd_group_place (void)
   struct cfq_stats st;
   uint64_t next, va, vc;
 
-  assert (sched_set (s, "slice_idle", 0) == 0);
-  assert (sched_set (s, "group_idle", 8 * MS) == 0);
-  assert (sched_set (s, "rotational", 0) == 0);
-  assert (sched_set (s, "hw_tag", 1) == 0);
-  assert (sched_set (s, "mode", CFQ_MODE_IOPS) == 0);
+  CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
+  CHECK_EQ (sched_set (s, "group_idle", 8 * MS), 0);
+  CHECK_EQ (sched_set (s, "rotational", 0), 0);
+  CHECK_EQ (sched_set (s, "hw_tag", 1), 0);
+  CHECK_EQ (sched_set (s, "mode", CFQ_MODE_IOPS), 0);
 
   /* (1) a alone: its queue empties, no group idle window. */
   mkrq (&ra[0], a, 0, 4096, RQ_SYNC);
   sched_insert (s, &ra[0], 0);
-  assert (sched_dispatch (s, 0, &next) == &ra[0]);
+  CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &ra[0]);
   sched_completed (s, &ra[0], 1 * MS);
-  assert (sched_dispatch (s, 1 * MS, &next) == NULL);
+  CHECK_NULL (sched_dispatch (s, 1 * MS, &next));
   cfq_get_stats (s, &st);
-  assert (st.group_idle_arms == 0);
+  CHECK_EQ (st.group_idle_arms, 0);
   /* a and c busy: a's last request completes, the window holds the disk
    * for a although c has work.
    */
@@ -892,21 +911,21 @@ test_ssd_group_place (void)
   mkrq (&rc[0], c, 90000000, 4096, RQ_SYNC);
   sched_insert (s, &ra[1], 2 * MS);
   sched_insert (s, &rc[0], 2 * MS);
-  assert (sched_dispatch (s, 2 * MS, &next) == &ra[1]);
+  CHECK_PTR_EQ (sched_dispatch (s, 2 * MS, &next), &ra[1]);
   sched_completed (s, &ra[1], 3 * MS);
-  assert (sched_dispatch (s, 3 * MS, &next) == NULL);
-  assert (next == 11 * MS);
+  CHECK_NULL (sched_dispatch (s, 3 * MS, &next));
+  CHECK_EQ (next, 11 * MS);
   cfq_get_stats (s, &st);
-  assert (st.group_idle_arms == 1);
+  CHECK_EQ (st.group_idle_arms, 1);
   /* The window runs out: c gets the disk. */
-  assert (sched_dispatch (s, 11 * MS, &next) == &rc[0]);
+  CHECK_PTR_EQ (sched_dispatch (s, 11 * MS, &next), &rc[0]);
   sched_completed (s, &rc[0], 12 * MS);
-  assert (sched_dispatch (s, 12 * MS, &next) == NULL);
+  CHECK_NULL (sched_dispatch (s, 12 * MS, &next));
 
   /* (2) No idling now.  c is still the active group (nothing queued,
    * nothing to expire it for); a left the tree when its window ran out.
    */
-  assert (sched_set (s, "group_idle", 0) == 0);
+  CHECK_EQ (sched_set (s, "group_idle", 0), 0);
   va = cfq_group_vdisktime (s, ga);
   vc = cfq_group_vdisktime (s, gc);
   /* a back 9 ms after it left: it keeps its vdisktime.  2.6.36 would put
@@ -914,11 +933,11 @@ test_ssd_group_place (void)
    */
   mkrq (&ra[2], a, 16, 4096, RQ_SYNC);
   sched_insert (s, &ra[2], 20 * MS);
-  assert (cfq_group_vdisktime (s, ga) == va);
-  assert (va != vc + 200 * MS);
+  CHECK_EQ (cfq_group_vdisktime (s, ga), va);
+  CHECK_NE (va, vc + 200 * MS);
   /* c expires empty (charged 1 request at weight 100) and leaves. */
-  assert (sched_dispatch (s, 20 * MS, &next) == &ra[2]);
-  assert (cfq_group_vdisktime (s, gc) > vc);
+  CHECK_PTR_EQ (sched_dispatch (s, 20 * MS, &next), &ra[2]);
+  CHECK_GT (cfq_group_vdisktime (s, gc), vc);
   vc = cfq_group_vdisktime (s, gc);
   sched_completed (s, &ra[2], 21 * MS);
   /* c back 1 ms after it left: it keeps its place, although it is now
@@ -926,23 +945,23 @@ test_ssd_group_place (void)
    */
   mkrq (&rc[1], c, 90000008, 4096, RQ_SYNC);
   sched_insert (s, &rc[1], 21 * MS);
-  assert (cfq_group_vdisktime (s, gc) == vc);
-  assert (vc > cfq_group_vdisktime (s, ga) + 200 * MS);
+  CHECK_EQ (cfq_group_vdisktime (s, gc), vc);
+  CHECK_GT (vc, cfq_group_vdisktime (s, ga) + 200 * MS);
   /* a expires and leaves; c is served. */
-  assert (sched_dispatch (s, 21 * MS, &next) == &rc[1]);
+  CHECK_PTR_EQ (sched_dispatch (s, 21 * MS, &next), &rc[1]);
   sched_completed (s, &rc[1], 22 * MS);
   vc = cfq_group_vdisktime (s, gc);
-  assert (cfq_group_vdisktime (s, ga) < vc);
+  CHECK_LT (cfq_group_vdisktime (s, ga), vc);
   /* a back 379 ms after it left: too long, it goes to the end of the
    * tree, behind c, as in 2.6.36.
    */
   mkrq (&ra[3], a, 24, 4096, RQ_SYNC);
   sched_insert (s, &ra[3], 400 * MS);
-  assert (cfq_group_vdisktime (s, ga) == vc + 200 * MS);
-  assert (sched_dispatch (s, 400 * MS, &next) == &ra[3]);
+  CHECK_EQ (cfq_group_vdisktime (s, ga), vc + 200 * MS);
+  CHECK_PTR_EQ (sched_dispatch (s, 400 * MS, &next), &ra[3]);
   sched_completed (s, &ra[3], 401 * MS);
-  assert (sched_dispatch (s, 401 * MS, &next) == NULL);
-  assert (!sched_has_work (s));
+  CHECK_NULL (sched_dispatch (s, 401 * MS, &next));
+  CHECK (!sched_has_work (s));
 
   sched_queue_free (s, a);
   sched_queue_free (s, c);
@@ -975,10 +994,13 @@ group_counters_sum (struct sched *s, struct sched_group **g, unsigned n)
     pre += gs.preemptions;
     disp += gs.dispatched;
   }
-  assert (slices == st.slices && arms == st.idle_arms);
-  assert (garms == st.group_idle_arms && hits == st.idle_hits);
-  assert (touts == st.idle_timeouts && pre == st.preemptions);
-  assert (disp == st.dispatched);
+  CHECK_EQ (slices, st.slices);
+  CHECK_EQ (arms, st.idle_arms);
+  CHECK_EQ (garms, st.group_idle_arms);
+  CHECK_EQ (hits, st.idle_hits);
+  CHECK_EQ (touts, st.idle_timeouts);
+  CHECK_EQ (pre, st.preemptions);
+  CHECK_EQ (disp, st.dispatched);
 }
 
 static void
@@ -993,38 +1015,47 @@ test_group_counters (void)
   struct rq ra[2], rb[2];
   uint64_t next;
 
-  assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
+  CHECK_EQ (sched_set (s, "mode", CFQ_MODE_TIME), 0);
   mkrq (&ra[0], a, 0, 4096, RQ_SYNC);
   sched_insert (s, &ra[0], 0);
-  assert (sched_dispatch (s, 0, &next) == &ra[0]);
+  CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &ra[0]);
   for (int i = 0; i < 2; i++) {
     mkrq (&rb[i], b, 1000000 + 8 * i, 4096, RQ_SYNC);
     sched_insert (s, &rb[i], 100 * US);
   }
   sched_completed (s, &ra[0], 1 * MS);          /* slice starts, idles */
-  assert (sched_dispatch (s, 1 * MS, &next) == NULL);
+  CHECK_NULL (sched_dispatch (s, 1 * MS, &next));
   mkrq (&ra[1], a, 8, 4096, RQ_SYNC);
   sched_insert (s, &ra[1], 3 * MS);             /* idle hit */
-  assert (sched_dispatch (s, 3 * MS, &next) == &ra[1]);
+  CHECK_PTR_EQ (sched_dispatch (s, 3 * MS, &next), &ra[1]);
   sched_completed (s, &ra[1], 4 * MS);          /* idles again */
-  assert (sched_dispatch (s, 4 * MS, &next) == NULL && next == 12 * MS);
+  CHECK_NULL (sched_dispatch (s, 4 * MS, &next));
+  CHECK_EQ (next, 12 * MS);
   /* The window runs out at 12 ms: a's slice (1..12 ms) ends, b's starts. */
-  assert (sched_dispatch (s, 12 * MS, &next) == &rb[0]);
+  CHECK_PTR_EQ (sched_dispatch (s, 12 * MS, &next), &rb[0]);
   cfq_group_get_stats (s, g[0], &ga);
   cfq_group_get_stats (s, g[1], &gb);
-  assert (ga.slices == 1 && ga.idle_arms == 2 && ga.group_idle_arms == 0);
-  assert (ga.idle_hits == 1 && ga.idle_timeouts == 1);
-  assert (ga.dispatched == 2 && ga.used_ns == 11 * MS);
-  assert (ga.preemptions == 0);
-  assert (gb.slices == 1 && gb.dispatched == 1 && gb.idle_arms == 0);
-  assert (gb.idle_hits == 0 && gb.idle_timeouts == 0 && gb.used_ns == 0);
+  CHECK_EQ (ga.slices, 1);
+  CHECK_EQ (ga.idle_arms, 2);
+  CHECK_EQ (ga.group_idle_arms, 0);
+  CHECK_EQ (ga.idle_hits, 1);
+  CHECK_EQ (ga.idle_timeouts, 1);
+  CHECK_EQ (ga.dispatched, 2);
+  CHECK_EQ (ga.used_ns, 11 * MS);
+  CHECK_EQ (ga.preemptions, 0);
+  CHECK_EQ (gb.slices, 1);
+  CHECK_EQ (gb.dispatched, 1);
+  CHECK_EQ (gb.idle_arms, 0);
+  CHECK_EQ (gb.idle_hits, 0);
+  CHECK_EQ (gb.idle_timeouts, 0);
+  CHECK_EQ (gb.used_ns, 0);
   group_counters_sum (s, g, 2);
-  assert (sched_dispatch (s, 12 * MS, &next) == &rb[1]);
+  CHECK_PTR_EQ (sched_dispatch (s, 12 * MS, &next), &rb[1]);
   sched_completed (s, &rb[0], 13 * MS);
   sched_completed (s, &rb[1], 14 * MS);
   while (sched_dispatch (s, next, &next))
     ;
-  assert (!sched_has_work (s));
+  CHECK (!sched_has_work (s));
   group_counters_sum (s, g, 2);
   sched_queue_free (s, a);
   sched_queue_free (s, b);
@@ -1043,9 +1074,9 @@ test_group_counters (void)
   g[1] = sched_group_new (s, "b", 500);
   a = sched_queue_new (s, g[0], SCHED_CLASS_BE, 4);
   b = sched_queue_new (s, g[1], SCHED_CLASS_BE, 4);
-  assert (sched_set (s, "mode", CFQ_MODE_TIME) == 0);
-  assert (sched_set (s, "hw_tag", 1) == 0);
-  assert (sched_set (s, "slice_sync", 10 * MS) == 0);
+  CHECK_EQ (sched_set (s, "mode", CFQ_MODE_TIME), 0);
+  CHECK_EQ (sched_set (s, "hw_tag", 1), 0);
+  CHECK_EQ (sched_set (s, "slice_sync", 10 * MS), 0);
   for (int i = 0; i < 8; i++) {
     mkrq (&da[i], a, (uint64_t) i * 40000000, 4096, RQ_SYNC);
     mkrq (&db[i], b, 900000000 + (uint64_t) i * 40000000, 4096, RQ_SYNC);
@@ -1054,7 +1085,8 @@ test_group_counters (void)
   }
   while ((r = sched_dispatch (s, 0, &next)))
     out[nout++] = r;
-  assert (nout >= 2 && out[0]->q == out[nout - 1]->q);
+  CHECK_GE (nout, 2);
+  CHECK_PTR_EQ (out[0]->q, out[nout - 1]->q);
   struct sched_queue *first = out[0]->q;
   struct sched_group *gf = first == a ? g[0] : g[1];
   /* First completion at 1 ms: the slice is 1..11 ms. */
@@ -1062,22 +1094,25 @@ test_group_counters (void)
   while (nout < 16 && (r = sched_dispatch (s, 1 * MS, &next)))
     out[nout++] = r;
   for (unsigned i = 1; i < nout; i++)
-    assert (out[i]->q == first);
+    CHECK_PTR_EQ (out[i]->q, first);
   /* At 12 ms one more completes: the slice is used, the queue expires
    * with the rest in the driver.  Charged: its 10 ms slice.
    */
   sched_completed (s, out[1], 12 * MS);
   cfq_group_get_stats (s, gf, &ga);
-  assert (ga.used_ns == 10 * MS && ga.in_driver == nout - 2);
+  CHECK_EQ (ga.used_ns, 10 * MS);
+  CHECK_EQ (ga.in_driver, nout - 2);
   uint64_t vd = cfq_group_vdisktime (s, gf);
   r = sched_dispatch (s, 12 * MS, &next);
-  assert (r && r->q != first);
+  CHECK (r);
+  CHECK_PTR_NE (r->q, first);
   /* The rest complete at 20 ms: 8 ms of drain charged. */
   for (unsigned i = 2; i < nout; i++)
     sched_completed (s, out[i], 20 * MS);
   cfq_group_get_stats (s, gf, &ga);
-  assert (ga.used_ns == 18 * MS && ga.in_driver == 0);
-  assert (cfq_group_vdisktime (s, gf) > vd);
+  CHECK_EQ (ga.used_ns, 18 * MS);
+  CHECK_EQ (ga.in_driver, 0);
+  CHECK_GT (cfq_group_vdisktime (s, gf), vd);
   group_counters_sum (s, g, 2);
   sched_completed (s, r, 21 * MS);
   for (uint64_t t = 21 * MS; sched_has_work (s); t += 1 * MS)
@@ -1098,7 +1133,7 @@ test_group_counters (void)
   uint64_t used = 0;
 
   h_init (&h, 32);
-  assert (sched_set (h.s, "mode", CFQ_MODE_TIME) == 0);
+  CHECK_EQ (sched_set (h.s, "mode", CFQ_MODE_TIME), 0);
   for (int i = 0; i < 3; i++) {
     static const char *names[] = { "small", "medium", "large" };
     struct h_client *c;
@@ -1114,10 +1149,13 @@ test_group_counters (void)
   group_counters_sum (h.s, hg, 3);
   for (int i = 0; i < 3; i++) {
     cfq_group_get_stats (h.s, hg[i], &gs);
-    assert (gs.slices > 3 && gs.dispatched > 0 && gs.used_ns > 0);
+    CHECK_GT (gs.slices, 3);
+    CHECK_GT (gs.dispatched, 0);
+    CHECK_GT (gs.used_ns, 0);
     used += gs.used_ns;
   }
-  assert (used > 4500 * MS && used <= 5000 * MS + 100 * MS);
+  CHECK_GT (used, 4500 * MS);
+  CHECK_LE (used, 5000 * MS + 100 * MS);
   h_fini (&h);
   printf ("group counters: ok\n");
 }
@@ -1143,5 +1181,6 @@ main (void)
   test_group_weights ();
   test_group_counters ();
   printf ("cfq: ok\n");
+  check_done ("test-cfq");
   return 0;
 }

@@ -3,7 +3,6 @@
  * the model a good config and its overrides describe.
  */
 #include <arpa/inet.h>
-#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -39,7 +38,7 @@ load (const char *text, const char *const *ovr, uint64_t size, int *rc)
 {
   struct cfg *cfg = cfg_new (report, NULL);
 
-  assert (cfg);
+  CHECK (cfg);
   reported[0] = '\0';
   for (; ovr && *ovr; ovr += 2)
     cfg_set_override (cfg, ovr[0], ovr[1]);
@@ -155,8 +154,8 @@ test_malformed (void)
     cfg_parse (cfg, "t.conf", text, sizeof text - 1);
     rc = cfg_validate (cfg, G);
     errors (cfg, got, sizeof got);
-    assert (rc == -EINVAL);
-    assert (strcmp (got, "t.conf:4: NUL byte in line\n") == 0);
+    CHECK_EQ (rc, -EINVAL);
+    CHECK_STREQ (got, "t.conf:4: NUL byte in line\n");
     cfg_free (cfg);
   }
 
@@ -204,12 +203,12 @@ test_malformed (void)
     static const char *const o[] = { "emulate", "nvme", NULL };
     struct cfg *cfg = good (__LINE__, DEV "emulate = sata7200\n"
                             "model.ncq = 8\n[export a]\n", NULL, 4 * G);
-    assert (strcmp (cfg_model (cfg)->dev.emulate, "sata7200") == 0);
-    assert (cfg_model (cfg)->dev.nr_model == 1);
+    CHECK_STREQ (cfg_model (cfg)->dev.emulate, "sata7200");
+    CHECK_EQ (cfg_model (cfg)->dev.nr_model, 1);
     cfg_free (cfg);
     cfg = good (__LINE__, DEV "emulate = ssd\nmodel.channels = 8\n"
                 "[export a]\n", o, 4 * G);
-    assert (strcmp (cfg_model (cfg)->dev.emulate, "nvme") == 0);
+    CHECK_STREQ (cfg_model (cfg)->dev.emulate, "nvme");
     cfg_free (cfg);
   }
 
@@ -384,24 +383,25 @@ test_malformed (void)
   }
   {
     struct cfg *cfg = cfg_new (NULL, NULL);
-    assert (cfg_set_override (cfg, "weight", "5") == -ENOENT);
-    assert (cfg_set_override (cfg, "quantum", "0") == -EINVAL);
-    assert (cfg_set_override (cfg, "quantum", "4") == 0);
+    CHECK_EQ (cfg_set_override (cfg, "weight", "5"), -ENOENT);
+    CHECK_EQ (cfg_set_override (cfg, "quantum", "0"), -EINVAL);
+    CHECK_EQ (cfg_set_override (cfg, "quantum", "4"), 0);
     /* The file is fine, but the errors so far still count. */
-    assert (cfg_parse (cfg, "a.conf", DEV "[export a]\n",
-                       strlen (DEV "[export a]\n")) == -EINVAL);
-    assert (cfg_nr_errors (cfg) == 2);
+    CHECK_EQ (cfg_parse (cfg, "a.conf", DEV "[export a]\n",
+                         strlen (DEV "[export a]\n")), -EINVAL);
+    CHECK_EQ (cfg_nr_errors (cfg), 2);
     cfg_free (cfg);
   }
   /* Only one config file. */
   {
     struct cfg *cfg = cfg_new (NULL, NULL);
     const char *t = DEV "[export a]\n";
-    assert (cfg_parse (cfg, "a.conf", t, strlen (t)) == 0);
-    assert (cfg_parse (cfg, "b.conf", t, strlen (t)) == -EINVAL);
-    assert (strcmp (cfg_error (cfg, 0), "command line: more than one config"
-                    " file (a.conf, then b.conf)") == 0);
-    assert (cfg_error (cfg, 1) == NULL);
+    CHECK_EQ (cfg_parse (cfg, "a.conf", t, strlen (t)), 0);
+    CHECK_EQ (cfg_parse (cfg, "b.conf", t, strlen (t)), -EINVAL);
+    CHECK_STREQ (cfg_error (cfg, 0),
+                 "command line: more than one config"
+                 " file (a.conf, then b.conf)");
+    CHECK_NULL (cfg_error (cfg, 1));
     cfg_free (cfg);
   }
 }
@@ -409,7 +409,7 @@ test_malformed (void)
 static const struct cfg_group *
 group_of (const struct cfg_model *m, const struct cfg_export *e)
 {
-  assert (e->group < m->nr_groups);
+  CHECK_LT (e->group, m->nr_groups);
   return &m->groups[e->group];
 }
 
@@ -430,30 +430,35 @@ test_defaults (void)
   const struct cfg_model *m = cfg_model (cfg);
   const struct cfg_export *e;
 
-  assert (strcmp (cfg_device_file (cfg), "disk.img") == 0);
-  assert (strcmp (m->dev.file, "disk.img") == 0);
-  assert (m->dev.queue_depth == 32);
-  assert (m->dev.mode == CFQ_MODE_AUTO);
-  assert (m->dev.emulate == NULL);
-  assert (m->dev.nr_model == 0);
-  assert (strcmp (m->scheduler, "cfq") == 0);
-  assert (m->nr_tunables == 0);
-  assert (m->nr_groups == 1 && m->nr_exports == 1);
-  assert (strcmp (m->groups[0].name, "default") == 0);
-  assert (m->groups[0].weight == 500);
-  assert (m->groups[0].cls == SCHED_CLASS_BE);
-  assert (m->groups[0].prio == 4);
-  assert (m->groups[0].line == 0);
+  CHECK_STREQ (cfg_device_file (cfg), "disk.img");
+  CHECK_STREQ (m->dev.file, "disk.img");
+  CHECK_EQ (m->dev.queue_depth, 32);
+  CHECK_EQ (m->dev.mode, CFQ_MODE_AUTO);
+  CHECK_NULL (m->dev.emulate);
+  CHECK_EQ (m->dev.nr_model, 0);
+  CHECK_STREQ (m->scheduler, "cfq");
+  CHECK_EQ (m->nr_tunables, 0);
+  CHECK_EQ (m->nr_groups, 1);
+  CHECK_EQ (m->nr_exports, 1);
+  CHECK_STREQ (m->groups[0].name, "default");
+  CHECK_EQ (m->groups[0].weight, 500);
+  CHECK_EQ (m->groups[0].cls, SCHED_CLASS_BE);
+  CHECK_EQ (m->groups[0].prio, 4);
+  CHECK_EQ (m->groups[0].line, 0);
   e = &m->exports[0];
-  assert (strcmp (e->name, "") == 0);
-  assert (cfg_find_export (m, "") == e);
-  assert (cfg_find_export (m, "default") == NULL);
-  assert (e->group == 0 && e->file == NULL);
-  assert (e->offset == 0 && e->size == 10 * G + 512);  /* to the byte */
-  assert (!e->readonly && !e->writes_sync && e->nr_allow == 0);
-  assert (e->line == 0);
-  assert (cfg_export_allows_str (e, "192.0.2.1") == 1);
-  assert (cfg_export_allows_str (e, "unix") == 1);
+  CHECK_STREQ (e->name, "");
+  CHECK_PTR_EQ (cfg_find_export (m, ""), e);
+  CHECK_NULL (cfg_find_export (m, "default"));
+  CHECK_EQ (e->group, 0);
+  CHECK_NULL (e->file);
+  CHECK_EQ (e->offset, 0);
+  CHECK_EQ (e->size, 10 * G + 512);  /* to the byte */
+  CHECK (!e->readonly);
+  CHECK (!e->writes_sync);
+  CHECK_EQ (e->nr_allow, 0);
+  CHECK_EQ (e->line, 0);
+  CHECK_EQ (cfg_export_allows_str (e, "192.0.2.1"), 1);
+  CHECK_EQ (cfg_export_allows_str (e, "unix"), 1);
   cfg_free (cfg);
 
 }
@@ -469,7 +474,7 @@ test_cfq_table (void)
   struct sched *s = sched_create (ops);
   size_t keys = 0;
 
-  assert (s);
+  CHECK (s);
   for (size_t i = 0; i < cfq_nr_tunables; i++) {
     const struct cfq_tunable *t = &cfq_tunables[i];
     bool ns = strcmp (t->unit, "ns") == 0;
@@ -489,20 +494,22 @@ test_cfq_table (void)
                 ns ? "ns" : "");
       cfg = load (text, NULL, G, &rc);
       if (e == 2) {
-        assert (rc == -EINVAL && cfg_nr_errors (cfg) == 1);
-        assert (strstr (cfg_error (cfg, 0), "t.conf:4: ") == cfg_error (cfg, 0));
+        CHECK_EQ (rc, -EINVAL);
+        CHECK_EQ (cfg_nr_errors (cfg), 1);
+        CHECK_PTR_EQ (strstr (cfg_error (cfg, 0), "t.conf:4: "),
+                      cfg_error (cfg, 0));
         cfg_free (cfg);
         continue;
       }
-      assert (rc == 0);
-      assert (cfg_model (cfg)->nr_tunables == 1);
-      assert (strcmp (cfg_model (cfg)->tunables[0].name, t->name) == 0);
-      assert (cfg_model (cfg)->tunables[0].val == v);
-      assert (sched_set (s, t->name, v) == 0);
+      CHECK_EQ (rc, 0);
+      CHECK_EQ (cfg_model (cfg)->nr_tunables, 1);
+      CHECK_STREQ (cfg_model (cfg)->tunables[0].name, t->name);
+      CHECK_EQ (cfg_model (cfg)->tunables[0].val, v);
+      CHECK_EQ (sched_set (s, t->name, v), 0);
       cfg_free (cfg);
     }
   }
-  assert (keys == cfq_nr_tunables - 1);
+  CHECK_EQ (keys, cfq_nr_tunables - 1);
   sched_destroy (s);
 }
 
@@ -563,81 +570,105 @@ test_full (void)
 
   /* ro1 has both a file and a region: refused; drop the region. */
   cfg = load (full, NULL, 4 * G, &rc);
-  assert (rc == -EINVAL && cfg_nr_errors (cfg) == 1);
-  assert (strcmp (cfg_error (cfg, 0), "t.conf:37: export \"ro1\" has its own"
-                  " file: offset and size apply only to regions of the"
-                  " device") == 0);
+  CHECK_EQ (rc, -EINVAL);
+  CHECK_EQ (cfg_nr_errors (cfg), 1);
+  CHECK_STREQ (cfg_error (cfg, 0),
+               "t.conf:37: export \"ro1\" has its own"
+               " file: offset and size apply only to regions of the"
+               " device");
   cfg_free (cfg);
 
   char *text = strdup (full);
   char *p = strstr (text, "offset = 1G\nsize = 4K\n");
-  assert (p);
+  CHECK (p);
   memcpy (p, "#ffset = 1G\n#ize = 4K\n", 22);
   cfg = cfg_new (NULL, NULL);
-  assert (cfg_parse (cfg, "conf.d/t.conf", text, strlen (text)) == 0);
+  CHECK_EQ (cfg_parse (cfg, "conf.d/t.conf", text, strlen (text)), 0);
   free (text);
-  assert (strcmp (cfg_device_file (cfg), "conf.d/disks/disk.img") == 0);
-  assert (cfg_validate (cfg, 4 * G) == 0);
+  CHECK_STREQ (cfg_device_file (cfg), "conf.d/disks/disk.img");
+  CHECK_EQ (cfg_validate (cfg, 4 * G), 0);
   m = cfg_model (cfg);
-  assert (m);
+  CHECK (m);
 
-  assert (strcmp (m->dev.file, "conf.d/disks/disk.img") == 0);
-  assert (m->dev.queue_depth == 64);
-  assert (m->dev.mode == CFQ_MODE_IOPS);
-  assert (m->dev.emulate && strcmp (m->dev.emulate, "hdd") == 0);
-  assert (m->dev.nr_model == 2);
-  assert (strcmp (m->dev.model[0].key, "rpm") == 0);
-  assert (strcmp (m->dev.model[0].value, "7200") == 0);
-  assert (strcmp (m->dev.model[1].key, "seek_max") == 0);
-  assert (strcmp (m->dev.model[1].value, "20ms") == 0);
+  CHECK_STREQ (m->dev.file, "conf.d/disks/disk.img");
+  CHECK_EQ (m->dev.queue_depth, 64);
+  CHECK_EQ (m->dev.mode, CFQ_MODE_IOPS);
+  CHECK (m->dev.emulate);
+  CHECK_STREQ (m->dev.emulate, "hdd");
+  CHECK_EQ (m->dev.nr_model, 2);
+  CHECK_STREQ (m->dev.model[0].key, "rpm");
+  CHECK_STREQ (m->dev.model[0].value, "7200");
+  CHECK_STREQ (m->dev.model[1].key, "seek_max");
+  CHECK_STREQ (m->dev.model[1].value, "20ms");
 
-  assert (strcmp (m->scheduler, "cfq") == 0);
-  assert (m->nr_tunables == 6);
+  CHECK_STREQ (m->scheduler, "cfq");
+  CHECK_EQ (m->nr_tunables, 6);
   /* In CFQ's table order, not file order. */
-  assert (strcmp (m->tunables[0].name, "quantum") == 0);
-  assert (tunable (m, "mode") == CFQ_MODE_IOPS);       /* from [device] */
-  assert (tunable (m, "slice_idle") == 0);
-  assert (tunable (m, "slice_sync") == 50 * NSEC_PER_MSEC);
-  assert (tunable (m, "back_seek_max") == 32768);
-  assert (tunable (m, "quantum") == 16);
-  assert (tunable (m, "low_latency") == 0);
-  assert (tunable (m, "group_idle") == UINT64_MAX);
+  CHECK_STREQ (m->tunables[0].name, "quantum");
+  CHECK_EQ (tunable (m, "mode"), CFQ_MODE_IOPS);       /* from [device] */
+  CHECK_EQ (tunable (m, "slice_idle"), 0);
+  CHECK_EQ (tunable (m, "slice_sync"), 50 * NSEC_PER_MSEC);
+  CHECK_EQ (tunable (m, "back_seek_max"), 32768);
+  CHECK_EQ (tunable (m, "quantum"), 16);
+  CHECK_EQ (tunable (m, "low_latency"), 0);
+  CHECK_EQ (tunable (m, "group_idle"), UINT64_MAX);
 
-  assert (m->nr_groups == 3);
-  assert (strcmp (m->groups[0].name, "gold") == 0);
-  assert (m->groups[0].weight == 800 && m->groups[0].cls == SCHED_CLASS_RT);
-  assert (m->groups[0].prio == 0 && m->groups[0].line == 18);
-  assert (strcmp (m->groups[1].name, "bronze") == 0);
-  assert (m->groups[1].weight == 100 && m->groups[1].cls == SCHED_CLASS_IDLE);
-  assert (m->groups[1].prio == 4 && m->groups[1].line == 22);
-  assert (strcmp (m->groups[2].name, "default") == 0);   /* implicit */
-  assert (m->groups[2].weight == 500 && m->groups[2].line == 0);
+  CHECK_EQ (m->nr_groups, 3);
+  CHECK_STREQ (m->groups[0].name, "gold");
+  CHECK_EQ (m->groups[0].weight, 800);
+  CHECK_EQ (m->groups[0].cls, SCHED_CLASS_RT);
+  CHECK_EQ (m->groups[0].prio, 0);
+  CHECK_EQ (m->groups[0].line, 18);
+  CHECK_STREQ (m->groups[1].name, "bronze");
+  CHECK_EQ (m->groups[1].weight, 100);
+  CHECK_EQ (m->groups[1].cls, SCHED_CLASS_IDLE);
+  CHECK_EQ (m->groups[1].prio, 4);
+  CHECK_EQ (m->groups[1].line, 22);
+  CHECK_STREQ (m->groups[2].name, "default");   /* implicit */
+  CHECK_EQ (m->groups[2].weight, 500);
+  CHECK_EQ (m->groups[2].line, 0);
 
-  assert (m->nr_exports == 6);
+  CHECK_EQ (m->nr_exports, 6);
   e = cfg_find_export (m, "");
-  assert (e == &m->exports[0] && e->line == 25);
-  assert (strcmp (group_of (m, e)->name, "gold") == 0);
-  assert (e->offset == 0 && e->size == G && !e->file);
-  assert (!e->readonly && !e->writes_sync);
-  assert (e->nr_allow == 5);
+  CHECK_PTR_EQ (e, &m->exports[0]);
+  CHECK_EQ (e->line, 25);
+  CHECK_STREQ (group_of (m, e)->name, "gold");
+  CHECK_EQ (e->offset, 0);
+  CHECK_EQ (e->size, G);
+  CHECK (!e->file);
+  CHECK (!e->readonly);
+  CHECK (!e->writes_sync);
+  CHECK_EQ (e->nr_allow, 5);
 
   e = cfg_find_export (m, "my disk");
-  assert (e && e->line == 29);
-  assert (strcmp (group_of (m, e)->name, "bronze") == 0);
-  assert (e->offset == G && e->size == 512 * M && e->writes_sync);
+  CHECK (e);
+  CHECK_EQ (e->line, 29);
+  CHECK_STREQ (group_of (m, e)->name, "bronze");
+  CHECK_EQ (e->offset, G);
+  CHECK_EQ (e->size, 512 * M);
+  CHECK (e->writes_sync);
 
   e = cfg_find_export (m, "scratch");
-  assert (e && strcmp (group_of (m, e)->name, "default") == 0);
-  assert (e->offset == 1536 * M && e->size == 4 * G - 1536 * M);
+  CHECK (e);
+  CHECK_STREQ (group_of (m, e)->name, "default");
+  CHECK_EQ (e->offset, 1536 * M);
+  CHECK_EQ (e->size, 4 * G - 1536 * M);
 
   e = cfg_find_export (m, "ro1");
-  assert (e && strcmp (e->file, "/srv/base.img") == 0 && e->readonly);
-  assert (e->offset == 0 && e->size == 0);
+  CHECK (e);
+  CHECK_STREQ (e->file, "/srv/base.img");
+  CHECK (e->readonly);
+  CHECK_EQ (e->offset, 0);
+  CHECK_EQ (e->size, 0);
   e = cfg_find_export (m, "own");
-  assert (e && strcmp (e->file, "conf.d/own.img") == 0 && !e->readonly);
+  CHECK (e);
+  CHECK_STREQ (e->file, "conf.d/own.img");
+  CHECK (!e->readonly);
   e = cfg_find_export (m, "ro2");
-  assert (e && strcmp (e->file, "/srv/base.img") == 0 && e->readonly);
-  assert (cfg_find_export (m, "nosuch") == NULL);
+  CHECK (e);
+  CHECK_STREQ (e->file, "/srv/base.img");
+  CHECK (e->readonly);
+  CHECK_NULL (cfg_find_export (m, "nosuch"));
   cfg_free (cfg);
 }
 
@@ -668,31 +699,31 @@ test_overrides (void)
   struct cfg *cfg = GOOD (text, ovr, G);
   const struct cfg_model *m = cfg_model (cfg);
 
-  assert (strcmp (m->dev.file, "/dev/other") == 0);
-  assert (m->dev.queue_depth == 128);
-  assert (m->dev.mode == CFQ_MODE_TIME);
-  assert (tunable (m, "slice_idle") == 0);
-  assert (tunable (m, "quantum") == 4);
-  assert (tunable (m, "target_latency") == 150 * NSEC_PER_MSEC);
-  assert (tunable (m, "mode") == CFQ_MODE_TIME);
-  assert (m->nr_tunables == 4);
-  assert (m->dev.nr_model == 3);
-  assert (strcmp (m->dev.model[0].key, "rpm") == 0);
-  assert (strcmp (m->dev.model[0].value, "15000") == 0);
-  assert (strcmp (m->dev.model[1].key, "seek_min") == 0);
-  assert (strcmp (m->dev.model[1].value, "2ms") == 0);
-  assert (strcmp (m->dev.model[2].key, "seed") == 0);
-  assert (strcmp (m->dev.model[2].value, "64") == 0);
+  CHECK_STREQ (m->dev.file, "/dev/other");
+  CHECK_EQ (m->dev.queue_depth, 128);
+  CHECK_EQ (m->dev.mode, CFQ_MODE_TIME);
+  CHECK_EQ (tunable (m, "slice_idle"), 0);
+  CHECK_EQ (tunable (m, "quantum"), 4);
+  CHECK_EQ (tunable (m, "target_latency"), 150 * NSEC_PER_MSEC);
+  CHECK_EQ (tunable (m, "mode"), CFQ_MODE_TIME);
+  CHECK_EQ (m->nr_tunables, 4);
+  CHECK_EQ (m->dev.nr_model, 3);
+  CHECK_STREQ (m->dev.model[0].key, "rpm");
+  CHECK_STREQ (m->dev.model[0].value, "15000");
+  CHECK_STREQ (m->dev.model[1].key, "seek_min");
+  CHECK_STREQ (m->dev.model[1].value, "2ms");
+  CHECK_STREQ (m->dev.model[2].key, "seed");
+  CHECK_STREQ (m->dev.model[2].value, "64");
   cfg_free (cfg);
 
   /* Given after the file: the same. */
   cfg = cfg_new (NULL, NULL);
-  assert (cfg_parse (cfg, "t.conf", text, strlen (text)) == 0);
-  assert (cfg_set_override (cfg, "slice_idle", "2ms") == 0);
-  assert (cfg_set_override (cfg, "scheduler", "cfq") == 0);
-  assert (cfg_validate (cfg, G) == 0);
-  assert (tunable (cfg_model (cfg), "slice_idle") == 2 * NSEC_PER_MSEC);
-  assert (cfg_model (cfg)->dev.queue_depth == 16);
+  CHECK_EQ (cfg_parse (cfg, "t.conf", text, strlen (text)), 0);
+  CHECK_EQ (cfg_set_override (cfg, "slice_idle", "2ms"), 0);
+  CHECK_EQ (cfg_set_override (cfg, "scheduler", "cfq"), 0);
+  CHECK_EQ (cfg_validate (cfg, G), 0);
+  CHECK_EQ (tunable (cfg_model (cfg), "slice_idle"), 2 * NSEC_PER_MSEC);
+  CHECK_EQ (cfg_model (cfg)->dev.queue_depth, 16);
   cfg_free (cfg);
 
   /* fifo has no tunables: none are passed on. */
@@ -700,8 +731,8 @@ test_overrides (void)
     static const char *const fifo[] = { "scheduler", "fifo", NULL };
     cfg = GOOD (text, fifo, G);
     m = cfg_model (cfg);
-    assert (strcmp (m->scheduler, "fifo") == 0);
-    assert (m->nr_tunables == 0);
+    CHECK_STREQ (m->scheduler, "fifo");
+    CHECK_EQ (m->nr_tunables, 0);
     cfg_free (cfg);
   }
 }
@@ -718,9 +749,11 @@ test_regions (void)
               "[export c]\noffset = 4G\nsize = 1G\n"
               "[export d]\noffset = 5G\n", NULL, 6 * G);
   m = cfg_model (cfg);
-  assert (m->nr_exports == 4);
-  assert (m->exports[1].offset == G && m->exports[1].size == G);
-  assert (m->exports[3].offset == 5 * G && m->exports[3].size == G);
+  CHECK_EQ (m->nr_exports, 4);
+  CHECK_EQ (m->exports[1].offset, G);
+  CHECK_EQ (m->exports[1].size, G);
+  CHECK_EQ (m->exports[3].offset, 5 * G);
+  CHECK_EQ (m->exports[3].size, G);
   cfg_free (cfg);
 
   /* Device exactly filled; last byte beyond by 4K refused. */
@@ -734,24 +767,26 @@ test_regions (void)
   cfg = GOOD ("[export a]\nfile = /a.img\n[export b]\nfile = /b.img\n",
               NULL, 0);
   m = cfg_model (cfg);
-  assert (m->dev.file == NULL && m->nr_exports == 2);
-  assert (strcmp (m->exports[0].file, "/a.img") == 0);
+  CHECK_NULL (m->dev.file);
+  CHECK_EQ (m->nr_exports, 2);
+  CHECK_STREQ (m->exports[0].file, "/a.img");
   cfg_free (cfg);
 
   /* A declared "default" group replaces the implicit one. */
   cfg = GOOD (DEV "[group default]\nweight = 200\n[export a]\n", NULL, G);
   m = cfg_model (cfg);
-  assert (m->nr_groups == 1 && m->groups[0].weight == 200);
-  assert (m->exports[0].group == 0);
+  CHECK_EQ (m->nr_groups, 1);
+  CHECK_EQ (m->groups[0].weight, 200);
+  CHECK_EQ (m->exports[0].group, 0);
   cfg_free (cfg);
 
   /* An unused group is kept (the plugin may move clients into it). */
   cfg = GOOD (DEV "[group spare]\n[export a]\n", NULL, G);
   m = cfg_model (cfg);
-  assert (m->nr_groups == 2);
-  assert (strcmp (m->groups[0].name, "spare") == 0);
-  assert (strcmp (m->groups[1].name, "default") == 0);
-  assert (m->exports[0].group == 1);
+  CHECK_EQ (m->nr_groups, 2);
+  CHECK_STREQ (m->groups[0].name, "spare");
+  CHECK_STREQ (m->groups[1].name, "default");
+  CHECK_EQ (m->exports[0].group, 1);
   cfg_free (cfg);
 }
 
@@ -770,37 +805,37 @@ test_allow (void)
   struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
   struct sockaddr_un sun = { .sun_family = AF_UNIX };
 
-  assert (a->nr_allow == 5);
-  assert (cfg_export_allows_str (a, "127.0.0.1") == 1);
-  assert (cfg_export_allows_str (a, "127.0.0.2") == 0);
-  assert (cfg_export_allows_str (a, "10.1.255.7") == 1);
-  assert (cfg_export_allows_str (a, "10.2.0.1") == 0);
-  assert (cfg_export_allows_str (a, "::1") == 1);
-  assert (cfg_export_allows_str (a, "::2") == 0);
-  assert (cfg_export_allows_str (a, "fd12:3456::1") == 1);
-  assert (cfg_export_allows_str (a, "fe80::1") == 0);
-  assert (cfg_export_allows_str (a, "::ffff:127.0.0.1") == 1);  /* mapped */
-  assert (cfg_export_allows_str (a, "::ffff:127.0.0.9") == 0);
-  assert (cfg_export_allows_str (a, "unix") == 1);
-  assert (cfg_export_allows_str (a, "not-an-address") == -EINVAL);
+  CHECK_EQ (a->nr_allow, 5);
+  CHECK_EQ (cfg_export_allows_str (a, "127.0.0.1"), 1);
+  CHECK_EQ (cfg_export_allows_str (a, "127.0.0.2"), 0);
+  CHECK_EQ (cfg_export_allows_str (a, "10.1.255.7"), 1);
+  CHECK_EQ (cfg_export_allows_str (a, "10.2.0.1"), 0);
+  CHECK_EQ (cfg_export_allows_str (a, "::1"), 1);
+  CHECK_EQ (cfg_export_allows_str (a, "::2"), 0);
+  CHECK_EQ (cfg_export_allows_str (a, "fd12:3456::1"), 1);
+  CHECK_EQ (cfg_export_allows_str (a, "fe80::1"), 0);
+  CHECK_EQ (cfg_export_allows_str (a, "::ffff:127.0.0.1"), 1);  /* mapped */
+  CHECK_EQ (cfg_export_allows_str (a, "::ffff:127.0.0.9"), 0);
+  CHECK_EQ (cfg_export_allows_str (a, "unix"), 1);
+  CHECK_EQ (cfg_export_allows_str (a, "not-an-address"), -EINVAL);
 
-  assert (cfg_export_allows_str (b, "203.0.113.9") == 1);
-  assert (cfg_export_allows_str (b, "::1") == 0);
-  assert (cfg_export_allows_str (b, "unix") == 0);
-  assert (cfg_export_allows_str (c, "192.0.2.128") == 1);
-  assert (cfg_export_allows_str (c, "192.0.2.255") == 1);
-  assert (cfg_export_allows_str (c, "192.0.2.127") == 0);
+  CHECK_EQ (cfg_export_allows_str (b, "203.0.113.9"), 1);
+  CHECK_EQ (cfg_export_allows_str (b, "::1"), 0);
+  CHECK_EQ (cfg_export_allows_str (b, "unix"), 0);
+  CHECK_EQ (cfg_export_allows_str (c, "192.0.2.128"), 1);
+  CHECK_EQ (cfg_export_allows_str (c, "192.0.2.255"), 1);
+  CHECK_EQ (cfg_export_allows_str (c, "192.0.2.127"), 0);
 
   /* The sockaddr form, as nbdkit_peer_name gives it. */
   inet_pton (AF_INET, "10.1.2.3", &sin.sin_addr);
-  assert (cfg_export_allows (a, (struct sockaddr *) &sin, sizeof sin) == 1);
-  assert (cfg_export_allows (a, (struct sockaddr *) &sin, 4) == 0);  /* short */
+  CHECK_EQ (cfg_export_allows (a, (struct sockaddr *) &sin, sizeof sin), 1);
+  CHECK_EQ (cfg_export_allows (a, (struct sockaddr *) &sin, 4), 0);  /* short */
   inet_pton (AF_INET6, "::ffff:10.1.2.3", &sin6.sin6_addr);
-  assert (cfg_export_allows (a, (struct sockaddr *) &sin6, sizeof sin6) == 1);
+  CHECK_EQ (cfg_export_allows (a, (struct sockaddr *) &sin6, sizeof sin6), 1);
   inet_pton (AF_INET6, "2001:db8::1", &sin6.sin6_addr);
-  assert (cfg_export_allows (a, (struct sockaddr *) &sin6, sizeof sin6) == 0);
-  assert (cfg_export_allows (a, (struct sockaddr *) &sun, sizeof sun) == 1);
-  assert (cfg_export_allows (c, (struct sockaddr *) &sun, sizeof sun) == 0);
+  CHECK_EQ (cfg_export_allows (a, (struct sockaddr *) &sin6, sizeof sin6), 0);
+  CHECK_EQ (cfg_export_allows (a, (struct sockaddr *) &sun, sizeof sun), 1);
+  CHECK_EQ (cfg_export_allows (c, (struct sockaddr *) &sun, sizeof sun), 0);
   cfg_free (cfg);
 }
 
@@ -1274,5 +1309,6 @@ main (void)
     return 1;
   }
   printf ("ok\n");
+  check_done ("test-config");
   return 0;
 }

@@ -1,11 +1,11 @@
 /* test-fifo.c: the FIFO baseline serves in arrival order across queues,
  * never asks for a timer, and frees a queue only after its last request.
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "sched.h"
 
 int
@@ -18,25 +18,27 @@ main (void)
   struct rq rq[8];
   uint64_t next, v;
 
-  assert (ops && strcmp (ops->name, "fifo") == 0);
-  assert (sched_lookup ("nonesuch") == NULL);
+  CHECK (ops);
+  CHECK_STREQ (ops->name, "fifo");
+  CHECK_NULL (sched_lookup ("nonesuch"));
   s = sched_create (ops);
-  assert (s);
-  assert (sched_set (s, "slice_idle", 0) == -ENOENT);
-  assert (sched_get (s, "slice_idle", &v) == -ENOENT);
-  assert (sched_group_new (s, "bad", 99) == NULL);
-  assert (sched_group_new (s, "bad", 1001) == NULL);
+  CHECK (s);
+  CHECK_EQ (sched_set (s, "slice_idle", 0), -ENOENT);
+  CHECK_EQ (sched_get (s, "slice_idle", &v), -ENOENT);
+  CHECK_NULL (sched_group_new (s, "bad", 99));
+  CHECK_NULL (sched_group_new (s, "bad", 1001));
   g = sched_group_new (s, "g", 500);
-  assert (g);
-  assert (sched_group_set_weight (s, g, 50) == -ERANGE);
-  assert (sched_group_set_weight (s, g, 800) == 0);
+  CHECK (g);
+  CHECK_EQ (sched_group_set_weight (s, g, 50), -ERANGE);
+  CHECK_EQ (sched_group_set_weight (s, g, 800), 0);
   q1 = sched_queue_new (s, g, SCHED_CLASS_BE, 4);
   q2 = sched_queue_new (s, g, SCHED_CLASS_RT, 0);
-  assert (q1 && q2);
+  CHECK (q1);
+  CHECK (q2);
 
-  assert (!sched_has_work (s));
-  assert (sched_dispatch (s, 0, &next) == NULL);
-  assert (next == SCHED_NEVER);
+  CHECK (!sched_has_work (s));
+  CHECK_NULL (sched_dispatch (s, 0, &next));
+  CHECK_EQ (next, SCHED_NEVER);
 
   /* Interleave two queues; RT class and sector order must not matter. */
   for (int i = 0; i < 8; i++) {
@@ -47,16 +49,16 @@ main (void)
     rq[i].q = i % 2 ? q2 : q1;
     sched_insert (s, &rq[i], 100 + i);
   }
-  assert (sched_has_work (s));
+  CHECK (sched_has_work (s));
   for (int i = 0; i < 8; i++) {
     struct rq *r = sched_dispatch (s, 1000 + i, &next);
-    assert (r == &rq[i]);
-    assert (next == SCHED_NEVER);
-    assert (r->t_insert == (uint64_t) 100 + i);
-    assert (r->t_dispatch == (uint64_t) 1000 + i);
+    CHECK_PTR_EQ (r, &rq[i]);
+    CHECK_EQ (next, SCHED_NEVER);
+    CHECK_EQ (r->t_insert, (uint64_t) 100 + i);
+    CHECK_EQ (r->t_dispatch, (uint64_t) 1000 + i);
   }
-  assert (!sched_has_work (s));
-  assert (sched_dispatch (s, 2000, &next) == NULL);
+  CHECK (!sched_has_work (s));
+  CHECK_NULL (sched_dispatch (s, 2000, &next));
 
   /* Free q2 while its requests are still in flight; completing them later
    * must be safe (valgrind checks the memory side).
@@ -67,5 +69,6 @@ main (void)
   sched_queue_free (s, q1);
   sched_destroy (s);
   printf ("fifo: ok\n");
+  check_done ("test-fifo");
   return 0;
 }

@@ -1,11 +1,11 @@
 /* test-iostat.c: counters by op, the queue/device latency split, rates
  * over the last tick and since start, errors kept apart.
  */
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "iostat.h"
 
 int
@@ -38,27 +38,33 @@ main (void)
   rq.t_insert = rq.t_dispatch = 11 * S - 1000000;
   iostat_done (&st, &rq, 11 * S, 0);
 
-  assert (st.reqs[RQ_READ] == 100 && st.reqs[RQ_WRITE] == 10);
-  assert (st.reqs[RQ_TRIM] == 1 && st.errors == 1);
-  assert (iostat_total_reqs (&st) == 111);
-  assert (iostat_total_bytes (&st) == 100 * 4096 + 10 * 65536);
-  assert (st.qlat.count == 111 && st.dlat.count == 111);
+  CHECK_EQ (st.reqs[RQ_READ], 100);
+  CHECK_EQ (st.reqs[RQ_WRITE], 10);
+  CHECK_EQ (st.reqs[RQ_TRIM], 1);
+  CHECK_EQ (st.errors, 1);
+  CHECK_EQ (iostat_total_reqs (&st), 111);
+  CHECK_EQ (iostat_total_bytes (&st), 100 * 4096 + 10 * 65536);
+  CHECK_EQ (st.qlat.count, 111);
+  CHECK_EQ (st.dlat.count, 111);
   /* Reads waited 1 ms in queue: p50 of qlat within one bucket of 1 ms. */
   uint64_t q50 = hist_quantile (&st.qlat, 0.5);
-  assert (q50 >= 1000000 && q50 <= 1000000 + 1000000 / 8);
-  assert (st.lat.max == 3000000);
+  CHECK_GE (q50, 1000000);
+  CHECK_LE (q50, 1000000 + 1000000 / 8);
+  CHECK_EQ (st.lat.max, 3000000);
 
   /* A tick 2 s after start: all of it happened in that interval. */
   iostat_tick (&st, 12 * S);
-  assert (fabs (st.iops - 111 / 2.0) < 1e-9);
-  assert (fabs (st.bps - (100 * 4096 + 10 * 65536) / 2.0) < 1e-6);
+  CHECK_LT (fabs (st.iops - 111 / 2.0), 1e-9);
+  CHECK_LT (fabs (st.bps - (100 * 4096 + 10 * 65536) / 2.0), 1e-6);
   /* Nothing more: the next interval's rate is zero, the average is not. */
   iostat_tick (&st, 13 * S);
-  assert (st.iops == 0 && st.bps == 0);
-  assert (fabs (iostat_avg_iops (&st, 13 * S) - 111 / 3.0) < 1e-9);
+  CHECK_EQ (st.iops, 0);
+  CHECK_EQ (st.bps, 0);
+  CHECK_LT (fabs (iostat_avg_iops (&st, 13 * S) - 111 / 3.0), 1e-9);
   /* A tick that does not move time forward changes nothing. */
   iostat_tick (&st, 13 * S);
-  assert (st.iops == 0);
+  CHECK_EQ (st.iops, 0);
   printf ("iostat: ok\n");
+  check_done ("test-iostat");
   return 0;
 }

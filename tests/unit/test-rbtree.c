@@ -3,11 +3,11 @@
  * and erases (with many equal keys), checked after every operation against
  * a plain array model.
  */
-#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
 #include "list.h"
 #include "rbtree.h"
 
@@ -44,21 +44,21 @@ check_node (const struct rb_node *n, const struct rb_node *parent,
 
   if (!n)
     return 1;
-  assert (n->parent == parent);
-  assert (rb_linked (n));
+  CHECK_PTR_EQ (n->parent, parent);
+  CHECK (rb_linked (n));
   if (n->red) {
-    assert (!n->left || !n->left->red);
-    assert (!n->right || !n->right->red);
+    CHECK (!n->left || !n->left->red);
+    CHECK (!n->right || !n->right->red);
   }
   if (n->left)
-    assert (container_of (n->left, struct item, rb)->key
-            <= container_of (n, struct item, rb)->key);
+    CHECK_LE (container_of (n->left, struct item, rb)->key,
+              container_of (n, struct item, rb)->key);
   if (n->right)
-    assert (container_of (n->right, struct item, rb)->key
-            >= container_of (n, struct item, rb)->key);
+    CHECK_GE (container_of (n->right, struct item, rb)->key,
+              container_of (n, struct item, rb)->key);
   lh = check_node (n->left, n, count);
   rh = check_node (n->right, n, count);
-  assert (lh == rh);
+  CHECK_EQ (lh, rh);
   (*count)++;
   return lh + !n->red;
 }
@@ -70,14 +70,14 @@ check_tree (const struct rb_root *r, struct item *items, size_t nitems)
   const struct rb_node *n, *prev = NULL;
   int bh;
 
-  assert (!r->node || !r->node->red);
+  CHECK (!r->node || !r->node->red);
   bh = check_node (r->node, NULL, &count);
   (void) bh;
   for (size_t i = 0; i < nitems; i++)
     expect += items[i].in;
-  assert (count == expect);
-  assert (r->count == expect);
-  assert (rb_empty (r) == (expect == 0));
+  CHECK_EQ (count, expect);
+  CHECK_EQ (r->count, expect);
+  CHECK_EQ (rb_empty (r), (expect == 0));
 
   /* In-order walk: sorted, equal keys in insertion order; leftmost and
    * last agree with the walk; rb_prev walks back.
@@ -87,23 +87,23 @@ check_tree (const struct rb_root *r, struct item *items, size_t nitems)
     const struct rb_node *m = r->node;
     while (m->left)
       m = m->left;
-    assert (n == m);
+    CHECK_PTR_EQ (n, m);
   }
   else
-    assert (n == NULL);
+    CHECK_NULL (n);
   count = 0;
   for (; n; n = rb_next (n)) {
     if (prev) {
       const struct item *a = container_of (prev, struct item, rb);
       const struct item *b = container_of (n, struct item, rb);
-      assert (a->key < b->key || (a->key == b->key && a->seq < b->seq));
-      assert (rb_prev (n) == prev);
+      CHECK (a->key < b->key || (a->key == b->key && a->seq < b->seq));
+      CHECK_PTR_EQ (rb_prev (n), prev);
     }
     prev = n;
     count++;
   }
-  assert (count == expect);
-  assert (rb_last (r) == prev);
+  CHECK_EQ (count, expect);
+  CHECK_PTR_EQ (rb_last (r), prev);
 }
 
 int
@@ -127,13 +127,13 @@ main (void)
       if (!it->in) {
         it->key = rnd (keyspace);
         it->seq = seq++;
-        assert (!rb_linked (&it->rb));
+        CHECK (!rb_linked (&it->rb));
         rb_insert (&r, &it->rb, item_less);
         it->in = true;
       }
       else {
         rb_erase (&r, &it->rb);
-        assert (!rb_linked (&it->rb));
+        CHECK (!rb_linked (&it->rb));
         it->in = false;
       }
       if (op % 7 == 0 || round < 4)
@@ -150,5 +150,6 @@ main (void)
     check_tree (&r, items, N);
   }
   printf ("rbtree: ok\n");
+  check_done ("test-rbtree");
   return 0;
 }

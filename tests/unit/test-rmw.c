@@ -6,12 +6,12 @@
  * data over, write the span) leaves the disk exactly as a byte-granular
  * write would, and an aligned read of the span returns the right bytes.
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "rmw.h"
 
 #define DISK 8192
@@ -21,8 +21,9 @@ static unsigned char disk[DISK], want[DISK], bounce[DISK + 8192];
 static void
 aligned_read (uint64_t off, uint64_t len, uint32_t bs, unsigned char *dst)
 {
-  assert (rmw_is_aligned (off, bs) && rmw_is_aligned (len, bs));
-  assert (off + len <= DISK);
+  CHECK (rmw_is_aligned (off, bs));
+  CHECK (rmw_is_aligned (len, bs));
+  CHECK_LE (off + len, DISK);
   memcpy (dst, disk + off, len);
 }
 
@@ -30,8 +31,9 @@ static void
 aligned_write (uint64_t off, uint64_t len, uint32_t bs,
                const unsigned char *src)
 {
-  assert (rmw_is_aligned (off, bs) && rmw_is_aligned (len, bs));
-  assert (off + len <= DISK);
+  CHECK (rmw_is_aligned (off, bs));
+  CHECK (rmw_is_aligned (len, bs));
+  CHECK_LE (off + len, DISK);
   memcpy (disk + off, src, len);
 }
 
@@ -46,16 +48,18 @@ model (uint32_t bs, uint64_t off, uint64_t len, unsigned seed)
   for (size_t i = 0; i < len; i++)
     data[i] = (unsigned char) (0xa5 ^ (i + seed));
 
-  assert (rmw_plan (off, len, bs, &p) == 0);
-  assert (p.span_off <= off && off + len <= p.span_off + p.span_len);
-  assert (p.span_len - len == (uint64_t) p.head + p.tail);
-  assert (p.head < bs && p.tail < bs);
-  assert (p.aligned == (p.head == 0 && p.tail == 0));
+  CHECK_EQ (rmw_plan (off, len, bs, &p), 0);
+  CHECK_LE (p.span_off, off);
+  CHECK_LE (off + len, p.span_off + p.span_len);
+  CHECK_EQ (p.span_len - len, (uint64_t) p.head + p.tail);
+  CHECK_LT (p.head, bs);
+  CHECK_LT (p.tail, bs);
+  CHECK_EQ (p.aligned, (p.head == 0 && p.tail == 0));
 
   /* Read path: span into bounce, copy out from head. */
   if (p.span_off + p.span_len <= DISK) {
     aligned_read (p.span_off, p.span_len, bs, bounce);
-    assert (memcmp (bounce + p.head, disk + off, len) == 0);
+    CHECK_EQ (memcmp (bounce + p.head, disk + off, len), 0);
   }
   else
     return;
@@ -63,14 +67,14 @@ model (uint32_t bs, uint64_t off, uint64_t len, unsigned seed)
   /* Write path. */
   memset (bounce, 0xee, sizeof bounce);
   for (unsigned e = 0; e < p.nedges; e++) {
-    assert (p.edge_buf[e] + bs <= p.span_len);
-    assert (p.edge_off[e] == p.span_off + p.edge_buf[e]);
+    CHECK_LE (p.edge_buf[e] + bs, p.span_len);
+    CHECK_EQ (p.edge_off[e], p.span_off + p.edge_buf[e]);
     aligned_read (p.edge_off[e], bs, bs, bounce + p.edge_buf[e]);
   }
   memcpy (bounce + p.head, data, len);
   aligned_write (p.span_off, p.span_len, bs, bounce);
   memcpy (want + off, data, len);
-  assert (memcmp (disk, want, DISK) == 0);
+  CHECK_EQ (memcmp (disk, want, DISK), 0);
 }
 
 int
@@ -79,50 +83,66 @@ main (void)
   struct rmw_plan p;
   uint64_t io, il;
 
-  assert (rmw_plan (0, 512, 0, &p) == -EINVAL);
-  assert (rmw_plan (0, 512, 768, &p) == -EINVAL);
-  assert (rmw_plan (0, 0, 512, &p) == -EINVAL);
-  assert (rmw_plan (UINT64_MAX - 10, 100, 512, &p) == -EINVAL);
-  assert (rmw_plan (UINT64_MAX - 1000, 100, 4096, &p) == -EINVAL);
+  CHECK_EQ (rmw_plan (0, 512, 0, &p), -EINVAL);
+  CHECK_EQ (rmw_plan (0, 512, 768, &p), -EINVAL);
+  CHECK_EQ (rmw_plan (0, 0, 512, &p), -EINVAL);
+  CHECK_EQ (rmw_plan (UINT64_MAX - 10, 100, 512, &p), -EINVAL);
+  CHECK_EQ (rmw_plan (UINT64_MAX - 1000, 100, 4096, &p), -EINVAL);
 
   /* Aligned: nothing to do. */
-  assert (rmw_plan (4096, 8192, 4096, &p) == 0);
-  assert (p.aligned && p.nedges == 0);
-  assert (p.span_off == 4096 && p.span_len == 8192);
+  CHECK_EQ (rmw_plan (4096, 8192, 4096, &p), 0);
+  CHECK (p.aligned);
+  CHECK_EQ (p.nedges, 0);
+  CHECK_EQ (p.span_off, 4096);
+  CHECK_EQ (p.span_len, 8192);
 
   /* Inside one block: one edge read, at the block. */
-  assert (rmw_plan (4100, 10, 4096, &p) == 0);
-  assert (!p.aligned && p.nedges == 1);
-  assert (p.span_off == 4096 && p.span_len == 4096);
-  assert (p.head == 4 && p.tail == 4096 - 14);
-  assert (p.edge_off[0] == 4096 && p.edge_buf[0] == 0);
+  CHECK_EQ (rmw_plan (4100, 10, 4096, &p), 0);
+  CHECK (!p.aligned);
+  CHECK_EQ (p.nedges, 1);
+  CHECK_EQ (p.span_off, 4096);
+  CHECK_EQ (p.span_len, 4096);
+  CHECK_EQ (p.head, 4);
+  CHECK_EQ (p.tail, 4096 - 14);
+  CHECK_EQ (p.edge_off[0], 4096);
+  CHECK_EQ (p.edge_buf[0], 0);
 
   /* Ends inside a block: the tail block only. */
-  assert (rmw_plan (0, 5000, 4096, &p) == 0);
-  assert (p.nedges == 1 && p.head == 0 && p.tail == 8192 - 5000);
-  assert (p.edge_off[0] == 4096 && p.edge_buf[0] == 4096);
+  CHECK_EQ (rmw_plan (0, 5000, 4096, &p), 0);
+  CHECK_EQ (p.nedges, 1);
+  CHECK_EQ (p.head, 0);
+  CHECK_EQ (p.tail, 8192 - 5000);
+  CHECK_EQ (p.edge_off[0], 4096);
+  CHECK_EQ (p.edge_buf[0], 4096);
 
   /* Straddles three blocks, both edges partial. */
-  assert (rmw_plan (1000, 8000, 4096, &p) == 0);
-  assert (p.span_off == 0 && p.span_len == 12288);
-  assert (p.nedges == 2);
-  assert (p.edge_off[0] == 0 && p.edge_buf[0] == 0);
-  assert (p.edge_off[1] == 8192 && p.edge_buf[1] == 8192);
+  CHECK_EQ (rmw_plan (1000, 8000, 4096, &p), 0);
+  CHECK_EQ (p.span_off, 0);
+  CHECK_EQ (p.span_len, 12288);
+  CHECK_EQ (p.nedges, 2);
+  CHECK_EQ (p.edge_off[0], 0);
+  CHECK_EQ (p.edge_buf[0], 0);
+  CHECK_EQ (p.edge_off[1], 8192);
+  CHECK_EQ (p.edge_buf[1], 8192);
 
   /* bs 1: everything is aligned. */
-  assert (rmw_plan (12345, 678, 1, &p) == 0);
-  assert (p.aligned && p.span_off == 12345 && p.span_len == 678);
+  CHECK_EQ (rmw_plan (12345, 678, 1, &p), 0);
+  CHECK (p.aligned);
+  CHECK_EQ (p.span_off, 12345);
+  CHECK_EQ (p.span_len, 678);
 
   /* Interior. */
-  assert (rmw_interior (1000, 8000, 4096, &io, &il) == 0);
-  assert (io == 4096 && il == 4096);
-  assert (rmw_interior (1000, 100, 4096, &io, &il) == 0);
-  assert (il == 0);
-  assert (rmw_interior (0, 4096, 4096, &io, &il) == 0);
-  assert (io == 0 && il == 4096);
-  assert (rmw_interior (UINT64_MAX - 5, 5, 512, &io, &il) == 0);
-  assert (il == 0);
-  assert (rmw_interior (0, 10, 3, &io, &il) == -EINVAL);
+  CHECK_EQ (rmw_interior (1000, 8000, 4096, &io, &il), 0);
+  CHECK_EQ (io, 4096);
+  CHECK_EQ (il, 4096);
+  CHECK_EQ (rmw_interior (1000, 100, 4096, &io, &il), 0);
+  CHECK_EQ (il, 0);
+  CHECK_EQ (rmw_interior (0, 4096, 4096, &io, &il), 0);
+  CHECK_EQ (io, 0);
+  CHECK_EQ (il, 4096);
+  CHECK_EQ (rmw_interior (UINT64_MAX - 5, 5, 512, &io, &il), 0);
+  CHECK_EQ (il, 0);
+  CHECK_EQ (rmw_interior (0, 10, 3, &io, &il), -EINVAL);
 
   /* Exhaustive model over a small disk. */
   static const uint32_t sizes[] = { 1, 512, 1024, 4096 };
@@ -142,5 +162,6 @@ main (void)
       }
   }
   printf ("rmw: ok (%u modelled requests)\n", n);
+  check_done ("test-rmw");
   return 0;
 }

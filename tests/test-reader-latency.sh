@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-t4-latency.sh: a random reader beside a sequential writer on one
+# test-reader-latency.sh: a random reader beside a sequential writer on one
 # emulated disk: the reader's p99 latency is lower under scheduler=cfq than
 # under scheduler=fifo (the same config, the same workload, two runs).
 #
@@ -11,8 +11,8 @@
 # modelled disk is the bottleneck; the assertion compares the two runs'
 # p99s, never an absolute time.  LAT_SECONDS changes the run length.
 # timeout: 240
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_cmd fio
 fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
 
@@ -42,7 +42,7 @@ EOF
 run ()
 {
   local sched=$1
-  t4_start "$sched" "$TESTDIR/lat.conf" scheduler="$sched"
+  tenant_start "$sched" "$TESTDIR/lat.conf" scheduler="$sched"
   cat >"$TESTDIR/$sched.fio" <<EOF
 [global]
 ioengine=nbd
@@ -64,8 +64,8 @@ EOF
     >"$TESTDIR/$sched.fio.log" 2>&1 || fail "fio ($sched) failed: $(tail "$TESTDIR/$sched.fio.log")"
   stats_json "$sched" >"$TESTDIR/$sched.stats.json"
   stop_nbdkit "$sched"
-  local st=${sched}_status
-  [ "${!st}" = 0 ] || fail "nbdkit ($sched) exited with ${!st}"
+  [ "${NBDKIT_STATUS[$sched]}" = 0 ] ||
+    fail "nbdkit ($sched) exited with ${NBDKIT_STATUS[$sched]}"
 }
 
 run cfq
@@ -74,7 +74,7 @@ run fifo
 "$PYTHON" - "$TESTDIR" <<'EOF' || fail "cfq does not lower the reader's p99"
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from t4stats import load, entries, num
+from srvstats import load, entries, num
 d = sys.argv[1]
 res = {}
 for s in ("cfq", "fifo"):

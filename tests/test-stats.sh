@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-t4-stats.sh: the statistics the control socket and stats=FILE give.
+# test-stats.sh: the statistics the control socket and stats=FILE give.
 #
 #  1. a known mix of requests (reads, writes, trims, zeroes, flushes, of
 #     known sizes) on one export: "stats" is one line of JSON with
@@ -13,8 +13,8 @@
 #  4. stats=FILE is written at exit, parses, and counts what was sent after
 #     the reset.
 # timeout: 180
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_python_nbd
 
 make_sparse "$TESTDIR/disk.img" 64M
@@ -34,13 +34,13 @@ size = 32M
 group = spare
 offset = 32M
 EOF
-t4_start srv "$TESTDIR/st.conf" stats="$TESTDIR/final.json"
+tenant_start srv "$TESTDIR/st.conf" stats="$TESTDIR/final.json"
 
 # send N_READ N_WRITE N_TRIM N_ZERO N_FLUSH: on export "work", reads of
 # 8 KiB, writes of 4 KiB, trims and zeroes of 64 KiB.
 send ()
 {
-  "$PYTHON" - "$srv_sock" "$@" <<'EOF'
+  "$PYTHON" - "${NBDKIT_SOCK[srv]}" "$@" <<'EOF'
 import sys
 import nbd
 sock = sys.argv[1]
@@ -73,7 +73,7 @@ check ()
   "$PYTHON" - "$TESTDIR" "$@" <<'EOF'
 import sys
 sys.path.insert(0, sys.argv[1])
-from t4stats import load, entries, num, has
+from srvstats import load, entries, num, has
 path = sys.argv[2]
 nr, nw, nt, nz, nf = map(int, sys.argv[3:8])
 doc = load(path)
@@ -119,7 +119,7 @@ check "$TESTDIR/s1.out" 20 10 3 2 1 || fail "stats after the first requests"
 "$PYTHON" - "$TESTDIR" "$TESTDIR/s1.out" <<'EOF' || fail "per-group CFQ counters"
 import sys
 sys.path.insert(0, sys.argv[1])
-from t4stats import load, entries
+from srvstats import load, entries
 doc = load(sys.argv[2])
 dev, groups = doc["device"], entries(doc, "groups")
 if dev.get("scheduler") != "cfq":
@@ -145,7 +145,7 @@ print("per-group CFQ counters present and summing to the device's")
 EOF
 
 # ---- connections: a connected client is listed, with its export ------------------
-"$PYTHON" - "$srv_sock" "$CFQCTL" "$srv_ctl" <<'EOF' || fail "connections"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$CFQCTL" "${NBDKIT_CTL[srv]}" <<'EOF' || fail "connections"
 import json, subprocess, sys, time
 import nbd
 sock, cfqctl, ctl = sys.argv[1:4]
@@ -234,7 +234,7 @@ echo "== reset zeroes the counters"
 # ---- stats=FILE at exit ------------------------------------------------------------------
 [ ! -e "$TESTDIR/final.json" ] || echo "note: final.json exists before exit"
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 [ -s "$TESTDIR/final.json" ] || fail "stats=FILE: $TESTDIR/final.json not written at exit"
 check "$TESTDIR/final.json" 5 4 0 1 2 || fail "stats=FILE contents"
 echo "== stats=FILE written at exit"

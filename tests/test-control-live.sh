@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-t4-live-weight.sh: the control socket changes a running server.
+# test-control-live.sh: the control socket changes a running server.
 #
 #  1. two tenants in groups of equal weight (200) share an emulated device
 #     about 1:1; `cfqctl weight g1 800` mid-run moves g1 to about 4:1,
@@ -9,8 +9,8 @@
 #     naming what was wrong, and cfqctl exits non-zero saying so;
 #  3. cfqctl on a missing socket fails with a message naming it.
 # timeout: 240
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_cmd fio
 fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
 
@@ -43,7 +43,7 @@ group = g2
 offset = 256M
 size = 256M
 EOF
-t4_start srv "$TESTDIR/live.conf"
+tenant_start srv "$TESTDIR/live.conf"
 
 # ---- 3. (first: no load needed) a missing socket ----------------------------------
 rc=0
@@ -106,7 +106,7 @@ v=$(get_val quantum); [ "$v" = 8 ] || fail "a refused set changed quantum to '$v
 
 # The raw protocol: every answer ends with an empty line, errors start
 # with "error: ", the connection survives an error.
-"$PYTHON" - "$srv_ctl" <<'EOF' || fail "control protocol"
+"$PYTHON" - "${NBDKIT_CTL[srv]}" <<'EOF' || fail "control protocol"
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
@@ -147,7 +147,7 @@ fio_wait
 "$PYTHON" - "$TESTDIR" <<'EOF' || fail "the weight change did not shift the shares"
 import sys
 sys.path.insert(0, sys.argv[1])
-from t4stats import load, entries, total
+from srvstats import load, entries, total
 d = sys.argv[1]
 def share(x, y):
     a = entries(load("%s/%s.json" % (d, x)), "exports")
@@ -168,5 +168,5 @@ assert 0.45 <= before <= 0.55, "equal weights: e1 share %.1f%%, want 50%% +-10%%
 assert 0.72 <= after <= 0.88, "800:200: e1 share %.1f%%, want 80%% +-10%% rel" % (100 * after)
 EOF
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 echo "== cfqctl weight shifts the shares of a running server"

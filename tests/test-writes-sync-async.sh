@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-t4-writes.sh: how an export's plain writes are classified.
+# test-writes-sync-async.sh: how an export's plain writes are classified.
 #
 # [export] writes=async (the default) sends a connection's plain writes to
 # its group's shared async queue; writes=sync keeps them on the

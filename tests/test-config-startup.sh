@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# test-t4-config-errors.sh: nbdkit with our plugin refuses to start on each
+# test-config-startup.sh: nbdkit with our plugin refuses to start on each
 # malformed config, before serving anyone, with exit status 1 and the
 # config model's own "FILE:LINE: what is wrong" message; and every example
 # in configs/ starts (on a test image, via a file= override) and lists
 # exactly its [export] sections to `nbdinfo --list`.
 # timeout: 300
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_cmd nbdinfo
 
 make_sparse "$TESTDIR/disk.img" 1G
@@ -181,11 +181,10 @@ echo "== every malformed config refused with its FILE:LINE message"
 n=0
 for f in "$top"/configs/*.conf; do
   base=$(basename "$f" .conf)
-  id=c_${base//[!A-Za-z0-9_]/_}     # a shell identifier
+  id=c_$base
   cp "$f" "$TESTDIR/$base.conf"
   start_nbdkit "$id" config="$TESTDIR/$base.conf" file="$TESTDIR/disk.img"
-  sockv=${id}_sock
-  nbdinfo --list --json "nbd+unix:///?socket=${!sockv}" >"$TESTDIR/$base.json" ||
+  nbdinfo --list --json "${NBDKIT_URI[$id]}" >"$TESTDIR/$base.json" ||
     fail "$base.conf: nbdinfo --list failed"
   want=$(sed -n 's/^\[export *"\{0,1\}\([^]"]*\)"\{0,1\} *\]$/\1/p' "$f" | sort | tr '\n' ,)
   got=$("$PYTHON" -c '
@@ -196,8 +195,8 @@ print(",".join(sorted(e["export-name"] for e in d["exports"])) + ",")
   echo "$base.conf: exports [$got] (want [$want])"
   [ "$want" = "$got" ] || fail "$base.conf lists [$got], want [$want]"
   stop_nbdkit "$id"
-  st=${id}_status
-  [ "${!st}" = 0 ] || fail "$base.conf: nbdkit exited with ${!st}"
+  [ "${NBDKIT_STATUS[$id]}" = 0 ] ||
+    fail "$base.conf: nbdkit exited with ${NBDKIT_STATUS[$id]}"
   n=$((n + 1))
 done
 [ "$n" -ge 5 ] || fail "only $n example configs"
@@ -205,7 +204,7 @@ echo "== $n example configs serve and list their exports"
 
 # ---- no config: file= alone serves one export "" -----------------------------------
 start_nbdkit plain file="$TESTDIR/disk.img"
-nbdinfo --list --json "nbd+unix:///?socket=$plain_sock" >"$TESTDIR/plain.json" ||
+nbdinfo --list --json "${NBDKIT_URI[plain]}" >"$TESTDIR/plain.json" ||
   fail "file= alone: nbdinfo --list failed"
 got=$("$PYTHON" -c '
 import json, sys
@@ -213,7 +212,7 @@ d = json.load(open(sys.argv[1]))
 print(",".join(repr(e["export-name"]) for e in d["exports"]))
 ' "$TESTDIR/plain.json")
 [ "$got" = "''" ] || fail "file= alone lists exports [$got], want ['']"
-[ "$(nbdinfo --size "nbd+unix:///?socket=$plain_sock")" = $((1 << 30)) ] ||
+[ "$(nbdinfo --size "${NBDKIT_URI[plain]}")" = $((1 << 30)) ] ||
   fail "file= alone: the export is not the whole device"
 stop_nbdkit plain
 echo '== file= alone serves the one export "" over the whole device'
@@ -227,9 +226,7 @@ printf '[device]\nfile = disk.img\n[export]\n[scheduler]\nscheduler = fifo\n' \
 sched_is ()
 {
   local name=$1 want=$2 got; shift 2
-  start_nbdkit "$name" "$@" control="$TESTDIR/$name.ctl"
-  printf -v "${name}_ctl" %s "$TESTDIR/$name.ctl"
-  wait_for "control socket $TESTDIR/$name.ctl" 30 test -S "$TESTDIR/$name.ctl"
+  control_start "$name" "$@"
   got=$(ctl "$name" get scheduler) || fail "$name: cfqctl get scheduler failed"
   stop_nbdkit "$name"
   [ "$got" = "scheduler=$want" ] || fail "$name ($*): $got, want scheduler=$want"

@@ -1,13 +1,17 @@
-# tests/t4-functions.sh: helpers for the multi-tenant tests (test-t4-*.sh),
-# on top of tests/functions.sh (which it sources).
+# shellcheck shell=bash
+# tests/tenant-functions.sh: helpers for the tests that serve a config with
+# tenants and a control socket, on top of tests/functions.sh (which it
+# sources).
 #
-#   . "$(dirname "$0")/t4-functions.sh"
-#   t4_start srv CONF [KEY=VALUE...]    nbdkit on config=CONF with a control
-#                                       socket: srv_sock, srv_ctl, srv_pid
-#   export_uri srv NAME                 nbd+unix:///NAME?socket=...
-#   ctl srv COMMAND...                  tools/cfqctl -s srv_ctl COMMAND...
-#   stats_json srv > FILE               one "stats" answer (JSON)
-#   fio_job_args ...                    see below
+#   . "$(dirname "$0")/tenant-functions.sh"
+#   control_start srv KEY=VALUE...        start_nbdkit with a control
+#                                         socket NBDKIT_CTL[srv]
+#   tenant_start srv CONF [KEY=VALUE...]  control_start on config=CONF
+#   export_uri srv NAME                   nbd+unix:///NAME?socket=...
+#   ctl srv COMMAND...                    tools/cfqctl on srv's control
+#                                         socket
+#   stats_json srv > FILE                 one "stats" answer (JSON)
+#   randread_job, fio_start, fio_wait     see below
 #
 # Only our plugin has configs, tenants and a control socket: these tests
 # skip when CFQ_PLUGIN names one of nbdkit's own plugins.
@@ -15,37 +19,44 @@
 . "$(dirname "${BASH_SOURCE[0]}")/functions.sh"
 
 CFQCTL=$top/tools/cfqctl
+declare -A NBDKIT_CTL=()                # NAME -> its control socket
 
-t4_requires ()
+tenant_requires ()
 {
   plugin_is_ours || skip "multi-tenant tests need our plugin (CFQ_PLUGIN=$CFQ_PLUGIN)"
   requires_plugin
   [ -x "$CFQCTL" ] || fail "$CFQCTL is not built (run make)"
 }
 
-# t4_start NAME CONF [KEY=VALUE...]: serve CONF on NAME.sock with a control
+# control_start NAME KEY=VALUE...: start_nbdkit NAME with a control socket
+# NAME.ctl, recorded in NBDKIT_CTL[NAME] for ctl, once it listens.
+control_start ()
+{
+  local name=$1; shift
+  start_nbdkit "$name" "$@" control="$TESTDIR/$name.ctl"
+  NBDKIT_CTL[$name]=$TESTDIR/$name.ctl
+  wait_for "control socket ${NBDKIT_CTL[$name]}" 30 test -S "${NBDKIT_CTL[$name]}"
+}
+
+# tenant_start NAME CONF [KEY=VALUE...]: serve CONF on NAME.sock with a control
 # socket NAME.ctl; extra arguments are overrides / plugin parameters.
-t4_start ()
+tenant_start ()
 {
   local name=$1 conf=$2; shift 2
-  local ctlv=${name}_ctl
-  start_nbdkit "$name" config="$conf" control="$TESTDIR/$name.ctl" "$@"
-  printf -v "$ctlv" %s "$TESTDIR/$name.ctl"
-  wait_for "control socket $TESTDIR/$name.ctl" 30 test -S "$TESTDIR/$name.ctl"
+  control_start "$name" config="$conf" "$@"
 }
 
 # export_uri NAME EXPORT: the URI of EXPORT on server NAME's Unix socket.
 export_uri ()
 {
-  local sockv=${1}_sock
-  echo "nbd+unix:///$2?socket=${!sockv}"
+  echo "nbd+unix:///$2?socket=${NBDKIT_SOCK[$1]}"
 }
 
 # ctl NAME ARGS...: cfqctl on server NAME's control socket.
 ctl ()
 {
-  local ctlv=${1}_ctl; shift
-  "$CFQCTL" -s "${!ctlv}" "$@"
+  local name=$1; shift
+  "$CFQCTL" -s "${NBDKIT_CTL[$name]}" "$@"
 }
 
 # stats_json NAME: the "stats" JSON answer on stdout (fails the test if the
@@ -63,11 +74,11 @@ make_sparse ()
   truncate -s "$2" "$1" || fail "cannot make $1"
 }
 
-# The python helpers every stats check uses, in $TESTDIR/t4stats.py:
+# The python helpers every stats check uses, in $TESTDIR/srvstats.py:
 #   load(path) -> dict; entries(doc, "groups"|"exports") -> {name: dict}
 #   num(entry, "bytes", "read") etc.: tolerant of the two shapes the spec
 #   allows ({"bytes": {"read": N}} or {"read_bytes": N} / {"bytes_read": N}).
-cat >"$TESTDIR/t4stats.py" <<'EOF'
+cat >"$TESTDIR/srvstats.py" <<'EOF'
 import json, sys
 
 def load(path):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-t4-fairness.sh: three tenants with weights 100/200/400 on one
+# test-tenant-weights.sh: three tenants with weights 100/200/400 on one
 # emulated device, each running the same fio workload (4k random reads,
 # depth 32) through its own export, get throughput shares within 10%
 # (relative) of weight/sum: 1/7, 2/7, 4/7.  Measured twice: by fio (bytes
@@ -13,15 +13,14 @@
 # on speed.  FAIR_EMULATE=hdd runs the same on the rotational model
 # (mode=time), FAIR_SECONDS changes the run length.
 # timeout: 240
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_cmd fio
 requires_python_nbd
 fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
 
 secs=${FAIR_SECONDS:-30}
 emulate=${FAIR_EMULATE:-ssd}
-M=$((1 << 20))
 make_sparse "$TESTDIR/disk.img" 1G
 
 case $emulate in
@@ -74,7 +73,7 @@ offset = 512M
 size = 256M
 EOF
 
-t4_start srv "$TESTDIR/fair.conf"
+tenant_start srv "$TESTDIR/fair.conf"
 
 ramp=3
 randread_job "$TESTDIR/fair.fio" "$secs" "$ramp" srv small medium large
@@ -90,7 +89,7 @@ fio_wait
 "$PYTHON" - "$TESTDIR" <<'EOF' || fail "shares are not the weights' shares"
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from t4stats import load, entries, total, num, has
+from srvstats import load, entries, total, num, has
 d = sys.argv[1]
 weights = {"small": 100, "medium": 200, "large": 400}
 want = {k: w / sum(weights.values()) for k, w in weights.items()}
@@ -127,5 +126,5 @@ if bad:
     sys.exit("FAIL: " + "; ".join(bad))
 EOF
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 echo "== shares follow weights 100/200/400 on emulate=$emulate"

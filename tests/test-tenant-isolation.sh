@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-t4-isolation.sh: tenants on one device cannot touch each other.
+# test-tenant-isolation.sh: tenants on one device cannot touch each other.
 #
 #  1. exports a and b on adjacent 1M regions of one image: b is filled with
 #     a pattern through b; a's whole range (its last byte included) is
@@ -14,8 +14,8 @@
 #     does not list "unix";
 #  4. an unknown export name is refused, and the server says which name.
 # timeout: 300
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_python_nbd
 
 M=$((1 << 20))
@@ -61,10 +61,10 @@ size = 1M
 allow = unix
 EOF
 
-t4_start srv "$TESTDIR/iso.conf"
+tenant_start srv "$TESTDIR/iso.conf"
 
 # ---- 1. a cannot reach b ------------------------------------------------------
-"$PYTHON" - "$srv_sock" "$TESTDIR/orig.img" <<'EOF' || fail "isolation of a and b"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$TESTDIR/orig.img" <<'EOF' || fail "isolation of a and b"
 import errno, os, sys
 import nbd
 
@@ -165,7 +165,7 @@ EOF
 echo "== a and b are isolated"
 
 # ---- 2. readonly export --------------------------------------------------------
-"$PYTHON" - "$srv_sock" "$TESTDIR/orig.img" <<'EOF' || fail "readonly export"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$TESTDIR/orig.img" <<'EOF' || fail "readonly export"
 import errno, sys
 import nbd
 sock, orig = sys.argv[1], sys.argv[2]
@@ -199,7 +199,7 @@ cmp -s <(tail -c +$((2 * M + 1)) "$TESTDIR/disk.img" | head -c $M) \
 echo "== readonly export refuses writes, trims and zeroes"
 
 # ---- 4. unknown export (on the Unix socket) ------------------------------------
-"$PYTHON" - "$srv_sock" <<'EOF' || fail "unknown export accepted"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" <<'EOF' || fail "unknown export accepted"
 import sys
 import nbd
 h = nbd.NBD()
@@ -217,7 +217,7 @@ echo "== unknown export refused, named in the server's error"
 
 # ---- 3. allow= ------------------------------------------------------------------
 # Unix-socket clients: allowed by "unix", refused by a list without it.
-"$PYTHON" - "$srv_sock" <<'EOF' || fail "allow= over the Unix socket"
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" <<'EOF' || fail "allow= over the Unix socket"
 import sys
 import nbd
 def try_export(name):
