@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-t4-qos.sh: caps and reservations through the server (issue 13).
+# test-tenant-caps.sh: caps and reservations through the server (issue 13).
 #
 # An emulated one-channel SSD (2 ms a read: ~500 IOPS) shared by three
 # tenants, each fio's nbd engine reading 4k at random 32 deep:
@@ -25,8 +25,8 @@
 # windows met it, and doc/qos.md has the figures taken under the
 # benchmark lock.
 # timeout: 240
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_cmd fio
 fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
 
@@ -79,7 +79,7 @@ echo "fifo with a cap: exit $rc: $(cat "$TESTDIR/fifo.out")"
 grep -qF "$TESTDIR/fifo.conf:14: iops_max: caps and reservations need scheduler = cfq" \
   "$TESTDIR/fifo.out" || fail "fifo with a cap: not refused at its line"
 
-t4_start srv "$TESTDIR/qos.conf"
+tenant_start srv "$TESTDIR/qos.conf"
 
 # ---- 5. live input ------------------------------------------------------------------
 bad ()
@@ -174,5 +174,5 @@ v=$(ctl srv qos capped); [ "$v" = "iops_max=60" ] || fail "qos capped after the 
 ctl srv qos capped iops_max 0 || fail "removing the cap refused"
 v=$(ctl srv qos capped); [ "$v" = none ] || fail "qos capped after removing it: '$v'"
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 echo "== caps and reservations hold through the server, and change live"
