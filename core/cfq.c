@@ -183,10 +183,11 @@
  *   completion overtakes the drain, that overlap is charged to both.
  * - Caps and reservations (ours, issue 13; the rules are in core/qos.c):
  *   the reserved group whose mClock tag is due dispatches before CFQ
- *   chooses; a group its caps hold is skipped in the group choice (its
- *   vdisktime raised to the chosen group's), ends its turn when refused,
- *   and when released ends another group's slice if it is owed service.
- *   With no group capped or reserved none of this runs (qos_on()).
+ *   chooses, uncharged; a group its caps hold is skipped in the group
+ *   choice (its lag kept, at most a round), ends its turn when refused,
+ *   and when released is served between turns while owed service,
+ *   charged as CFQ would.  With no group capped or reserved none of this
+ *   runs (qos_on()).
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -2762,9 +2763,9 @@ cfq_qos_dispatch_reserved (struct cfqd *cfqd, uint64_t now)
  * (what the expiry would charge).  On flash that is all: groups waiting
  * for their turn are served a slice at a time, and counted against the
  * one waiting longest a released group would lose its tokens whenever a
- * turn is long (doc/qos.md).  On a disk,
- * where each excursion costs two seeks, it must also be behind every
- * other group no cap holds, so that it would be the next one chosen.
+ * turn is long (doc/qos.md).  On a disk, where each excursion costs two
+ * seeks, it must also be behind every other group no cap holds, so that
+ * it would be the next one chosen.
  */
 static bool
 cfq_qos_owed (struct cfqd *cfqd, struct sched_group *cfqg, uint64_t now)
