@@ -10,8 +10,9 @@
  *      device model.  The model's own "rotational" tunable, if given, wins.
  *   2. the tunables the model carries (only those the config or command line
  *      gave; the policy keeps its defaults for the rest; none with fifo).
- *   3. one scheduler group per [group], with its weight.  Class and level
- *      are properties of the queues (connections, tenants) created later.
+ *   3. one scheduler group per [group], with its weight, caps and
+ *      reservation (include/qos.h).  Class and level are properties of the
+ *      queues (connections, tenants) created later.
  *
  * The order matters only in that the tunables come after the device's
  * nature, so that a configured "rotational" overrides the detected one.
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "qos.h"
 #include "sched.h"
 
 int
@@ -58,6 +60,15 @@ cfg_apply (const struct cfg_model *m, struct sched *s, int rotational,
       snprintf (why, len, "group %s: cannot create it (weight %u)", g->name,
                 g->weight);
       return -ENOMEM;
+    }
+    if (!qos_conf_empty (&g->qos)) {
+      err = sched_group_set_qos (s, groups[i], &g->qos);
+      if (err < 0) {
+        snprintf (why, len, "group %s: caps and reservation: %s", g->name,
+                  err == -ENOTSUP ? "the scheduler has none"
+                  : strerror (-err));
+        return err;
+      }
     }
   }
   return 0;

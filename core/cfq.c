@@ -266,6 +266,13 @@
  *   the device even alone (p90 84 ms; the writer keeps its rate: a disk
  *   serves a stream in order, and depth beyond a few requests gains it
  *   nothing).  Sync queues and flash keep the kernel's rule.
+ * - Caps and reservations (ours, issue 13; the rules are in core/qos.c):
+ *   the reserved group whose mClock tag is due dispatches before CFQ
+ *   chooses, uncharged; a group its caps hold is skipped in the group
+ *   choice (its lag kept, at most a round), ends its turn when refused,
+ *   and when released is served between turns while owed service,
+ *   charged as CFQ would.  With no group capped or reserved none of this
+ *   runs (qos_on()).
  * Known CFQ faults kept as the default (see cfq.md, complaints): idling on a
  * queueing SSD unless slice_idle=0 (a better choice is slice_idle=0 there;
  * mode=iops forces request charging); target_latency cutting sequential
@@ -295,6 +302,7 @@
 #include <string.h>
 
 #include "cfq.h"
+#include "qos.h"
 #include "sched.h"
 #include "units.h"
 
@@ -511,6 +519,10 @@ struct sched_group {
 
   struct cfqq async_cfqq[2][SCHED_LEVELS];      /* [RT, BE][level] */
   struct cfqq async_idle_cfqq;
+
+  struct qos_group qos;         /* caps and reservation (core/qos.c) */
+  unsigned qos_orphans;         /* its rqs in the driver when a cap ended
+                                   its turn, not charged yet (time mode) */
 };
 
 /* A connection (the kernel's cfq_io_context). */
@@ -582,6 +594,10 @@ struct cfqd {
   uint64_t now;                 /* ns: latest time passed in */
   struct cfqq *run_queue;       /* queue the post-completion run serves */
   struct cfqq *preempt_pending; /* preemption deferred until that run */
+
+  struct qos_sched qos;         /* groups with caps or a reservation */
+  bool qos_refused;             /* a cap refused the last request chosen */
+  uint64_t qos_last_done;       /* ns: last completion, while qos_on() */
 
   struct cfq_stats stats;
 };
@@ -1464,6 +1480,7 @@ cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
 {
   cfqq->next_rq = cfq_find_next_rq (cfqd, cfqq, rq);
   cfq_remove_request (cfqd, cfqq, rq);
+  qos_dequeue (&cfqq->cfqg->qos, rq);
   cfqq->dispatched++;
   cfqq->cfqg->dispatched++;
   cfqd->rq_in_flight[cfqq->sync]++;
@@ -1657,6 +1674,13 @@ choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
   cfqd->workload_expires = now + slice;
 }
 
+/* Caps and reservations: the section after cfq_dispatch_one. */
+static struct sched_group *cfq_qos_next_cfqg (struct cfqd *cfqd);
+static bool cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq,
+                           struct rq *rq, uint64_t now);
+static void cfq_qos_completed (struct cfqd *cfqd, struct rq *rq,
+                               uint64_t now);
+
 static struct sched_group *
 cfq_get_next_cfqg (struct cfqd *cfqd)
 {
@@ -1666,6 +1690,8 @@ cfq_get_next_cfqg (struct cfqd *cfqd)
   if (rb_empty (&st->rb))
     return NULL;
   cfqg = cfqg_of (rb_first (&st->rb));
+  if (qos_on (&cfqd->qos) && !(cfqg = cfq_qos_next_cfqg (cfqd)))
+    return NULL;                /* every busy group held by a cap */
   st->active = cfqg;
   update_min_vdisktime (st);
   return cfqg;
@@ -1865,11 +1891,16 @@ cfq_dispatch_request (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
     cfqq->must_dispatch = true;
   if (!cfq_may_dispatch (cfqd, cfqq, now))
     return NULL;
+  if (qos_on (&cfqd->qos)
+      && !cfq_qos_admit (cfqd, cfqq, rq ? rq : cfqq->next_rq, now))
+    return NULL;                /* a cap holds it: the slice ended */
   if (rq)
     cfqd->stats.fifo_expired++;
   else
     rq = cfqq->next_rq;
   cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  if (qos_on (&cfqd->qos))
+    qos_account (&cfqq->cfqg->qos, rq, now, false);
   if (!cfqd->active_cic) {
     struct sched_queue *cic = rq->q ? rq->q : cfqd->root_conn;
     if (!cic->dead)
@@ -2066,6 +2097,9 @@ cfq_should_preempt (struct cfqd *cfqd, struct cfqq *new_cfqq,
     return false;
   if (cfq_class_idle (new_cfqq))
     return false;
+  /* A group its caps hold cannot use the disk it would take. */
+  if (qos_on (&cfqd->qos) && qos_held (&new_cfqq->cfqg->qos, now))
+    return false;
   if (cfq_class_idle (cfqq))
     return true;
   /* A non-RT request does not preempt an RT slice. */
@@ -2237,6 +2271,7 @@ cfq_group_alloc (struct cfqd *cfqd, const char *name, unsigned weight)
   snprintf (cfqg->name, sizeof cfqg->name, "%s", name ? name : "");
   cfqg->weight = weight;
   rb_clear (&cfqg->rb_node);
+  qos_group_init (&cfqg->qos);
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 3; j++)
       rb_root_init (&cfqg->st[i][j]);
@@ -2289,6 +2324,9 @@ cfq_create (void)
   for (int i = 0; i < T_NR; i++)
     cfqd->tun[i] = cfq_tunables[i].def;
   rb_root_init (&cfqd->grp_st.rb);
+  qos_sched_init (&cfqd->qos);
+  qos_sched_set_slice (&cfqd->qos, t_get (cfqd, T_ROTATIONAL)
+                       ? QOS_SLICE_ROT : QOS_SLICE_NONROT);
   list_init (&cfqd->groups);
   list_init (&cfqd->conns);
   cfqd->hw_tag = -1;
@@ -2536,6 +2574,8 @@ cfq_set (struct sched *s, const char *key, uint64_t val)
   if (r < 0)
     return r;
   cfqd->tun[t - cfq_tunables] = val;
+  if (t == &cfq_tunables[T_ROTATIONAL])
+    qos_sched_set_slice (&cfqd->qos, val ? QOS_SLICE_ROT : QOS_SLICE_NONROT);
   if (t == &cfq_tunables[T_HW_TAG]) {
     /* Forced, or detection from scratch (CFQ's initial -1). */
     cfqd->hw_tag = val == 2 ? -1 : (int) val;
@@ -2572,6 +2612,22 @@ cfq_group_set_weight (struct sched *s, struct sched_group *cfqg, unsigned w)
   if (cfqg->on_st)
     cfqd->grp_st.total_weight = cfqd->grp_st.total_weight - cfqg->weight + w;
   cfqg->weight = w;
+  return 0;
+}
+
+static int
+cfq_group_set_qos (struct sched *s, struct sched_group *cfqg,
+                   const struct qos_conf *c)
+{
+  struct cfqd *cfqd = CFQD (s);
+  const struct qos_key *k, *o;
+  char why[160];
+
+  if (qos_conf_check (c, why, sizeof why, &k, &o) < 0)
+    return -EINVAL;
+  qos_group_set (&cfqd->qos, &cfqg->qos, c, cfqd->now);
+  CFQ_TRACE (cfqd, NULL, "group %s: caps and reservation %s", cfqg->name,
+             cfqg->qos.on ? "set" : "removed");
   return 0;
 }
 
@@ -2646,6 +2702,7 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
                (unsigned long long) rq_sector (rq),
                (unsigned long long) cfqd->last_position,
                cfqq->idle_window ? "idles" : "does not idle");
+  qos_enqueue (&cfqq->cfqg->qos, rq, now);
   cfq_add_rq_rb (cfqd, cfqq, rq, now);
   cfq_rq_enqueued (cfqd, cfqq, rq, cic, now);
   cfqd->stats.inserted++;
@@ -2662,6 +2719,8 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   uint64_t next = cfqd->idle_timer;
   struct cfqq *cfqq = cfqd->active_queue;
 
+  if (qos_on (&cfqd->qos))      /* a hold ends, a reservation comes due */
+    next = umin64 (next, qos_next_event (&cfqd->qos, now));
   if (!cfqd->busy_queues)
     return next;
   if (!cfqq && cfq_idle_grace_wait (cfqd, now))
@@ -2678,9 +2737,9 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   return next;
 }
 
-/* cfq_dispatch_requests: one request from the queue to serve, if any. */
+/* One request from the queue to serve, if any. */
 static struct rq *
-cfq_dispatch_requests (struct cfqd *cfqd, uint64_t now)
+cfq_dispatch_one (struct cfqd *cfqd, uint64_t now)
 {
   struct rq *rq = NULL;
   struct cfqq *cfqq;
@@ -2701,6 +2760,287 @@ cfq_dispatch_requests (struct cfqd *cfqd, uint64_t now)
     }
   }
   return rq;
+}
+
+/* ---- Caps and reservations (the rules: core/qos.c) ---------------------- */
+
+/* Rule 3: the leftmost group on the tree that no cap holds.  Held groups
+ * left of it keep their lag, but at most a round of virtual time
+ * (target_latency): enough to catch up on the turns their caps cut short,
+ * not enough to bank what a cap below their share refuses for ever.
+ */
+static struct sched_group *
+cfq_qos_next_cfqg (struct cfqd *cfqd)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct sched_group *cfqg = NULL;
+  struct rb_node *n, *next;
+  uint64_t floor;
+
+  for (n = rb_first (&st->rb); n && !cfqg; n = rb_next (n))
+    if (!qos_held (&cfqg_of (n)->qos, cfqd->now))
+      cfqg = cfqg_of (n);
+  if (!cfqg)
+    return NULL;
+  floor = cfqg->vdisktime
+    - (t_get (cfqd, T_TARGET_LATENCY) << CFQ_SERVICE_SHIFT);
+  for (n = rb_first (&st->rb); n != &cfqg->rb_node; n = next) {
+    struct sched_group *held = cfqg_of (n);
+    next = rb_next (n);
+    if ((int64_t) (held->vdisktime - floor) < 0) {
+      rb_erase (&st->rb, n);
+      held->vdisktime = floor;
+      rb_insert (&st->rb, n, cfqg_less);
+    }
+  }
+  qos_turn (&cfqg->qos);
+  return cfqg;
+}
+
+/* Rule 4: may the active queue dispatch rq under its group's caps?  If
+ * not, its turn ends as if it had run dry, and the caller chooses again.
+ */
+static bool
+cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+               uint64_t now)
+{
+  uint64_t until = qos_admit (&cfqq->cfqg->qos, rq, now);
+
+  if (!until)
+    return true;
+  CFQ_TRACE (cfqd, cfqq, "held by a cap for %llu us: slice ends",
+             (unsigned long long) ((until - now) / 1000));
+  cfqd->qos_refused = true;
+  cfq_slice_expired (cfqd, false, now);
+  /* Time mode: a turn a cap ends is charged the time up to now, which is
+   * nothing for the requests it leaves at the device; their device time
+   * is charged as they complete (cfq_qos_completed), or a capped group
+   * would use the disk for free whatever its weight.
+   */
+  if (!iops_mode (cfqd))
+    cfqq->cfqg->qos_orphans = cfqq->cfqg->dispatched;
+  return false;
+}
+
+/* A request completed: if its group's turn was ended by a cap with it at
+ * the device, charge the group its device time, estimated as the time
+ * since the previous completion or its dispatch, whichever is later (one
+ * request at a time on a disk).
+ */
+static void
+cfq_qos_completed (struct cfqd *cfqd, struct rq *rq, uint64_t now)
+{
+  struct cfqq *cfqq = rq->sq;
+  struct sched_group *cfqg = cfqq->cfqg;
+  uint64_t start = umax64 (rq->t_dispatch, cfqd->qos_last_done);
+
+  if (cfqg->qos_orphans) {
+    cfqg->qos_orphans--;
+    if (now > start && !iops_mode (cfqd)) {
+      cfq_group_charge (cfqd, cfqg, now - start);
+      cfqg->st_used_ns += now - start;
+    }
+  }
+  cfqd->qos_last_done = now;
+}
+
+/* The first queue with requests of a group's tree (the active queue may
+ * have none left).
+ */
+static struct cfqq *
+cfq_qos_tree_first (struct rb_root *st)
+{
+  for (struct rb_node *n = rb_first (st); n; n = rb_next (n))
+    if (!rb_empty (&cfqq_of (n)->sort_list))
+      return cfqq_of (n);
+  return NULL;
+}
+
+/* The queue a reserved dispatch of cfqg takes its request from: the one
+ * CFQ would serve first in the group (RT, then BE, then IDLE; the workload
+ * whose first queue has the lowest key).
+ */
+static struct cfqq *
+cfq_qos_pick_queue (struct cfqd *cfqd, struct sched_group *cfqg)
+{
+  static const enum wl_prio prios[2] = { RT_WORKLOAD, BE_WORKLOAD };
+  struct cfqq *best = NULL;
+
+  for (int p = 0; p < 2 && !best; p++)
+    for (int t = 0; t <= SYNC_WORKLOAD; t++) {
+      struct cfqq *c = cfq_qos_tree_first (&cfqg->st[prios[p]][t]);
+      if (c && (!best || c->rb_key < best->rb_key))
+        best = c;
+    }
+  if (!best)
+    best = cfq_qos_tree_first (&cfqg->st_idle);
+  return best;
+}
+
+/* A request of cfqg dispatched outside CFQ's turns (rules 1 and 5), if
+ * its caps let it go: for the reservation the oldest request of the queue
+ * CFQ would serve first (mClock serves each client in arrival order),
+ * else the request CFQ would take next from it.  Only a released group's
+ * request is charged, as CFQ would charge it: one request in IOPS mode,
+ * its device time at completion in time mode.
+ */
+static struct rq *
+cfq_qos_dispatch_from (struct cfqd *cfqd, struct sched_group *cfqg,
+                       bool reserved, uint64_t now)
+{
+  struct cfqq *cfqq = cfq_qos_pick_queue (cfqd, cfqg);
+  struct sched_group *active;
+  struct rq *rq;
+
+  if (!cfqq)
+    return NULL;
+  /* The oldest: always for the reservation, and for a released group
+   * once its fifo deadline passed (CFQ looks at the fifo once per slice;
+   * between turns there is no slice, and a random reader's far request
+   * would wait for ever behind the near ones).
+   */
+  rq = list_entry (list_first (&cfqq->fifo), struct rq, fifo);
+  if (!reserved && now < rq->t_fifo)
+    rq = cfqq->next_rq;
+  if (qos_admit (&cfqg->qos, rq, now))
+    return NULL;                /* rule 6: its caps hold it */
+  cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  qos_account (&cfqg->qos, rq, now, reserved);
+  if (!reserved) {
+    if (iops_mode (cfqd))
+      cfq_group_charge (cfqd, cfqg, CFQ_IOPS_CHARGE);
+    else
+      cfqg->qos_orphans++;
+  }
+  CFQ_TRACE (cfqd, cfqq, "%s dispatch, tag %lld us from now",
+             reserved ? "reserved" : "released",
+             (long long) ((int64_t) (cfqg->qos.r_tag - now) / 1000));
+  /* Emptied: off the tree now, as an expiry would have done (the active
+   * queue stays until it expires).  The group keeps being the served one
+   * if it was.
+   */
+  active = cfqd->grp_st.active;
+  if (rb_empty (&cfqq->sort_list) && cfqq != cfqd->active_queue)
+    cfq_del_cfqq_rr (cfqd, cfqq);
+  if (active == cfqg && cfqg->on_st)
+    cfqd->grp_st.active = active;
+  return rq;
+}
+
+/* Rule 1: the reserved group whose tag is due goes first. */
+static struct rq *
+cfq_qos_dispatch_reserved (struct cfqd *cfqd, uint64_t now)
+{
+  for (int tries = 0; tries < 4; tries++) {
+    struct qos_group *qg = qos_due (&cfqd->qos, now);
+    struct rq *rq;
+
+    if (!qg)
+      return NULL;
+    rq = cfq_qos_dispatch_from (cfqd, container_of (qg, struct sched_group,
+                                                    qos), true, now);
+    if (rq)
+      return rq;
+  }
+  return NULL;
+}
+
+/* Is cfqg owed service next to the group being served?  Its vdisktime is
+ * not above the active group's with the service of this slice so far
+ * (what the expiry would charge).  On flash that is all: groups waiting
+ * for their turn are served a slice at a time, and counted against the
+ * one waiting longest a released group would lose its tokens whenever a
+ * turn is long (doc/qos.md).  On a disk, where each excursion costs two
+ * seeks, it must also be behind every other group no cap holds, so that
+ * it would be the next one chosen.
+ */
+static bool
+cfq_qos_owed (struct cfqd *cfqd, struct sched_group *cfqg, uint64_t now)
+{
+  struct cfqq *active = cfqd->active_queue;
+  uint64_t charge, v;
+
+  charge = iops_mode (cfqd)
+    ? (uint64_t) active->slice_dispatch * CFQ_IOPS_CHARGE
+    : cfq_cfqq_slice_usage (active, now);
+  v = active->cfqg->vdisktime + cfq_scale_slice (charge, active->cfqg);
+  if ((int64_t) (cfqg->vdisktime - v) > 0)
+    return false;
+  if (cfq_nonrot (cfqd))
+    return true;
+  for (struct rb_node *n = rb_first (&cfqd->grp_st.rb); n; n = rb_next (n)) {
+    struct sched_group *g = cfqg_of (n);
+    if (g == cfqg || g == active->cfqg || qos_held (&g->qos, now))
+      continue;
+    return (int64_t) (cfqg->vdisktime - g->vdisktime) < 0;
+  }
+  return true;
+}
+
+/* Rule 5: a group whose hold ended dispatches out of band while it is
+ * owed service: CFQ's turns are far longer than a cap's bucket, and ending
+ * the active slice for it instead was tried and starves a sequential
+ * reader on a disk (each cut finds its requests in flight, its group off
+ * the tree, and hands its turn to the next group; doc/qos.md).
+ */
+static struct rq *
+cfq_qos_dispatch_released (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *active = cfqd->active_queue;
+  struct list *p;
+
+  if (!active)
+    return NULL;                /* CFQ chooses a group now anyway */
+  list_for_each (p, &cfqd->qos.groups) {
+    struct qos_group *qg = list_entry (p, struct qos_group, link);
+    struct sched_group *cfqg = container_of (qg, struct sched_group, qos);
+    struct rq *rq;
+
+    if (!qos_released (qg, now) || !cfqg->on_st)
+      continue;
+    /* Served by CFQ now: back to CFQ's turns.  Not owed now: on flash
+     * maybe at the next call, as the active slice's service grows, so it
+     * stays released until CFQ gives it a turn (else its bucket overflows
+     * while it waits); on a disk, where every excursion to it costs two
+     * seeks, it goes back to CFQ's turns (doc/qos.md).
+     */
+    if (cfqg == active->cfqg)
+      qos_turn (qg);
+    else if (!cfq_qos_owed (cfqd, cfqg, now)) {
+      if (!cfq_nonrot (cfqd))
+        qos_turn (qg);
+    }
+    else if ((rq = cfq_qos_dispatch_from (cfqd, cfqg, false, now)))
+      return rq;
+  }
+  return NULL;
+}
+
+static struct rq *
+cfq_qos_dispatch (struct cfqd *cfqd, uint64_t now)
+{
+  struct rq *rq;
+
+  rq = cfq_qos_dispatch_reserved (cfqd, now);
+  if (!rq)
+    rq = cfq_qos_dispatch_released (cfqd, now);
+  /* A refusal ends a turn (rule 4): choose again, a few times. */
+  for (int tries = 0; !rq && tries < 4; tries++) {
+    cfqd->qos_refused = false;
+    rq = cfq_dispatch_one (cfqd, now);
+    if (!cfqd->qos_refused)
+      break;
+  }
+  return rq;
+}
+
+/* cfq_dispatch_requests: one request, if any. */
+static struct rq *
+cfq_dispatch_requests (struct cfqd *cfqd, uint64_t now)
+{
+  if (qos_on (&cfqd->qos))
+    return cfq_qos_dispatch (cfqd, now);
+  return cfq_dispatch_one (cfqd, now);
 }
 
 /* The queue run owed to the last completion is done: a preemption that
@@ -2826,6 +3166,8 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   cfqd->now = now;
   cfq_run_timer (cfqd, now);
   cfq_update_hw_tag (cfqd);
+  if (qos_on (&cfqd->qos))
+    cfq_qos_completed (cfqd, rq, now);
   cfqd->rq_in_driver--;
   cfqq->dispatched--;
   cfqq->cfqg->dispatched--;
@@ -2976,6 +3318,12 @@ cfq_dump (struct sched *s, char *buf, size_t len)
                  "busy=%u dispatched=%u%s\n", g->name, g->weight, g->on_st,
                  (unsigned long long) g->vdisktime, g->nr_cfqq, g->dispatched,
                  cfqd->serving_group == g ? " serving" : "");
+    if (g->qos.on)
+      dump_printf (&d, "  qos held=%d throttled=%llu reserved=%llu "
+                   "r_tag=%lld\n", qos_held (&g->qos, cfqd->now),
+                   (unsigned long long) g->qos.st_held,
+                   (unsigned long long) g->qos.st_reserved,
+                   (long long) (g->qos.r_tag - cfqd->now));
   }
   if (cfqd->active_queue) {
     struct cfqq *q = cfqd->active_queue;
@@ -2997,6 +3345,7 @@ const struct sched_ops cfq_ops = {
   .get = cfq_get,
   .group_new = cfq_group_new,
   .group_set_weight = cfq_group_set_weight,
+  .group_set_qos = cfq_group_set_qos,
   .queue_new = cfq_queue_new,
   .queue_free = cfq_queue_free,
   .insert = cfq_insert,
@@ -3053,4 +3402,7 @@ cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
   st->preemptions = cfqg->st_preemptions;
   st->dispatched = cfqg->st_dispatched;
   st->used_ns = cfqg->st_used_ns;
+  st->qos_held = qos_held (&cfqg->qos, CFQD (s)->now);
+  st->qos_throttled = cfqg->qos.st_held;
+  st->qos_reserved = cfqg->qos.st_reserved;
 }

@@ -9,12 +9,17 @@
  *
  * Groups and queues are accepted, so the engine never special-cases the
  * policy, but they only carry their parameters; nothing is idled, no timer
- * is ever asked for, and dispatch() never returns a deadline.
+ * is ever asked for, and dispatch() never returns a deadline.  Caps and
+ * reservations (include/qos.h) are refused: holding one tenant back, or
+ * serving one first, needs the per-group queues FIFO does not have, and
+ * the baseline should stay the plain arrival order (the config reports
+ * the keys with scheduler = fifo as errors).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qos.h"
 #include "sched.h"
 
 struct sched_group {
@@ -107,6 +112,14 @@ fifo_group_set_weight (struct sched *s, struct sched_group *g, unsigned w)
   return 0;
 }
 
+static int
+fifo_group_set_qos (struct sched *s, struct sched_group *g,
+                    const struct qos_conf *c)
+{
+  (void) s; (void) g;
+  return qos_conf_empty (c) ? 0 : -ENOTSUP;
+}
+
 static struct sched_queue *
 fifo_queue_new (struct sched *s, struct sched_group *g,
                 enum sched_class cls, unsigned level)
@@ -196,6 +209,7 @@ const struct sched_ops fifo_ops = {
   .get = fifo_get,
   .group_new = fifo_group_new,
   .group_set_weight = fifo_group_set_weight,
+  .group_set_qos = fifo_group_set_qos,
   .queue_new = fifo_queue_new,
   .queue_free = fifo_queue_free,
   .insert = fifo_insert,

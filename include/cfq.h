@@ -144,6 +144,9 @@ struct cfq_group_stats {
   uint64_t used_ns;             /* ns of disk time its slices used (as
                                    charged in time mode, before weight
                                    scaling; counted in IOPS mode too) */
+  bool qos_held;                /* its caps hold it back right now */
+  uint64_t qos_throttled;       /* requests its caps held back (each time) */
+  uint64_t qos_reserved;        /* requests dispatched for its reservation */
 };
 extern void cfq_group_get_stats (struct sched *s, struct sched_group *g,
                                  struct cfq_group_stats *st);

@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 
 #include "cfq.h"
+#include "qos.h"
 #include "sched.h"
 
 #define CFG_ALIGN 4096                  /* bytes: export offset/size unit */
@@ -87,6 +88,7 @@ struct cfg_group {
   unsigned weight;              /* SCHED_WEIGHT_MIN..MAX, default 500 */
   enum sched_class cls;         /* class of its queues, default BE */
   unsigned prio;                /* level 0 (highest) .. 7, default 4 */
+  struct qos_conf qos;          /* caps and reservation; all 0: none */
   unsigned line;                /* of the [group] header; 0 = implicit */
 };
 
@@ -233,13 +235,33 @@ extern const struct cfg_model *cfg_model (const struct cfg *cfg);
 extern size_t cfg_nr_errors (const struct cfg *cfg);
 extern const char *cfg_error (const struct cfg *cfg, size_t i);
 
+/* Warnings from cfg_validate(): what is accepted but cannot all work, as
+ * "FILE:LINE: warning: ..." (reservations that add up to more than the
+ * emulated device gives).  Also passed to the report callback.
+ */
+extern size_t cfg_nr_warnings (const struct cfg *cfg);
+extern const char *cfg_warning (const struct cfg *cfg, size_t i);
+
+/* A cap or reservation key (include/qos.h's table) of [group]: VALUE in
+ * the key's unit into C.  Requests per second are a count, bytes per
+ * second a rate ("100MB/s", "20MiB/s": units.h), burst seconds a time
+ * whose bare number is seconds ("10", "500ms"); 0 removes the setting.
+ * -ENOENT if KEY is not one, -EINVAL with the reason in WHY.  The one
+ * parser of these values: the config file and the control socket use it.
+ * cfg_format_qos writes a value back the same way.
+ */
+extern int cfg_parse_qos (const char *key, const char *value,
+                          struct qos_conf *c, char *why, size_t len);
+extern char *cfg_format_qos (const struct qos_key *k, uint64_t v,
+                             char *buf, size_t len);
+
 /* The step from a validated model to a live scheduler (core/apply.c), the
  * same for the server and cfqsim: tell S whether the device seeks
  * (ROTATIONAL 0 or 1; -1 unknown: leave the policy's default), apply the
  * model's tunables (a configured "rotational" wins), and create one
- * scheduler group per model group, GROUPS[i] for m->groups[i].  Returns 0,
- * or -errno with WHY saying what failed.  Belongs to the thread that owns
- * S; allocates (groups).
+ * scheduler group per model group, GROUPS[i] for m->groups[i], with its
+ * caps and reservation.  Returns 0, or -errno with WHY saying what failed.
+ * Belongs to the thread that owns S; allocates (groups).
  */
 extern int cfg_apply (const struct cfg_model *m, struct sched *s,
                       int rotational, struct sched_group **groups,

@@ -25,6 +25,7 @@
 #ifndef CFQ_SCHED_H
 #define CFQ_SCHED_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -76,6 +77,7 @@ enum sched_class {
 
 struct sched_queue;             /* one per client connection (cfqq) */
 struct sched_group;             /* one per tenant group (cfqg) */
+struct qos_conf;                /* a group's caps and reservation (qos.h) */
 
 struct rq {
   /* Filled in by the caller before insert. */
@@ -134,6 +136,13 @@ struct sched_ops {
                                     unsigned weight);
   int (*group_set_weight) (struct sched *s, struct sched_group *g,
                            unsigned weight);
+  /* Caps and reservation of a group (include/qos.h), replacing what it
+   * had; all zero removes them.  -EINVAL if qos_conf_check() refuses it,
+   * -ENOTSUP if the policy has none (fifo, unless all zero).  May be
+   * called at any time, also with requests queued.
+   */
+  int (*group_set_qos) (struct sched *s, struct sched_group *g,
+                        const struct qos_conf *c);
   struct sched_queue *(*queue_new) (struct sched *s, struct sched_group *g,
                                     enum sched_class cls, unsigned level);
   void (*queue_free) (struct sched *s, struct sched_queue *q);
@@ -186,6 +195,10 @@ sched_group_new (struct sched *s, const char *name, unsigned weight)
 static inline int
 sched_group_set_weight (struct sched *s, struct sched_group *g, unsigned w)
 { return s->ops->group_set_weight (s, g, w); }
+static inline int
+sched_group_set_qos (struct sched *s, struct sched_group *g,
+                     const struct qos_conf *c)
+{ return s->ops->group_set_qos ? s->ops->group_set_qos (s, g, c) : -ENOTSUP; }
 static inline struct sched_queue *
 sched_queue_new (struct sched *s, struct sched_group *g,
                  enum sched_class cls, unsigned level)

@@ -5,6 +5,9 @@
  *   get [KEY]                  scheduler, queue_depth, CFQ's tunables
  *   set KEY VALUE              queue_depth, or a CFQ tunable, live
  *   weight GROUP N             a group's weight, live
+ *   qos GROUP [KEY VALUE]      a group's caps and reservation (qos.h's
+ *                              keys, the config's units; 0 removes one),
+ *                              live; without KEY VALUE, what it has
  *   reset                      start every iostat again
  *
  * A command runs between two dispatch decisions, so a change takes
@@ -21,6 +24,7 @@
 
 #include "cfq.h"
 #include "ctlcmd.h"
+#include "qos.h"
 #include "stats.h"
 #include "units.h"
 
@@ -131,6 +135,87 @@ cmd_weight (struct tenants *tn, struct strbuf *o, const char *name,
   strbuf_printf (o, "error: unknown group '%s'\n", name);
 }
 
+static struct tn_group *
+find_group (struct tenants *tn, const char *name)
+{
+  for (size_t i = 0; i < tn->m->nr_groups; i++)
+    if (strcmp (tn->groups[i].cg->name, name) == 0)
+      return &tn->groups[i];
+  return NULL;
+}
+
+/* "qos GROUP": its settings as KEY=VALUE in the config's syntax. */
+static void
+show_qos (struct strbuf *o, const struct tn_group *g)
+{
+  char b[32];
+  bool any = false;
+
+  for (size_t i = 0; i < qos_nr_keys; i++) {
+    uint64_t v = qos_conf_get (&g->qos, &qos_keys[i]);
+    if (v) {
+      strbuf_printf (o, "%s%s=%s", any ? " " : "", qos_keys[i].name,
+                     cfg_format_qos (&qos_keys[i], v, b, sizeof b));
+      any = true;
+    }
+  }
+  strbuf_printf (o, "%s\n", any ? "" : "none");
+}
+
+/* "qos GROUP KEY VALUE": parsed and checked as the config file does, then
+ * the whole set replaces the group's.
+ */
+static void
+cmd_qos (struct tenants *tn, struct strbuf *o, const char *name,
+         const char *key, const char *val)
+{
+  struct tn_group *g = find_group (tn, name);
+  const struct qos_key *k, *other;
+  struct qos_conf c;
+  char why[200];
+  int err;
+
+  if (!g) {
+    strbuf_printf (o, "error: unknown group '%s'\n", name);
+    return;
+  }
+  if (!key) {
+    show_qos (o, g);
+    return;
+  }
+  c = g->qos;
+  err = cfg_parse_qos (key, val, &c, why, sizeof why);
+  if (err == -ENOENT) {
+    strbuf_printf (o, "error: qos %s: unknown key (iops_max, read_iops_max,"
+                   " write_iops_max, bps_max, read_bps_max, write_bps_max,"
+                   " each with _burst and _burst_seconds; iops_min,"
+                   " bps_min)\n", key);
+    return;
+  }
+  if (err) {
+    strbuf_printf (o, "error: qos %s %s %s: %s\n", name, key, val, why);
+    return;
+  }
+  if (qos_conf_check (&c, why, sizeof why, &k, &other) < 0) {
+    strbuf_printf (o, "error: qos %s: %s%s%s: %s\n", name, k->name,
+                   other ? ", " : "", other ? other->name : "", why);
+    return;
+  }
+  err = sched_group_set_qos (tn->s, g->sg, &c);
+  if (err == -ENOTSUP) {
+    strbuf_printf (o, "error: qos: scheduler %s has no caps or"
+                   " reservations\n", tn->sched_name);
+    return;
+  }
+  if (err) {
+    strbuf_printf (o, "error: qos %s %s %s: %s\n", name, key, val,
+                   strerror (-err));
+    return;
+  }
+  g->qos = c;
+  strbuf_printf (o, "ok\n");
+}
+
 void
 ctlcmd_run (void *opaque, const char *line, struct strbuf *o)
 {
@@ -159,14 +244,26 @@ ctlcmd_run (void *opaque, const char *line, struct strbuf *o)
     cmd_set (tn, o, a, b);
   else if (strcmp (verb, "weight") == 0 && n == 3)
     cmd_weight (tn, o, a, b);
+  else if (strcmp (verb, "qos") == 0 && n == 2)
+    cmd_qos (tn, o, a, NULL, NULL);
+  else if (strcmp (verb, "qos") == 0 && n == 4) {
+    /* The value again, whole (extra[] is short), and nothing after it. */
+    char v[64] = "", more[8];
+    if (sscanf (line, "%*s %*s %*s %63s %7s", v, more) == 1
+        && strlen (v) < 63)
+      cmd_qos (tn, o, a, b, v);
+    else
+      strbuf_printf (o, "error: qos GROUP KEY VALUE: one value, at most 62"
+                     " characters\n");
+  }
   else if (strcmp (verb, "reset") == 0 && n == 1) {
     tn_each_iostat (tn, reset_one, engine_now ());
     strbuf_printf (o, "ok\n");
   }
   else if (strcmp (verb, "help") == 0)
     strbuf_printf (o, "stats | stats flat | get [KEY] | set KEY VALUE | "
-                   "weight GROUP N | reset\n");
+                   "weight GROUP N | qos GROUP [KEY VALUE] | reset\n");
   else
     strbuf_printf (o, "error: unknown command '%s' (stats, stats flat, get, "
-                   "set, weight, reset)\n", line);
+                   "set, weight, qos, reset)\n", line);
 }

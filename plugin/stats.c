@@ -374,6 +374,17 @@ stats_json (const struct tenants *tn, struct strbuf *o)
                      gs.slices, gs.idle_arms, gs.group_idle_arms,
                      gs.idle_hits, gs.idle_timeouts, gs.preemptions,
                      gs.dispatched, gs.used_ns);
+      /* Caps and reservation: the settings given, and what they did. */
+      strbuf_printf (o, ",\"qos\":{");
+      for (size_t k = 0; k < qos_nr_keys; k++) {
+        uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
+        if (v)
+          strbuf_printf (o, "\"%s\":%" PRIu64 ",", qos_keys[k].name, v);
+      }
+      strbuf_printf (o, "\"held\":%s,\"throttled\":%" PRIu64
+                     ",\"reserved\":%" PRIu64 "}",
+                     gs.qos_held ? "true" : "false", gs.qos_throttled,
+                     gs.qos_reserved);
     }
     strbuf_printf (o, ",");
     json_iostat (o, &g->io, now, sn.gshare[i]);
@@ -482,6 +493,14 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
                      " used_ms=%" PRIu64, cfq_group_vdisktime (tn->s, g->sg),
                      gs.slices, gs.idle_hits, gs.idle_timeouts,
                      gs.used_ns / 1000000);
+      for (size_t k = 0; k < qos_nr_keys; k++) {
+        uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
+        if (v)
+          strbuf_printf (o, " %s=%" PRIu64, qos_keys[k].name, v);
+      }
+      if (!qos_conf_empty (&g->qos))
+        strbuf_printf (o, " held=%d throttled=%" PRIu64 " reserved=%" PRIu64,
+                       gs.qos_held, gs.qos_throttled, gs.qos_reserved);
     }
     flat_iostat (o, &g->io, now, sn.gshare[i]);
     strbuf_printf (o, "\n");

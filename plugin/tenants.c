@@ -211,6 +211,11 @@ tn_validate (uint64_t size)
       nbdkit_error ("%s", cfg_error (tn.cfg, i));
     return -1;
   }
+  /* Accepted, but not all of it can work (reservations beyond what the
+   * emulated device gives): said once, at start.
+   */
+  for (size_t i = 0; i < cfg_nr_warnings (tn.cfg); i++)
+    nbdkit_error ("%s", cfg_warning (tn.cfg, i));
   tn.m = cfg_model (tn.cfg);
   tn.groups = calloc (tn.m->nr_groups, sizeof *tn.groups);
   tn.exports = calloc (tn.m->nr_exports, sizeof *tn.exports);
@@ -221,6 +226,7 @@ tn_validate (uint64_t size)
   for (size_t i = 0; i < tn.m->nr_groups; i++) {
     tn.groups[i].cg = &tn.m->groups[i];
     tn.groups[i].weight = tn.m->groups[i].weight;
+    tn.groups[i].qos = tn.m->groups[i].qos;
   }
   for (size_t i = 0; i < tn.m->nr_exports; i++)
     tn.exports[i].ce = &tn.m->exports[i];

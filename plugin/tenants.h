@@ -85,6 +85,7 @@ struct tn_group {
   const struct cfg_group *cg;   /* the model's */
   struct sched_group *sg;       /* the scheduler's, made in setup */
   unsigned weight;              /* 100..1000, as last set */
+  struct qos_conf qos;          /* caps and reservation, as last set */
   struct iostat io;             /* [disp] */
 };
 

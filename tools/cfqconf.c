@@ -28,6 +28,7 @@
 
 #include "cfq.h"
 #include "config.h"
+#include "qos.h"
 #include "units.h"
 
 static void
@@ -136,6 +137,13 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
     const struct cfg_group *g = &m->groups[i];
     printf ("  %-12s weight=%u class=%s prio=%u", g->name, g->weight,
             class_name (g->cls), g->prio);
+    for (size_t k = 0; k < qos_nr_keys; k++) {
+      uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
+      char b[32];
+      if (v)
+        printf (" %s=%s", qos_keys[k].name,
+                cfg_format_qos (&qos_keys[k], v, b, sizeof b));
+    }
     if (g->line)
       printf ("  (line %u)\n", g->line);
     else
@@ -266,7 +274,13 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     jkv ("name", g->name, ", ");
     printf ("\"weight\": %u, ", g->weight);
     jkv ("class", class_name (g->cls), ", ");
-    printf ("\"prio\": %u, \"line\": %u}", g->prio, g->line);
+    printf ("\"prio\": %u, ", g->prio);
+    for (size_t k = 0; k < qos_nr_keys; k++) {
+      uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
+      if (v)
+        printf ("\"%s\": %llu, ", qos_keys[k].name, (unsigned long long) v);
+    }
+    printf ("\"line\": %u}", g->line);
   }
   printf ("],\n  \"exports\": [");
   for (size_t i = 0; i < m->nr_exports; i++) {

@@ -4,6 +4,7 @@
  *   cfqctl -s PATH get KEY
  *   cfqctl -s PATH set KEY VALUE
  *   cfqctl -s PATH weight GROUP WEIGHT
+ *   cfqctl -s PATH qos GROUP [KEY VALUE]
  *   cfqctl -s PATH reset
  *   cfqctl -s PATH raw 'LINE'
  *
@@ -40,6 +41,9 @@ usage (FILE *f)
            "  get KEY                       print a tunable\n"
            "  set KEY VALUE                 change a tunable (times take ns/us/ms/s)\n"
            "  weight GROUP WEIGHT           change a group's weight (100..1000)\n"
+           "  qos GROUP [KEY VALUE]         show or change a group's caps and\n"
+           "                                reservation (iops_max=2000, bps_min=20M,\n"
+           "                                ...; 0 removes one)\n"
            "  reset                         zero the statistics\n"
            "  raw LINE                      send LINE, print the answer\n",
            progname);
@@ -265,6 +269,11 @@ main (int argc, char *argv[])
     snprintf (cmd, sizeof cmd, "set %s %s", argv[optind], argv[optind + 1]);
   else if (strcmp (verb, "weight") == 0 && argc - optind == 2)
     snprintf (cmd, sizeof cmd, "weight %s %s", argv[optind], argv[optind + 1]);
+  else if (strcmp (verb, "qos") == 0 && argc - optind == 1)
+    snprintf (cmd, sizeof cmd, "qos %s", argv[optind]);
+  else if (strcmp (verb, "qos") == 0 && argc - optind == 3)
+    snprintf (cmd, sizeof cmd, "qos %s %s %s", argv[optind],
+              argv[optind + 1], argv[optind + 2]);
   else if (strcmp (verb, "reset") == 0 && argc == optind)
     snprintf (cmd, sizeof cmd, "reset");
   else if (strcmp (verb, "raw") == 0 && argc - optind == 1)

@@ -45,6 +45,13 @@
  *
  * Scenario files: see the README section "The simulator and device models"
  * and tests/sim/NAME.job.  Errors are reported as FILE:LINE: message.
+ * [group] caps and reservations (iops_max, bps_min ...: include/qos.h)
+ * apply as in the server (core/apply.c).
+ *
+ * --window TIME adds, per tenant and per group, the requests and bytes
+ * that completed in each window of that width: what a cap or a
+ * reservation gives second by second, not just on average.  --trace
+ * prints CFQ's decisions with the virtual time.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -59,6 +66,7 @@
 #include "config.h"
 #include "devmodel.h"
 #include "hist.h"
+#include "qos.h"
 #include "rng.h"
 #include "sched.h"
 #include "stats.h"
@@ -73,6 +81,7 @@ struct sim_group {
   unsigned njobs;               /* connections in the run */
   uint64_t bytes, ios;          /* completed data requests within duration */
   struct hist lat;              /* ns: latency of its jobs' data requests */
+  uint64_t *win_ios, *win_bytes; /* per window (--window), summed at report */
 };
 
 struct job;
@@ -125,6 +134,7 @@ struct job {
   struct hist lat;              /* ns: data request latency, insert->done */
   struct hist fsync_lat;        /* ns: first write of a batch -> its flush
                                    done (what fsync-tester times) */
+  uint64_t *win_ios, *win_bytes; /* per window of --window, by completion */
 };
 
 static struct {
@@ -145,6 +155,8 @@ static struct {
   bool json;
   bool trace;                   /* --trace: the policy's decisions */
   const char *only;             /* comma-separated tenant names, or NULL */
+  uint64_t window;              /* ns: --window width; 0 = no windows */
+  unsigned nwin;                /* windows in the run */
 } cfg;
 
 static const char *progname = "cfqsim";
@@ -257,6 +269,7 @@ ev_pop (void)
 static struct {
   struct sched *s;
   struct devmodel *dm;
+  uint64_t now;                 /* ns: the pass being run (for --trace) */
   unsigned at_dev;              /* requests dispatched, not completed */
   uint64_t timer_at;            /* ns: the policy's pending timer or NEVER */
   uint64_t timer_gen;           /* generation of the pending timer */
@@ -264,7 +277,6 @@ static struct {
   uint64_t dev_gen;             /* generation of the pending device event */
   uint64_t dispatched;          /* total dispatches */
   uint64_t end;                 /* ns: the run's duration */
-  uint64_t now;                 /* ns: the pass being run (--trace) */
 } sim;
 
 static uint64_t job_rate_time (const struct job *j);
@@ -419,6 +431,13 @@ on_complete (struct simrq *sr, uint64_t now)
   j->writes_done += sr->rq.op == RQ_WRITE;
   j->bytes += sr->rq.len;
   hist_add (&j->lat, now - sr->t_submit);
+  if (cfg.window) {
+    unsigned w = now / cfg.window;
+    if (w >= cfg.nwin)
+      w = cfg.nwin - 1;         /* a completion exactly at the end */
+    j->win_ios[w]++;
+    j->win_bytes[w] += sr->rq.len;
+  }
   j->inflight--;
   sr->next_free = j->free;
   j->free = sr;
@@ -692,6 +711,17 @@ make_device (void)
   return dm;
 }
 
+/* --trace: each decision of a policy that reports them (cfq), on stderr
+ * with the virtual time.
+ */
+static void
+trace_line (void *opaque, const char *msg)
+{
+  fprintf (stderr, "%" PRIu64 ".%06" PRIu64 " %s\n",
+           (uint64_t) (sim.now / NSEC_PER_SEC),
+           (uint64_t) (sim.now % NSEC_PER_SEC / 1000), msg);
+}
+
 static void
 setup (void)
 {
@@ -715,6 +745,8 @@ setup (void)
   /* Groups and tunables as the server makes them, and whether the device
    * seeks as the kernel would learn it from the queue flags.
    */
+  if (cfg.trace && ops == &cfq_ops)
+    cfq_set_trace (sim.s, trace_line, NULL);
   sg = xcalloc (m->nr_groups, sizeof *sg);
   err = cfg_apply (m, sim.s, devmodel_rotational (sim.dm), sg, why,
                    sizeof why);
@@ -729,6 +761,13 @@ setup (void)
     hist_init (&cfg.groups[i].lat);
   }
   free (sg);
+  if (cfg.window) {
+    cfg.nwin = (cfg.duration + cfg.window - 1) / cfg.window;
+    for (size_t i = 0; i < m->nr_groups; i++) {
+      cfg.groups[i].win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
+      cfg.groups[i].win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
+    }
+  }
 
   /* One job per connection, tenants in file order. */
   for (size_t i = 0; i < m->nr_tenants; i++)
@@ -783,6 +822,10 @@ setup (void)
         j->rng = 1;
       hist_init (&j->lat);
       hist_init (&j->fsync_lat);
+      if (cfg.window) {
+        j->win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
+        j->win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
+      }
       cfg.groups[j->group].njobs++;
       cfg.jobs[n++] = j;
     }
@@ -858,7 +901,34 @@ struct tenant_res {
   struct hist lat;
   struct hist fsync_lat;        /* write batch -> its flush done */
   double jain_conn;             /* Jain of its connections' IOPS */
+  uint64_t *win_ios, *win_bytes; /* per window (--window) */
 };
+
+/* , "windows": {"ios": [...], "bytes": [...]} */
+static void
+json_windows (const uint64_t *ios, const uint64_t *bytes)
+{
+  printf (", \"windows\": {\"ios\": [");
+  for (unsigned w = 0; w < cfg.nwin; w++)
+    printf ("%s%" PRIu64, w ? ", " : "", ios[w]);
+  printf ("], \"bytes\": [");
+  for (unsigned w = 0; w < cfg.nwin; w++)
+    printf ("%s%" PRIu64, w ? ", " : "", bytes[w]);
+  printf ("]}");
+}
+
+/* The group's QoS counters, if the policy keeps them (cfq). */
+static bool
+group_qos_stats (size_t i, struct cfq_group_stats *st)
+{
+  const struct cfg_group *cg = &cfg.m->groups[i];
+
+  if (!cfg.groups[i].sg || qos_conf_empty (&cg->qos)
+      || sim.s->ops != &cfq_ops)
+    return false;
+  cfq_group_get_stats (sim.s, cfg.groups[i].sg, st);
+  return true;
+}
 
 /* --list-models: the device models, with the figures presets carry. */
 static void
@@ -913,11 +983,21 @@ report (void)
   for (size_t i = 0; i < m->nr_tenants; i++) {
     hist_init (&tr[i].lat);
     hist_init (&tr[i].fsync_lat);
+    if (cfg.window) {
+      tr[i].win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
+      tr[i].win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
+    }
   }
   for (unsigned i = 0; i < cfg.njobs; i++) {
     struct job *j = cfg.jobs[i];
     struct sim_group *g = &cfg.groups[j->group];
     struct tenant_res *r = &tr[j->tenant];
+    for (unsigned w = 0; w < cfg.nwin; w++) {
+      r->win_ios[w] += j->win_ios[w];
+      r->win_bytes[w] += j->win_bytes[w];
+      g->win_ios[w] += j->win_ios[w];
+      g->win_bytes[w] += j->win_bytes[w];
+    }
     r->t = j->t;
     r->group = j->group;
     r->bytes += j->bytes;
@@ -971,8 +1051,10 @@ report (void)
       printf (": ");
       json_str (cfq_tunable_format (d, m->tunables[i].val, val, sizeof val));
     }
-    printf ("},\n  \"dispatched\": %" PRIu64 ",\n  \"tenants\": [\n",
-            sim.dispatched);
+    printf ("},\n  \"dispatched\": %" PRIu64 ",\n", sim.dispatched);
+    if (cfg.window)
+      printf ("  \"window_s\": %.9f,\n", cfg.window / 1e9);
+    printf ("  \"tenants\": [\n");
     for (unsigned i = 0, k = 0; i < m->nr_tenants; i++) {
       const struct tenant_res *r = &tr[i];
       if (!cfg.tenant_on[i])
@@ -987,15 +1069,17 @@ report (void)
               ", \"iops\": %.3f, \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f"
               ", \"p99\": %.3f, \"max\": %.3f}, \"fsync_us\": {\"p50\": %.3f"
               ", \"p90\": %.3f, \"max\": %.3f}, \"share\": %.6f"
-              ", \"jain_connections\": %.6f}%s\n",
+              ", \"jain_connections\": %.6f",
               r->t->connections, r->bytes, r->ios, r->writes, r->flushes,
               mib_s (r->bytes, r->win), per_s (r->ios, r->win),
               us (hist_mean (&r->lat)), us (hist_quantile (&r->lat, 0.50)),
               us (hist_quantile (&r->lat, 0.99)), us (r->lat.max),
               us (hist_quantile (&r->fsync_lat, 0.50)),
               us (hist_quantile (&r->fsync_lat, 0.90)), us (r->fsync_lat.max),
-              tbytes ? (double) r->bytes / tbytes : 0, r->jain_conn,
-              ++k < nt ? "," : "");
+              tbytes ? (double) r->bytes / tbytes : 0, r->jain_conn);
+      if (cfg.window)
+        json_windows (r->win_ios, r->win_bytes);
+      printf ("}%s\n", ++k < nt ? "," : "");
     }
     printf ("  ],\n  \"groups\": [\n");
     for (unsigned i = 0, k = 0; i < cfg.ngroups; i++) {
@@ -1008,14 +1092,31 @@ report (void)
               ", \"ios\": %" PRIu64 ", \"mib_s\": %.6f, \"iops\": %.3f"
               ", \"lat_us\": {\"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}"
               ", \"share\": %.6f, \"iops_share\": %.6f"
-              ", \"weight_share\": %.6f}%s\n",
+              ", \"weight_share\": %.6f",
               g->weight, g->njobs, g->bytes, g->ios,
               mib_s (g->bytes, cfg.duration), per_s (g->ios, cfg.duration),
               us (hist_quantile (&g->lat, 0.50)),
               us (hist_quantile (&g->lat, 0.99)), us (g->lat.max),
               tbytes ? (double) g->bytes / tbytes : 0,
               tios ? (double) g->ios / tios : 0,
-              (double) g->weight / gw, ++k < nx ? "," : "");
+              (double) g->weight / gw);
+      if (!qos_conf_empty (&m->groups[i].qos)) {
+        struct cfq_group_stats st;
+        printf (", \"qos\": {");
+        for (size_t q = 0, n = 0; q < qos_nr_keys; q++) {
+          uint64_t v = qos_conf_get (&m->groups[i].qos, &qos_keys[q]);
+          if (v)
+            printf ("%s\"%s\": %" PRIu64, n++ ? ", " : "", qos_keys[q].name,
+                    v);
+        }
+        if (group_qos_stats (i, &st))
+          printf (", \"throttled\": %" PRIu64 ", \"reserved\": %" PRIu64,
+                  st.qos_throttled, st.qos_reserved);
+        printf ("}");
+      }
+      if (cfg.window)
+        json_windows (g->win_ios, g->win_bytes);
+      printf ("}%s\n", ++k < nx ? "," : "");
     }
     printf ("  ],\n  \"total\": {\"bytes\": %" PRIu64 ", \"ios\": %" PRIu64
             ", \"mib_s\": %.6f, \"iops\": %.3f},\n",
@@ -1063,7 +1164,46 @@ report (void)
           "over %u groups: %.4f (IOPS: %.4f)\n",
           mib_s (tbytes, cfg.duration), per_s (tios, cfg.duration), nx, jain,
           jain_iops);
+  for (unsigned i = 0, n = 0; i < cfg.ngroups; i++) {
+    const struct qos_conf *q = &m->groups[i].qos;
+    struct cfq_group_stats st;
+    if (!cfg.groups[i].njobs || qos_conf_empty (q))
+      continue;
+    printf ("%sgroup %s:", n++ ? "" : "\n", cfg.groups[i].name);
+    for (size_t k = 0; k < qos_nr_keys; k++) {
+      uint64_t v = qos_conf_get (q, &qos_keys[k]);
+      if (v)
+        printf (" %s=%s", qos_keys[k].name,
+                cfg_format_qos (&qos_keys[k], v, val, sizeof val));
+    }
+    if (group_qos_stats (i, &st))
+      printf ("; throttled %" PRIu64 ", reserved %" PRIu64, st.qos_throttled,
+              st.qos_reserved);
+    printf ("\n");
+  }
+  if (cfg.window)
+    for (int bytes = 0; bytes < 2; bytes++) {
+      printf ("\n%s per %.3fs window, by group\n%-12s",
+              bytes ? "MiB/s" : "IOPS", cfg.window / 1e9, "from (s)");
+      for (unsigned i = 0; i < cfg.ngroups; i++)
+        if (cfg.groups[i].njobs)
+          printf (" %12s", cfg.groups[i].name);
+      printf ("\n");
+      for (unsigned w = 0; w < cfg.nwin; w++) {
+        printf ("%-12.3f", (double) w * cfg.window / 1e9);
+        for (unsigned i = 0; i < cfg.ngroups; i++)
+          if (cfg.groups[i].njobs)
+            printf (" %12.1f", bytes
+                    ? mib_s (cfg.groups[i].win_bytes[w], cfg.window)
+                    : per_s (cfg.groups[i].win_ios[w], cfg.window));
+        printf ("\n");
+      }
+    }
 out:
+  for (size_t i = 0; i < m->nr_tenants; i++) {
+    free (tr[i].win_ios);
+    free (tr[i].win_bytes);
+  }
   free (tr);
   free (x);
   free (xi);
@@ -1091,6 +1231,7 @@ usage (FILE *f)
 "  --queue-depth N      most requests at the device at once; as queue_depth=N\n"
 "  --only NAME[,NAME..] run only these tenants\n"
 "  --json               machine-readable output\n"
+"  --window TIME        also requests and bytes per window (e.g. 1s)\n"
 "  --trace              print CFQ's decisions and each request on stderr,\n"
 "                       stamped with the virtual time\n"
 "  --list-scheds        print the policies built in and exit\n"
@@ -1144,13 +1285,6 @@ override (struct cfg *c, const char *opt, const char *prefix, const char *a)
   cfg_set_override (c, key, eq + 1);
 }
 
-/* --trace: one line per CFQ decision, stamped with the virtual time. */
-static void
-trace_line (void *opaque, const char *msg)
-{
-  fprintf (stderr, "%12.6f %s\n", sim.now / 1e9, msg);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -1164,6 +1298,7 @@ main (int argc, char **argv)
     { "queue-depth", required_argument, NULL, 'q' },
     { "only", required_argument, NULL, 'o' },
     { "json", no_argument, NULL, 'j' },
+    { "window", required_argument, NULL, 'w' },
     { "trace", no_argument, NULL, 'T' },
     { "list-scheds", no_argument, NULL, 'l' },
     { "list-models", no_argument, NULL, 'm' },
@@ -1196,6 +1331,11 @@ main (int argc, char **argv)
     case 'm': list_models = true; break;
     case 'j': cfg.json = true; break;
     case 'T': cfg.trace = true; break;
+    case 'w':
+      if (units_parse_time (optarg, 0, &cfg.window) < 0 || !cfg.window)
+        die_at (NULL, "--window %s: not a time (want %s, more than 0)",
+                optarg, units_expect_time (0, want, sizeof want));
+      break;
     case 'o': cfg.only = optarg; break;
     case 'r': seed = optarg; break;
     case 't': duration = optarg; break;
@@ -1243,8 +1383,6 @@ main (int argc, char **argv)
     die_at (NULL, "--seed %s: not a number", seed);
   select_only ();
   setup ();
-  if (cfg.trace && sim.s->ops == &cfq_ops)
-    cfq_set_trace (sim.s, trace_line, NULL);
   run ();
   report ();
   cfg_free (c);
