@@ -38,6 +38,7 @@
 #include "control.h"
 #include "ctlcmd.h"
 #include "devmodel.h"
+#include "metrics.h"
 #include "stats.h"
 #include "tenants.h"
 
@@ -168,6 +169,8 @@ tn_config (const char *key, const char *value)
     return set_path (&tn.control_path, key, value) == -1 ? -1 : 1;
   if (strcmp (key, "stats") == 0)
     return set_path (&tn.stats_path, key, value) == -1 ? -1 : 1;
+  if (strcmp (key, "metrics") == 0)
+    return set_path (&tn.metrics_path, key, value) == -1 ? -1 : 1;
   return tn_override (key, value) == -1 ? -1 : 1;
 }
 
@@ -349,6 +352,7 @@ tn_unload (void)
   tn.m = NULL;
   free (tn.control_path);
   free (tn.stats_path);
+  free (tn.metrics_path);
 }
 
 /* ---- the dispatcher's side --------------------------------------------------- */
@@ -378,6 +382,15 @@ static void
 tick_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
   tn_each_iostat (&tn, iostat_tick, engine_now ());
+  if (tn.metrics) {
+    struct strbuf b = { 0 };
+
+    stats_prometheus (&tn, &b);
+    if (b.oom || !b.s)
+      strbuf_free (&b);         /* no new version this second */
+    else
+      metrics_post (tn.metrics, b.s);
+  }
 }
 
 static void
@@ -432,6 +445,16 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
       return err;
     }
   }
+  if (tn.metrics_path) {
+    tn.metrics = metrics_start (tn.metrics_path, &err);
+    if (!tn.metrics) {
+      nbdkit_error ("cfq: metrics=%s: %s", tn.metrics_path, strerror (-err));
+      if (tn.ctl)
+        control_stop (tn.ctl);
+      tn.ctl = NULL;
+      return err;
+    }
+  }
   return 0;
 }
 
@@ -443,6 +466,8 @@ hook_teardown (struct engine *e, void *opaque)
   if (tn.ctl)
     control_stop (tn.ctl);
   tn.ctl = NULL;
+  metrics_stop (tn.metrics);
+  tn.metrics = NULL;
   ev_ref (tn.loop);
   ev_timer_stop (tn.loop, &tn.tick);
   tn.s = NULL;

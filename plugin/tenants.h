@@ -29,6 +29,7 @@
 
 struct control;
 struct devmodel;
+struct metrics;
 
 /* ---- for plugin.c ----------------------------------------------------------- */
 
@@ -103,6 +104,7 @@ struct tenants {
   struct tn_export *exports;    /* m->nr_exports */
   char *control_path;           /* control=PATH or NULL */
   char *stats_path;             /* stats=FILE or NULL */
+  char *metrics_path;           /* metrics=FILE or NULL */
   const char *sched_name;       /* the scheduler in use */
   struct devmodel *dm;          /* emulate=, or NULL */
   int rotational;               /* -1 unknown, 0, 1 */
@@ -111,7 +113,8 @@ struct tenants {
   struct engine *e;             /* from the setup hook to teardown */
   struct sched *s;
   struct ev_loop *loop;
-  ev_timer tick;                /* every second: iostat_tick */
+  ev_timer tick;                /* every second: iostat_tick, metrics */
+  struct metrics *metrics;      /* metrics=FILE's writer, or NULL */
   struct control *ctl;
   struct list conns;            /* open connections */
   struct iostat total;          /* everything */
