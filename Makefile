@@ -5,6 +5,8 @@
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make demo       serve a demo image and show how to connect
 #   make bench      run the benchmarks (not tests: numbers, not verdicts)
+#   make bench-seeds  the seeds' experiments over NBD, fifo against cfq
+#   make lab SCENARIO=FILE  the fairness lab on one scenario
 #   make install    install the plugin into nbdkit's plugin directory
 #
 # CI builds with WERROR=-Werror.
@@ -61,7 +63,7 @@ MANDIR  ?= /usr/local/share/man
 
 ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(BENCH_BIN) $(MAN)
 
-.PHONY: all deps deps-kernel check check-kernel demo bench install clean
+.PHONY: all deps deps-kernel check check-kernel demo bench bench-seeds lab install clean
 all: $(ALL)
 
 core/%.o: core/%.c
@@ -108,7 +110,7 @@ bench/%: bench/%.c $(CORE_LIB)
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
 	libnbd-bin python3-libnbd liburing-dev libev-dev libinih-dev fio \
 	qemu-utils fsmark valgrind e2fsprogs util-linux fuse3 procps \
-	qemu-system-common perl
+	qemu-system-common perl gnuplot-nox
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -qq && \
@@ -145,6 +147,16 @@ bench: all
 	@bench/corebench
 	@echo
 	@bench/run.sh
+
+# The fairness lab: make lab SCENARIO=bench/scenarios/live-weight.conf
+# (LAB_ARGS="--solo --rounds 3" for more).
+lab: all
+	@test -n "$(SCENARIO)" || { echo "make lab SCENARIO=FILE (see bench/scenarios/)"; exit 2; }
+	@tools/cfqlab $(LAB_ARGS) $(SCENARIO)
+
+# The seeds' experiments over NBD, fifo against cfq (bench/seeds.py).
+bench-seeds: all
+	@/usr/bin/python3 bench/seeds.py
 
 install: $(PLUGIN) $(MAN)
 	install -d $(DESTDIR)$(PLUGINDIR)
