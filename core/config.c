@@ -68,7 +68,8 @@
  * it in [device] (auto|time|iops) and passes it on as that tunable.  The
  * model.* parameters are checked by the device model itself
  * (include/devmodel.h): cfg_validate() makes the model [device] emulate
- * names and sets each parameter on it.
+ * names and sets each parameter on it.  The names emulate takes are the
+ * device models' own table (devmodel_presets), "none" aside.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -130,7 +131,6 @@ enum {
 static const char *const gk_names[GK_TUNABLE] = {
   "file", "queue_depth", "mode", "emulate", "scheduler",
 };
-static const char *const emulate_names[] = { "none", "hdd", "ssd", NULL };
 static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
 };
@@ -414,7 +414,23 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
   case GK_MODE:
     t = cfq_tunable_lookup ("mode");
     break;
-  case GK_EMULATE: names = emulate_names; break;
+  case GK_EMULATE: {
+    char all[128];
+
+    /* 0 = none, i + 1 = devmodel_presets[i] */
+    if (strcmp (value, "none") == 0) {
+      *v = 0;
+      return 0;
+    }
+    for (i = 0; devmodel_presets[i].name; i++)
+      if (strcmp (devmodel_presets[i].name, value) == 0) {
+        *v = i + 1;
+        return 0;
+      }
+    devmodel_names (all, sizeof all, ", ", " or ");
+    snprintf (why, len, "want none, %s", all);
+    return -EINVAL;
+  }
   case GK_SCHEDULER: names = sched_names; break;
   default:
     t = &cfq_tunables[k - GK_TUNABLE];
@@ -1846,7 +1862,7 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
                 " one", x->name, x->file, xs[j].name, xs[j].l_file);
       continue;
     }
-    if (cfg->simulated && cfg->m.dev.emulate == CFG_EMULATE_NONE)
+    if (cfg->simulated && !cfg->m.dev.emulate)
       continue;                 /* no device model: said once already */
     if (!dev && !cfg->simulated) {
       if (!told_nodev) {
@@ -1937,18 +1953,17 @@ static int
 check_model_params (struct cfg *cfg, const struct xparam *const *src,
                     size_t np, uint64_t *capacity)
 {
-  static const char *const kinds[2] = { "hdd", "ssd" };
+  const char *emu = cfg->m.dev.emulate;
+  const char *kinds[2] = { emu ? emu : "hdd", emu ? NULL : "ssd" };
   struct devmodel *dm[2] = { NULL, NULL };
-  enum cfg_emulate emu = cfg->m.dev.emulate;
   char l0[256], l1[256];
   int err = 0;
 
-  for (int k = 0; k < 2; k++)
-    if ((np && emu == CFG_EMULATE_NONE) || (int) emu == k + 1) {
-      dm[k] = devmodel_new (kinds[k], &err);
-      if (!dm[k])
-        goto out;
-    }
+  for (int k = 0; k < 2 && kinds[k] && (np || emu); k++) {
+    dm[k] = devmodel_new (kinds[k], &err);
+    if (!dm[k])
+      goto out;
+  }
   for (size_t i = 0; i < np; i++) {
     const struct xparam *p = src[i];
     const char *eq = p->line ? " = " : "=", *kind = NULL;
@@ -1963,15 +1978,15 @@ check_model_params (struct cfg *cfg, const struct xparam *const *src,
         kind = kinds[k];
       }
     }
-    if (r == -ENOENT && emu == CFG_EMULATE_NONE)
+    if (r == -ENOENT && !emu)
       param_err (cfg, p, "model.%s: not a parameter of any device model"
                  " (hdd: %s; ssd: %s)", p->key,
                  join (devmodel_params (dm[0]), l0, sizeof l0),
                  join (devmodel_params (dm[1]), l1, sizeof l1));
     else if (r == -ENOENT)
       param_err (cfg, p, "model.%s: not a parameter of the %s model (want"
-                 " %s)", p->key, kinds[emu - 1],
-                 join (devmodel_params (dm[emu - 1]), l0, sizeof l0));
+                 " %s)", p->key, emu,
+                 join (devmodel_params (dm[0]), l0, sizeof l0));
     else if (r == -ERANGE)
       param_err (cfg, p, "model.%s%s%s: out of range for the %s model",
                  p->key, eq, p->value, kind);
@@ -1979,8 +1994,8 @@ check_model_params (struct cfg *cfg, const struct xparam *const *src,
       param_err (cfg, p, "model.%s%s%s: not a valid value for the %s model",
                  p->key, eq, p->value, kind);
   }
-  if (emu != CFG_EMULATE_NONE)
-    *capacity = devmodel_capacity (dm[emu - 1]);
+  if (emu)
+    *capacity = devmodel_capacity (dm[0]);
 out:
   devmodel_free (dm[0]);
   devmodel_free (dm[1]);
@@ -2213,7 +2228,11 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   cfg->m.dev.file = cfg_device_file (cfg);
   cfg->m.dev.queue_depth = gget (cfg, GK_QUEUE_DEPTH, SCHED_DEPTH_DEFAULT);
   cfg->m.dev.mode = gget (cfg, GK_MODE, CFQ_MODE_AUTO);
-  cfg->m.dev.emulate = gget (cfg, GK_EMULATE, CFG_EMULATE_NONE);
+  {
+    uint64_t e = gget (cfg, GK_EMULATE, 0);
+
+    cfg->m.dev.emulate = e ? devmodel_presets[e - 1].name : NULL;
+  }
   ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   if (!ops)                     /* only if core/ was built without it */
     cerr (cfg, "scheduler %s is not built in",
@@ -2247,9 +2266,12 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     goto oom;
   free (src);
   src = NULL;
-  if (cfg->simulated && cfg->m.dev.emulate == CFG_EMULATE_NONE) {
-    const char *msg = "the simulator needs a device model: [device] emulate"
-      " = hdd or ssd";
+  if (cfg->simulated && !cfg->m.dev.emulate) {
+    char msg[192], all[128];
+
+    devmodel_names (all, sizeof all, ", ", " or ");
+    snprintf (msg, sizeof msg, "the simulator needs a device model: [device]"
+              " emulate = %s", all);
     if (cfg->filename)
       ferr (cfg, cfg->gv[GK_EMULATE].line ? cfg->gv[GK_EMULATE].line
             : cfg->l_device, "%s", msg);

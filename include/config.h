@@ -46,12 +46,6 @@
 #define CFG_DEFAULT_GROUP "default"     /* exports with no group= join it */
 #define CFG_DEFAULT_SCHEDULER "cfq"
 
-enum cfg_emulate {              /* [device] emulate: device model in front */
-  CFG_EMULATE_NONE = 0,         /* the real device's own timing */
-  CFG_EMULATE_HDD,              /* add rotational-disk service times */
-  CFG_EMULATE_SSD,              /* add flash-like service times */
-};
-
 /* A device-model parameter, "model.KEY = VALUE" in [device], as text for
  * devmodel_set(); cfg_validate() has checked it on the model emulate names
  * (with emulate = none, on whichever model has it).
@@ -68,7 +62,9 @@ struct cfg_device {
                                    model's capacity */
   unsigned queue_depth;         /* requests in flight, 1..SCHED_DEPTH_MAX */
   enum cfq_mode mode;           /* auto unless [device] mode says */
-  enum cfg_emulate emulate;
+  const char *emulate;          /* [device] emulate: the device model in
+                                   front (a devmodel_presets name), or NULL
+                                   for none: the real device's own timing */
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
 };

@@ -67,14 +67,16 @@
  * epoll's timeout is computed again (libev allows watchers to change
  * from other threads while the loop's lock is held, then woken).
  *
- * Emulation (cfg->dm set): at dispatch the device model says when the
- * request would complete on the emulated device (creq->t_hold).  The real
- * I/O is still done, so data is always right, but a completion that comes
- * back earlier is held in a min-heap by t_hold and released by an
- * ev_timer: the scheduler, the accounting and the worker all see the
- * emulated time.  A held request still counts as in flight, so the device
- * stays at most queue_depth deep and a slow emulated disk becomes the
- * bottleneck even on fast hardware.
+ * Emulation (cfg->dm set): at dispatch the request also goes to the device
+ * model, which hands requests back in its own order at its own times (a
+ * disk with NCQ reorders its queue).  The real I/O is still done, so data
+ * is always right: a request finishes when both its real I/O and the
+ * model are done with it, whichever comes last (plugin/hold.c), so the
+ * scheduler, the accounting and the worker all see the emulated time.  A
+ * held request still counts as in flight, so the device stays at most
+ * queue_depth deep and a slow emulated disk becomes the bottleneck even on
+ * fast hardware.  The model's next completion arms a timerfd the loop
+ * watches (hold.h says why not an ev_timer).
  *
  * The scheduler instance is created before the thread starts and destroyed
  * after it has been joined; in between it is touched under the lock only.
@@ -146,9 +148,9 @@ struct engine {
   struct devmodel *dm;          /* emulated device or NULL */
   const struct engine_hooks *hooks;     /* never NULL (may be empty) */
   void *opaque;                 /* for hooks */
-  struct hold held;             /* completed, held until their t_hold */
-  ev_timer hold_timer;          /* releases held completions */
-  uint64_t hold_at;             /* ns: when hold_timer fires; NEVER: off */
+  struct hold held;             /* emulation: real I/O and model meet */
+  ev_io hold_io;                /* held.fd readable: the model's next
+                                   completion is due */
   struct engine_stats st;       /* counters, read after the thread is gone */
 };
 
@@ -291,28 +293,25 @@ finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
 }
 
 /* Dispatcher: the request left the device (or its worker).  With an
- * emulated device, hold it until the model says it is done.
+ * emulated device, hold it until the model is done with it too.
  */
 static void
 finish (struct engine *e, struct creq *r, int res, uint64_t now)
 {
   ASSERT_LOCKED (e);
-  if (e->dm && r->t_hold > now) {
-    r->res = res;
-    hold_push (&e->held, r);
+  if (e->dm && hold_io_done (&e->held, r, res))
     return;
-  }
   finish_now (e, r, res, now);
 }
 
+/* Finish what the emulated device has released by now. */
 static void
 held_release (struct engine *e, uint64_t now)
 {
-  while (e->held.n && hold_top (&e->held)->t_hold <= now) {
-    struct creq *r = hold_pop (&e->held);
+  struct creq *r;
 
+  while (e->dm && (r = hold_release (&e->held, now)) != NULL)
     finish_now (e, r, r->res, now);
-  }
 }
 
 void
@@ -393,7 +392,8 @@ static bool
 pass (struct engine *e, uint64_t now)
 {
   uint64_t next = SCHED_NEVER;
-  uint64_t timer0 = e->timer_at, hold0 = e->hold_at;
+  uint64_t timer0 = e->timer_at;
+  bool hold_earlier = false;
   struct rq *rq = NULL;
   uint64_t dispatched0 = e->st.dispatched;
   unsigned inflight0;
@@ -412,7 +412,7 @@ pass (struct engine *e, uint64_t now)
 
       rq->t_dispatch = now;
       if (e->dm)
-        r->t_hold = devmodel_submit (e->dm, rq, now);
+        hold_submit (&e->held, r, now);
       __atomic_store_n (&e->inflight, e->inflight + 1, __ATOMIC_RELAXED);
       e->st.dispatched++;
       if (e->inflight > e->st.max_inflight)
@@ -456,14 +456,11 @@ pass (struct engine *e, uint64_t now)
     timer_arm (e, &e->timer, next, now);
   }
 
-  /* The next held completion to release. */
-  next = e->held.n ? hold_top (&e->held)->t_hold : SCHED_NEVER;
-  if (next != e->hold_at) {
-    e->hold_at = next;
-    timer_arm (e, &e->hold_timer, next, now);
-  }
+  /* The emulated device's next completion. */
+  if (e->dm)
+    hold_earlier = hold_arm (&e->held);
 
-  return look || e->timer_at < timer0 || e->hold_at < hold0 || e->stopping;
+  return look || e->timer_at < timer0 || hold_earlier || e->stopping;
 }
 
 static void
@@ -487,12 +484,12 @@ timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 static void
-hold_cb (struct ev_loop *loop, ev_timer *w, int revents)
+hold_cb (struct ev_loop *loop, ev_io *w, int revents)
 {
   struct engine *e = w->data;
 
   ASSERT_LOCKED (e);
-  e->hold_at = SCHED_NEVER;     /* the pump releases what is due */
+  hold_fired (&e->held);        /* the pump releases what is due */
 }
 
 static void
@@ -522,7 +519,8 @@ engine_free (struct engine *e)
     ev_async_stop (e->loop, &e->wake);
     ev_prepare_stop (e->loop, &e->pump);
     ev_timer_stop (e->loop, &e->timer);
-    ev_timer_stop (e->loop, &e->hold_timer);
+    if (e->held.fd >= 0)
+      ev_io_stop (e->loop, &e->hold_io);
     ev_loop_destroy (e->loop);
   }
   pthread_mutex_destroy (&e->lock);
@@ -546,14 +544,11 @@ engine_start (const struct engine_cfg *cfg)
     return -ENOMEM;
   e->depth = cfg->queue_depth;
   e->timer_at = SCHED_NEVER;
-  e->hold_at = SCHED_NEVER;
+  e->held.fd = -1;
   e->dm = cfg->dm;
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
   e->opaque = cfg->opaque;
   pthread_mutex_init (&e->lock, NULL);
-  err = hold_init (&e->held, SCHED_DEPTH_MAX);
-  if (err)
-    goto err;
   e->bops = cfg->backend;
   if (!e->bops) {
     err = -EINVAL;
@@ -579,8 +574,14 @@ engine_start (const struct engine_cfg *cfg)
   ev_prepare_start (e->loop, &e->pump);
   ev_timer_init (&e->timer, timer_cb, 0., 0.);
   e->timer.data = e;
-  ev_timer_init (&e->hold_timer, hold_cb, 0., 0.);
-  e->hold_timer.data = e;
+  if (e->dm) {
+    err = hold_init (&e->held, e->dm);
+    if (err)
+      goto err;
+    ev_io_init (&e->hold_io, hold_cb, e->held.fd, EV_READ);
+    e->hold_io.data = e;
+    ev_io_start (e->loop, &e->hold_io);
+  }
 
   err = e->bops->create (e, e->loop, cfg, &e->be);
   if (err)

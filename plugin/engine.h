@@ -67,8 +67,8 @@ struct creq {
   void *arg;                    /* [worker] for worker_fn; CREQ_OPEN: qspec */
   void *acct;                   /* [worker] the plugin's accounting for the
                                    connection (hooks->done, hooks->conn) */
-  uint64_t t_hold;              /* [disp] ns: emulated completion time (the
-                                   device model's); 0 without emulation */
+  uint8_t emu;                  /* [disp] emulated device: which came first,
+                                   the real I/O or the model (engine.c) */
   uint32_t done_bytes;          /* [disp] bytes transferred so far (short I/O) */
   bool at_ring;                 /* [disp] handed to the backend (not EOP_WORKER) */
   int res;                      /* [disp] 0 or -errno, valid once woken */
@@ -112,7 +112,7 @@ struct engine_cfg {
   unsigned nr_fds;              /* slots used (0: FILE_NR) */
   const struct backend_ops *backend;    /* uring_backend_ops ... */
   struct devmodel *dm;          /* emulated device, or NULL; the engine
-                                   only calls devmodel_submit on it */
+                                   submits to it and takes completions */
   const struct engine_hooks *hooks;     /* or NULL */
   void *opaque;                 /* for the hooks */
   bool no_direct;               /* never take the direct path (engine.c) */
@@ -180,7 +180,7 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
   r->worker_fn = NULL;
   r->arg = NULL;
   r->acct = NULL;
-  r->t_hold = 0;
+  r->emu = 0;
   r->done_bytes = 0;
   r->at_ring = false;
   r->res = 0;

@@ -50,6 +50,7 @@
 
 #include "backing.h"
 #include "bounce.h"
+#include "devmodel.h"
 #include "engine.h"
 #include "io.h"
 #include "sched.h"
@@ -140,7 +141,14 @@ cfqp_dump_plugin (void)
   printf ("cfq_max_request=%u\n", CFQP_MAX_REQUEST);
   printf ("cfq_config=yes\n");
   printf ("cfq_control=yes\n");
-  printf ("cfq_emulate=hdd,ssd\n");
+  {
+    char all[256];
+
+    devmodel_names (all, sizeof all, ",", ",");
+    printf ("cfq_emulate=%s\n", all);
+    for (const struct devmodel_preset *pr = devmodel_presets; pr->name; pr++)
+      printf ("cfq_emulate_%s=%s\n", pr->name, pr->about);
+  }
   printf ("cfq_export_file=yes\n");
 }
 

@@ -230,7 +230,7 @@ stats_json (const struct tenants *tn, struct strbuf *o)
   strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"queue_depth\":%u,"
                  "\"emulate\":\"%s\"", engine_inflight (tn->e),
                  engine_held (tn->e), engine_depth (tn->e),
-                 tn_emulate_names[tn->m->dev.emulate]);
+                 tn->m->dev.emulate ? tn->m->dev.emulate : "none");
   {
     struct bounce_stats bs;
 
@@ -394,7 +394,7 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
   strbuf_printf (o, " inflight=%u held=%u queue_depth=%u emulate=%s",
                  engine_inflight (tn->e), engine_held (tn->e),
                  engine_depth (tn->e),
-                 tn_emulate_names[tn->m->dev.emulate]);
+                 tn->m->dev.emulate ? tn->m->dev.emulate : "none");
   {
     struct bounce_stats bs;
 
@@ -618,7 +618,7 @@ stats_prometheus (const struct tenants *tn, struct strbuf *o)
   strbuf_printf (o, ",mode=");
   prom_str (o, mode_now (tn));
   strbuf_printf (o, ",emulate=");
-  prom_str (o, tn_emulate_names[tn->m->dev.emulate]);
+  prom_str (o, tn->m->dev.emulate ? tn->m->dev.emulate : "none");
   strbuf_printf (o, "} 1\n");
   prom_family (o, "device_inflight", "gauge", "Requests at the device now.");
   strbuf_printf (o, "nbdkit_cfq_device_inflight %u\n", engine_inflight (tn->e));

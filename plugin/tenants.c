@@ -259,7 +259,6 @@ sysfs_rotational (dev_t dev)
   return v;
 }
 
-const char *const tn_emulate_names[] = { "none", "hdd", "ssd" };
 const char *const tn_class_names[] = { "", "rt", "be", "idle" };
 
 int
@@ -269,13 +268,12 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
   int err = 0;
 
   tn.sched_name = sched_name;
-  if (d->emulate != CFG_EMULATE_NONE) {
+  if (d->emulate) {
     char cap[32];
 
-    tn.dm = devmodel_new (tn_emulate_names[d->emulate], &err);
+    tn.dm = devmodel_new (d->emulate, &err);
     if (!tn.dm) {
-      nbdkit_error ("cfq: emulate=%s: %s", tn_emulate_names[d->emulate],
-                    strerror (-err));
+      nbdkit_error ("cfq: emulate=%s: %s", d->emulate, strerror (-err));
       return -1;
     }
     for (size_t i = 0; i < d->nr_model; i++) {
@@ -302,7 +300,7 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
       devmodel_describe (tn.dm, buf, sizeof buf);
     nbdkit_debug ("cfq: scheduler=%s mode=%s rotational=%d emulate=%s %s",
                   sched_name, cfq_mode_name (d->mode), tn.rotational,
-                  tn_emulate_names[d->emulate], buf);
+                  d->emulate ? d->emulate : "none", buf);
   }
   return 0;
 }

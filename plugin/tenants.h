@@ -122,7 +122,6 @@ struct tenants {
 };
 
 /* Names of the model's enums, by value. */
-extern const char *const tn_emulate_names[];
 extern const char *const tn_class_names[];
 
 /* The scheduler is CFQ (it has tunables, groups' stats ...). */

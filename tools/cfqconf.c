@@ -103,7 +103,6 @@ print_net (const struct cfg_net *n)
 static void
 print_model (const char *file, const struct cfg_model *m, uint64_t size)
 {
-  static const char *const emus[] = { "none", "hdd", "ssd" };
   char b1[32], b2[32], b3[32];
 
   printf ("config: %s\n", file ? file : "(none)");
@@ -111,7 +110,8 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
           m->dev.file ? m->dev.file : "(none)",
           units_format_size (size, b1, sizeof b1), (unsigned long long) size);
   printf ("  queue_depth = %u\n  mode = %s\n  emulate = %s\n",
-          m->dev.queue_depth, cfq_mode_name (m->dev.mode), emus[m->dev.emulate]);
+          m->dev.queue_depth, cfq_mode_name (m->dev.mode),
+          m->dev.emulate ? m->dev.emulate : "none");
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 
@@ -224,7 +224,6 @@ jkv (const char *key, const char *val, const char *sep)
 static void
 print_json (const char *file, const struct cfg_model *m, bool sim)
 {
-  static const char *const emus[] = { "none", "hdd", "ssd" };
   char b[64];
 
   printf ("{\n  ");
@@ -234,7 +233,7 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
   printf ("\"size\": %llu, \"queue_depth\": %u, ",
           (unsigned long long) m->dev.size, m->dev.queue_depth);
   jkv ("mode", cfq_mode_name (m->dev.mode), ", ");
-  jkv ("emulate", emus[m->dev.emulate], ", ");
+  jkv ("emulate", m->dev.emulate ? m->dev.emulate : "none", ", ");
   printf ("\"model\": {");
   for (size_t i = 0; i < m->dev.nr_model; i++) {
     printf ("%s", i ? ", " : "");

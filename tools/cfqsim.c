@@ -11,7 +11,7 @@
  * tenant is one queue (one NBD connection, one fio job) inserting requests
  * into the policy through include/sched.h as the plugin's dispatcher
  * does; dispatched requests go to the device model (include/devmodel.h),
- * which says when they complete.  Time is virtual: an event heap ordered
+ * which says which completes when.  Time is virtual: an event heap ordered
  * by (time, sequence number) drives everything, so a run of minutes of
  * device time takes a fraction of a second, and the same scenario and seed
  * always give byte-identical output.
@@ -20,14 +20,17 @@
  *
  *   pop the events due now (those that existed when the pass began):
  *                             arrival   -> sched_insert (a connection's slot)
- *                             completion-> sched_completed, then the slot
- *                                          thinks, resubmits, fsyncs
+ *                             device    -> every request the model has
+ *                                          done by now: sched_completed,
+ *                                          then the slot thinks,
+ *                                          resubmits, fsyncs
  *                             timer     -> (nothing: the kick below runs)
  *   kick: while fewer than queue_depth requests are at the device,
- *         rq = sched_dispatch(now, &next); submit it to the device model,
- *         which returns its completion time (a future event).
+ *         rq = sched_dispatch(now, &next); submit it to the device model.
  *         When dispatch returns NULL, "next" is the policy's timer (an idle
  *         window or slice end); it replaces any earlier one.
+ *   then one device event at the model's next completion time replaces
+ *   any earlier one (a disk with NCQ decides its order as it goes).
  *
  * Watchdog: if the policy has work, nothing is at the device, it dispatched
  * nothing and asked for no timer, nothing will ever happen again: that is a
@@ -179,15 +182,15 @@ xcalloc (size_t n, size_t size)
 
 /* ---- the event heap ------------------------------------------------------ */
 
-enum ev_type { EV_ARRIVE, EV_COMPLETE, EV_TIMER, EV_FLUSH, EV_CONTROL };
+enum ev_type { EV_ARRIVE, EV_DEVICE, EV_TIMER, EV_FLUSH, EV_CONTROL };
 
 struct ev {
   uint64_t t;                   /* ns */
   uint64_t seq;                 /* tie-break: order of scheduling */
   enum ev_type type;
-  void *p;                      /* job (ARRIVE, FLUSH), simrq (COMPLETE)
-                                   or cfg_event (CONTROL) */
-  uint64_t gen;                 /* TIMER: generation it belongs to */
+  void *p;                      /* job (ARRIVE, FLUSH) or cfg_event
+                                   (CONTROL) */
+  uint64_t gen;                 /* TIMER, DEVICE: generation it belongs to */
 };
 
 static struct {
@@ -252,6 +255,8 @@ static struct {
   unsigned at_dev;              /* requests dispatched, not completed */
   uint64_t timer_at;            /* ns: the policy's pending timer or NEVER */
   uint64_t timer_gen;           /* generation of the pending timer */
+  uint64_t dev_at;              /* ns: the pending device event or NEVER */
+  uint64_t dev_gen;             /* generation of the pending device event */
   uint64_t dispatched;          /* total dispatches */
   uint64_t end;                 /* ns: the run's duration */
 } sim;
@@ -447,6 +452,30 @@ fmt_time (char *buf, size_t n, uint64_t ns)
             (uint64_t) (ns % NSEC_PER_SEC));
 }
 
+/* Keep one device event, at the model's next completion. */
+static void
+dev_arm (uint64_t now)
+{
+  uint64_t t = devmodel_next (sim.dm);
+
+  if (t == sim.dev_at)
+    return;
+  sim.dev_at = t;
+  sim.dev_gen++;
+  if (t != SCHED_NEVER)
+    ev_push (t > now ? t : now, EV_DEVICE, NULL, sim.dev_gen);
+}
+
+/* Everything the device has done by now, in its order. */
+static void
+dev_complete (uint64_t now)
+{
+  struct rq *rq;
+
+  while ((rq = devmodel_complete (sim.dm, now, NULL)) != NULL)
+    on_complete (rq->priv, now);
+}
+
 /* Dispatch while the device has room.  Returns true if anything moved. */
 static bool
 kick (uint64_t now)
@@ -456,19 +485,15 @@ kick (uint64_t now)
 
   while (sim.at_dev < cfg.queue_depth) {
     struct rq *rq = sched_dispatch (sim.s, now, &next);
-    struct simrq *sr;
-    uint64_t done;
 
     if (!rq)
       break;
-    sr = rq->priv;
-    done = devmodel_submit (sim.dm, rq, now);
-    if (done < now)
-      done = now;
+    if (devmodel_submit (sim.dm, rq, now) < 0)
+      die_at (NULL, "device model: more than %d requests at the device",
+              DEVMODEL_MAX_QUEUE);
     sim.at_dev++;
     sim.dispatched++;
     moved = true;
-    ev_push (done, EV_COMPLETE, sr, 0);
     next = SCHED_NEVER;
   }
   if (sim.at_dev < cfg.queue_depth) {
@@ -505,6 +530,7 @@ run (void)
 
   sim.end = cfg.duration;
   sim.timer_at = SCHED_NEVER;
+  sim.dev_at = SCHED_NEVER;
   for (size_t i = 0; i < cfg.m->nr_events; i++)
     if (cfg.m->events[i].at < sim.end)
       ev_push (cfg.m->events[i].at, EV_CONTROL,
@@ -530,8 +556,10 @@ run (void)
         on_arrive (e.p, now);
         progress = true;
         break;
-      case EV_COMPLETE:
-        on_complete (e.p, now);
+      case EV_DEVICE:
+        if (e.gen == sim.dev_gen)
+          sim.dev_at = SCHED_NEVER;
+        dev_complete (now);
         progress = true;
         break;
       case EV_FLUSH:
@@ -552,6 +580,7 @@ run (void)
     }
     if (kick (now))
       progress = true;
+    dev_arm (now);
     /* A policy that keeps asking to be called "now" without dispatching
      * anything would spin forever at one instant: that is a stall too.
      */
@@ -656,9 +685,8 @@ lookup_policy (const char *name)
 static struct devmodel *
 make_device (void)
 {
-  static const char *const kinds[] = { "none", "hdd", "ssd" };
   const struct cfg_device *d = &cfg.m->dev;
-  const char *kind = kinds[d->emulate];
+  const char *kind = d->emulate;
   struct devmodel *dm;
   bool seeded = false;
   int err = 0;
@@ -849,6 +877,43 @@ struct tenant_res {
   struct hist lat;
   double jain_conn;             /* Jain of its connections' IOPS */
 };
+
+/* --list-models: the device models, with the figures presets carry. */
+static void
+print_models (void)
+{
+  const struct devmodel_preset *pr;
+
+  if (!cfg.json) {
+    for (pr = devmodel_presets; pr->name; pr++)
+      printf ("%-10s %s%s%s\n", pr->name, pr->about,
+              pr->params[0] ? ": " : "", pr->params);
+    return;
+  }
+  printf ("[\n");
+  for (pr = devmodel_presets; pr->name; pr++) {
+    printf ("  {\"name\": ");
+    json_str (pr->name);
+    printf (", \"kind\": ");
+    json_str (pr->kind);
+    printf (", \"params\": ");
+    json_str (pr->params);
+    printf (", \"about\": ");
+    json_str (pr->about);
+    if (pr->seq_mbs > 0) {
+      printf (", \"published\": {\"seq_mbs\": %g, \"rand\": [", pr->seq_mbs);
+      for (int k = 0, n = 0; k < 2; k++)
+        if (pr->rand[k].depth)
+          printf ("%s{\"depth\": %u, \"iops\": %g}", n++ ? ", " : "",
+                  pr->rand[k].depth, pr->rand[k].iops);
+      printf ("], \"source\": ");
+      json_str (pr->source);
+      printf ("}");
+    }
+    printf ("}%s\n", pr[1].name ? "," : "");
+  }
+  printf ("]\n");
+}
 
 static void
 report (void)
@@ -1053,7 +1118,8 @@ usage (FILE *f)
 "  --sched NAME         scheduler (fifo, cfq); as scheduler=NAME\n"
 "  --set KEY=VALUE      a [device] or [scheduler] key, as on the server's\n"
 "                       command line (slice_idle=0, mode=iops ...); repeatable\n"
-"  --device hdd|ssd     device model; as emulate=KIND\n"
+"  --device NAME        device model: hdd, ssd or a preset (--list-models);\n"
+"                       as emulate=NAME\n"
 "  --dev KEY=VALUE      device model parameter; as model.KEY=VALUE\n"
 "  --seed N             PRNG seed (tenants and device); overrides [sim] seed\n"
 "  --duration TIME      virtual time to simulate (e.g. 20s); overrides\n"
@@ -1062,6 +1128,8 @@ usage (FILE *f)
 "  --only NAME[,NAME..] run only these tenants\n"
 "  --json               machine-readable output\n"
 "  --list-scheds        print the policies built in and exit\n"
+"  --list-models        print the device models and presets and exit (with\n"
+"                       --json: and the published figures presets carry)\n"
 "Exit: 0 ok, 1 bad input, 3 the scheduler stalled.\n", progname);
 }
 
@@ -1124,10 +1192,12 @@ main (int argc, char **argv)
     { "only", required_argument, NULL, 'o' },
     { "json", no_argument, NULL, 'j' },
     { "list-scheds", no_argument, NULL, 'l' },
+    { "list-models", no_argument, NULL, 'm' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *duration = NULL, *seed = NULL;
+  bool list_models = false;
   struct cfg *c;
   char *text, want[96];
   size_t len;
@@ -1149,6 +1219,7 @@ main (int argc, char **argv)
     case 'h':
       usage (stdout);
       return 0;
+    case 'm': list_models = true; break;
     case 'j': cfg.json = true; break;
     case 'o': cfg.only = optarg; break;
     case 'r': seed = optarg; break;
@@ -1170,6 +1241,10 @@ main (int argc, char **argv)
       usage (stderr);
       return 1;
     }
+  }
+  if (list_models) {
+    print_models ();
+    return 0;
   }
   if (optind != argc - 1) {
     usage (stderr);

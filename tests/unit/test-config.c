@@ -192,7 +192,26 @@ test_malformed (void)
   BAD (DEV "mode = fast\n[export a]\n",
        "t.conf:3: mode = fast: want auto, time or iops\n");
   BAD (DEV "emulate = tape\n[export a]\n",
-       "t.conf:3: emulate = tape: want none, hdd or ssd\n");
+       "t.conf:3: emulate = tape: want none, hdd, ssd, sata7200, vertex or"
+       " nvme\n");
+  /* Presets: their own parameters, with model.* on top. */
+  BAD (DEV "emulate = vertex\nmodel.rpm = 7200\n[export a]\n",
+       "t.conf:4: model.rpm: not a parameter of the vertex model (want"
+       " capacity, seed, flush, trim, channels, read, write, bw)\n");
+  BAD (DEV "emulate = sata7200\nmodel.ncq = 300\n[export a]\n",
+       "t.conf:4: model.ncq = 300: out of range for the sata7200 model\n");
+  {
+    static const char *const o[] = { "emulate", "nvme", NULL };
+    struct cfg *cfg = good (__LINE__, DEV "emulate = sata7200\n"
+                            "model.ncq = 8\n[export a]\n", NULL, 4 * G);
+    assert (strcmp (cfg_model (cfg)->dev.emulate, "sata7200") == 0);
+    assert (cfg_model (cfg)->dev.nr_model == 1);
+    cfg_free (cfg);
+    cfg = good (__LINE__, DEV "emulate = ssd\nmodel.channels = 8\n"
+                "[export a]\n", o, 4 * G);
+    assert (strcmp (cfg_model (cfg)->dev.emulate, "nvme") == 0);
+    cfg_free (cfg);
+  }
 
   /* Scheduler values. */
   BAD (DEV "[scheduler]\nscheduler = noop\n[export a]\n",
@@ -229,7 +248,8 @@ test_malformed (void)
   /* Device-model parameters, checked by the model emulate= names. */
   BAD (DEV "model.heads = 4\n[export a]\n",
        "t.conf:3: model.heads: not a parameter of any device model (hdd:"
-       " capacity, seed, flush, trim, rpm, seek_min, seek_max, rate, near;"
+       " capacity, seed, flush, trim, rpm, seek_min, seek_max, rate, near, ncq,"
+       " ncq_age;"
        " ssd: capacity, seed, flush, trim, channels, read, write, bw)\n");
   BAD (DEV "emulate = ssd\nmodel.rpm = 7200\n[export a]\n",
        "t.conf:4: model.rpm: not a parameter of the ssd model (want capacity,"
@@ -356,7 +376,8 @@ test_malformed (void)
              "command line: 'model.X': a model parameter is model.NAME with"
              " NAME of a-z, 0-9 and _\n");
     BAD_OVR (DEV "[export a]\n", o5,
-             "command line: emulate=tape: want none, hdd or ssd\n");
+             "command line: emulate=tape: want none, hdd, ssd, sata7200,"
+             " vertex or nvme\n");
     /* No file and no device: nothing to serve. */
     BAD_OVR (NULL, NULL,
              "command line: no device: give file=PATH or config=FILE\n");
@@ -413,7 +434,7 @@ test_defaults (void)
   assert (strcmp (m->dev.file, "disk.img") == 0);
   assert (m->dev.queue_depth == 32);
   assert (m->dev.mode == CFQ_MODE_AUTO);
-  assert (m->dev.emulate == CFG_EMULATE_NONE);
+  assert (m->dev.emulate == NULL);
   assert (m->dev.nr_model == 0);
   assert (strcmp (m->scheduler, "cfq") == 0);
   assert (m->nr_tunables == 0);
@@ -563,7 +584,7 @@ test_full (void)
   assert (strcmp (m->dev.file, "conf.d/disks/disk.img") == 0);
   assert (m->dev.queue_depth == 64);
   assert (m->dev.mode == CFQ_MODE_IOPS);
-  assert (m->dev.emulate == CFG_EMULATE_HDD);
+  assert (m->dev.emulate && strcmp (m->dev.emulate, "hdd") == 0);
   assert (m->dev.nr_model == 2);
   assert (strcmp (m->dev.model[0].key, "rpm") == 0);
   assert (strcmp (m->dev.model[0].value, "7200") == 0);
@@ -1122,7 +1143,7 @@ test_tenants (void)
            " an export that is a region of the device\n");
   SIM_BAD ("[device]\nfile = /dev/fake\n[export e]\n[tenant t]\nexport = e\n",
            "s.job:1: the simulator needs a device model: [device] emulate ="
-           " hdd or ssd\n");
+           " hdd, ssd, sata7200, vertex or nvme\n");
 
   /* cfqsim's old format: each old spelling names the new one. */
   SIM_BAD ("[global]\nduration = 1s\nqueue_depth = 4\n"
@@ -1157,7 +1178,7 @@ test_tenants (void)
            "s.job:19: 'group': [job] group= is now [tenant] export=NAME, and"
            " that [export NAME] names the group\n"
            "s.job:4: the simulator needs a device model: [device] emulate ="
-           " hdd or ssd\n"
+           " hdd, ssd, sata7200, vertex or nvme\n"
            "s.job: no [export NAME] section: nothing to serve\n");
 
   /* The server reads the same file: it checks the tenants against the

@@ -1,179 +1,232 @@
-/* test-hold.c: the held-completion heap (plugin/hold.c).
+/* test-hold.c: an emulated device's hold on completions (plugin/hold.c).
  *
- *  1. empty: no top;
- *  2. order: a shuffled set with many equal times comes out sorted, each
- *     request exactly once;
- *  3. many entries: the heap filled to capacity, then a long random mix of
- *     pushes and pops checked step by step against a plain list (the
- *     reference's minimum must be what hold_top and hold_pop give).
+ *  1. real I/O first: the request is held, keeps its result, and comes
+ *     out exactly when the model completes it, not before;
+ *  2. model first: nothing comes out, and the real I/O's end finishes it
+ *     at once;
+ *  3. order: with a disk that reorders (NCQ), requests come out in the
+ *     model's order and at its times, each exactly once;
+ *  4. the timer: armed for the model's next completion (and disarmed when
+ *     nothing is at the device), says when the deadline moved earlier,
+ *     fires for a deadline that has passed (and learns it woke late) and
+ *     not for one 10 s away;
+ *  5. the lead: the median tracker climbs to the median of the lateness it
+ *     sees, never past HOLD_LEAD_MAX, and back to 0 when wake-ups are on
+ *     time.
  */
+#include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
+#include "devmodel.h"
 #include "hold.h"
 #include "rng.h"
 
-#define CAP 4096
+#define N 64
 
-static struct creq rqs[2 * CAP];
-static unsigned popped[2 * CAP];
+static struct creq rqs[N];
 
-static unsigned
-idx (const struct creq *r)
+static void
+mkreq (struct creq *r, uint64_t off)
 {
-  return (unsigned) (r - rqs);
+  memset (r, 0, sizeof *r);
+  r->rq.off = off;
+  r->rq.len = 4096;
+  r->rq.op = RQ_READ;
+  r->rq.flags = RQ_SYNC;
+  r->rq.priv = r;
+}
+
+static struct devmodel *
+model (const char *name, const char *params)
+{
+  struct devmodel *dm = devmodel_new (name, NULL);
+
+  CHECK_NOTNULL (dm);
+  CHECK_EQ (devmodel_parse (dm, params, NULL), 0);
+  return dm;
 }
 
 static void
-test_empty (void)
+test_io_first (void)
 {
+  struct devmodel *dm = model ("ssd", "channels=1,read=1ms,bw=1000G");
   struct hold h;
+  uint64_t t;
 
-  CHECK_EQ (hold_init (&h, 4), 0);
+  CHECK_EQ (hold_init (&h, dm), 0);
+  mkreq (&rqs[0], 0);
+  hold_submit (&h, &rqs[0], 1000);
+  t = devmodel_next (dm);
+  CHECK_GE (t, 1000 + 1000000u);
+  CHECK (hold_io_done (&h, &rqs[0], -EIO));     /* held */
+  CHECK_EQ (h.n, 1u);
+  CHECK_NULL (hold_release (&h, t - 1));
+  CHECK_PTR_EQ (hold_release (&h, t), &rqs[0]);
+  CHECK_EQ (rqs[0].res, -EIO);                  /* its result, kept */
   CHECK_EQ (h.n, 0u);
-  CHECK_EQ (h.cap, 4u);
-  CHECK_NULL (hold_top (&h));
-  rqs[0].t_hold = 7;
-  hold_push (&h, &rqs[0]);
-  CHECK_PTR_EQ (hold_top (&h), &rqs[0]);
-  CHECK_PTR_EQ (hold_pop (&h), &rqs[0]);
-  CHECK_NULL (hold_top (&h));
+  CHECK_NULL (hold_release (&h, t + 1000000000));
   hold_fini (&h);
-  CHECK_NULL (h.v);
+  devmodel_free (dm);
 }
 
 static void
-test_order (uint64_t *seed)
+test_model_first (void)
 {
+  struct devmodel *dm = model ("ssd", "channels=1,read=1ms,bw=1000G");
   struct hold h;
-  unsigned n = 1000, order[1000];
-  uint64_t last = 0;
+  uint64_t t;
 
-  CHECK_EQ (hold_init (&h, n), 0);
-  for (unsigned i = 0; i < n; i++) {
-    rqs[i].t_hold = 1000 + splitmix64 (seed) % 50;  /* many duplicates */
-    order[i] = i;
-    popped[i] = 0;
-  }
-  for (unsigned i = n - 1; i > 0; i--) {          /* Fisher-Yates */
-    unsigned j = (unsigned) (splitmix64 (seed) % (i + 1)), t = order[i];
-
-    order[i] = order[j];
-    order[j] = t;
-  }
-  for (unsigned i = 0; i < n; i++)
-    hold_push (&h, &rqs[order[i]]);
-  CHECK_EQ (h.n, n);
-  for (unsigned i = 0; i < n; i++) {
-    struct creq *top = hold_top (&h), *r = hold_pop (&h);
-
-    CHECK_PTR_EQ (r, top);
-    CHECK_GE (r->t_hold, last);
-    last = r->t_hold;
-    popped[idx (r)]++;
-  }
+  CHECK_EQ (hold_init (&h, dm), 0);
+  mkreq (&rqs[0], 0);
+  hold_submit (&h, &rqs[0], 0);
+  t = devmodel_next (dm);
+  CHECK_NULL (hold_release (&h, t));            /* its I/O is not done */
   CHECK_EQ (h.n, 0u);
-  for (unsigned i = 0; i < n; i++)
-    CHECK_EQ (popped[i], 1u);
+  CHECK_EQ (devmodel_queued (dm), 0u);
+  CHECK (!hold_io_done (&h, &rqs[0], 0));       /* finish it now */
+  CHECK_EQ (h.n, 0u);
   hold_fini (&h);
-}
-
-/* The reference: the requests in the heap, in no order. */
-static struct creq *ref[CAP];
-static unsigned nref;
-
-static unsigned
-ref_min (void)
-{
-  unsigned m = 0;
-
-  for (unsigned i = 1; i < nref; i++)
-    if (ref[i]->t_hold < ref[m]->t_hold)
-      m = i;
-  return m;
+  devmodel_free (dm);
 }
 
 static void
-test_many (uint64_t *seed)
+test_order (void)
 {
+  struct devmodel *dm = model ("hdd", "ncq=32,seed=3");
+  struct devmodel *twin = model ("hdd", "ncq=32,seed=3");
+  struct rq twins[N];
+  unsigned seen[N] = { 0 };
+  uint64_t seed = 7, last = 0;
   struct hold h;
-  unsigned next = 0, pushes = 0, pops = 0;
+  unsigned out = 0;
 
-  CHECK_EQ (hold_init (&h, CAP), 0);
-  memset (popped, 0, sizeof popped);
-  nref = 0;
-  /* Fill to capacity, times spread wide. */
-  while (h.n < CAP) {
-    struct creq *r = &rqs[next++];
+  CHECK_EQ (hold_init (&h, dm), 0);
+  for (unsigned i = 0; i < N; i++) {
+    uint64_t off = splitmix64 (&seed) % (1ULL << 28) * 4096;
 
-    r->t_hold = splitmix64 (seed) % 1000000;
-    hold_push (&h, r);
-    ref[nref++] = r;
-    pushes++;
+    mkreq (&rqs[i], off);
+    twins[i] = rqs[i].rq;
+    hold_submit (&h, &rqs[i], 0);
+    CHECK_EQ (devmodel_submit (twin, &twins[i], 0), 0);
+    CHECK (hold_io_done (&h, &rqs[i], 0));      /* the real disk is fast */
   }
-  CHECK_EQ (h.n, (unsigned) CAP);
-  /* A random mix, as completions and releases interleave; the requests
-   * popped are pushed again later with a later time, as the engine's
-   * requests come back.
+  CHECK_EQ (h.n, (unsigned) N);
+  while (out < N) {
+    uint64_t t = devmodel_next (twin), when;
+    struct rq *want = devmodel_complete (twin, t, &when);
+    struct creq *r = hold_release (&h, t);
+
+    CHECK_NOTNULL (r);
+    CHECK_PTR_EQ (&twins[r - rqs], want);     /* the model's order */
+    CHECK_GE (when, last);
+    last = when;
+    seen[r - rqs]++;
+    out++;
+  }
+  for (unsigned i = 0; i < N; i++)
+    CHECK_EQ (seen[i], 1u);
+  CHECK_EQ (h.n, 0u);
+  CHECK_EQ (devmodel_next (dm), SCHED_NEVER);
+  hold_fini (&h);
+  devmodel_free (dm);
+  devmodel_free (twin);
+}
+
+static uint64_t
+mono_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * NSEC_PER_SEC + (uint64_t) ts.tv_nsec;
+}
+
+static bool
+readable (int fd, int ms)
+{
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+
+  return poll (&p, 1, ms) == 1;
+}
+
+static void
+test_timer (void)
+{
+  struct devmodel *dm = model ("ssd", "channels=2,read=10s,bw=1000G");
+  struct hold h;
+  uint64_t now = mono_ns (), t;
+
+  CHECK_EQ (hold_init (&h, dm), 0);
+  CHECK_GE (h.fd, 0);
+  CHECK (!hold_arm (&h));                       /* nothing at the device */
+  CHECK_EQ (h.at, SCHED_NEVER);
+
+  /* Due in 10 s: armed, not fired. */
+  mkreq (&rqs[0], 0);
+  hold_submit (&h, &rqs[0], now);
+  t = devmodel_next (dm);
+  CHECK (hold_arm (&h));                        /* from never: earlier */
+  CHECK_EQ (h.at, t);
+  CHECK (!hold_arm (&h));                       /* unchanged */
+  CHECK (!readable (h.fd, 0));
+  CHECK (!hold_fired (&h));                     /* not yet: EAGAIN */
+
+  /* Released before its time (the model's clock is ours to give): the
+   * timer goes off; a deadline already past fires at once.
    */
-  for (unsigned step = 0; step < 200000; step++) {
-    bool push = h.n == 0 || (h.n < CAP && splitmix64 (seed) % 2);
-
-    if (push) {
-      struct creq *r = &rqs[splitmix64 (seed) % (2 * CAP)];
-      bool held = false;
-
-      for (unsigned i = 0; i < nref && !held; i++)
-        held = ref[i] == r;
-      if (held)
-        continue;
-      r->t_hold = 500000 + splitmix64 (seed) % 1000000;
-      hold_push (&h, r);
-      ref[nref++] = r;
-      pushes++;
-    }
-    else {
-      unsigned m = ref_min ();
-      struct creq *r;
-
-      CHECK_EQ (hold_top (&h)->t_hold, ref[m]->t_hold);
-      r = hold_pop (&h);
-      CHECK_EQ (r->t_hold, ref[m]->t_hold);
-      /* Equal times may leave in any order: remove the one popped. */
-      for (m = 0; m < nref && ref[m] != r; m++)
-        ;
-      CHECK_LT (m, nref);
-      ref[m] = ref[--nref];
-      pops++;
-    }
-    CHECK_EQ (h.n, nref);
-  }
-  while (h.n) {
-    unsigned m = ref_min ();
-    struct creq *r = hold_pop (&h);
-
-    CHECK_EQ (r->t_hold, ref[m]->t_hold);
-    for (m = 0; m < nref && ref[m] != r; m++)
-      ;
-    CHECK_LT (m, nref);
-    ref[m] = ref[--nref];
-    pops++;
-  }
-  CHECK_EQ (pushes, pops);
-  CHECK_EQ (nref, 0u);
+  CHECK (hold_io_done (&h, &rqs[0], 0));
+  CHECK_PTR_EQ (hold_release (&h, t), &rqs[0]);
+  CHECK (!hold_arm (&h));                       /* to never: not earlier */
+  CHECK_EQ (h.at, SCHED_NEVER);
+  CHECK (!readable (h.fd, 0));
+  devmodel_reset (dm);
+  CHECK_EQ (devmodel_set (dm, "read", "1us"), 0);
+  mkreq (&rqs[1], 0);
+  hold_submit (&h, &rqs[1], 0);                 /* due long ago */
+  CHECK (hold_arm (&h));
+  CHECK (readable (h.fd, 10000));
+  CHECK_EQ (h.lead, 0u);
+  CHECK (hold_fired (&h));
+  CHECK_EQ (h.lead, HOLD_LEAD_STEP);            /* it woke late: learnt */
+  CHECK_EQ (h.at, SCHED_NEVER);
+  CHECK (!hold_fired (&h));                     /* read once */
   hold_fini (&h);
+  CHECK_EQ (h.fd, -1);
+  devmodel_free (dm);
+}
+
+static void
+test_lead (void)
+{
+  uint64_t lead = 0, seed = 11;
+
+  /* Lateness uniform in [0, 100 us): the median is 50 us. */
+  for (int i = 0; i < 20000; i++)
+    lead = hold_lead_step (lead, splitmix64 (&seed) % (100 * NSEC_PER_USEC));
+  CHECK_NEAR ((double) lead, 50e3, 10e3);
+  /* Always very late: capped. */
+  for (int i = 0; i < 1000; i++)
+    lead = hold_lead_step (lead, NSEC_PER_SEC);
+  CHECK_EQ (lead, HOLD_LEAD_MAX);
+  /* Always on time: back to nothing. */
+  for (int i = 0; i < 1000; i++)
+    lead = hold_lead_step (lead, 0);
+  CHECK_EQ (lead, 0u);
 }
 
 int
 main (void)
 {
-  uint64_t seed = 12345;
-
-  test_empty ();
-  test_order (&seed);
-  test_many (&seed);
+  test_io_first ();
+  test_model_first ();
+  test_order ();
+  test_timer ();
+  test_lead ();
   check_done ("test-hold");
   return 0;
 }
