@@ -14,10 +14,13 @@ change goes the seed's way, and issue 8's target with met / NOT MET.
     BENCH_SEEDS_ROUNDS=3 make bench-seeds   medians of 3, as issue 8 asks
     BENCH_SEEDS_QUICK=1 make bench-seeds    smoke: the SSD model, 2 s runs
     BENCH_SEEDS_ONLY=moyer1,fsync-dd ...    some experiments only
+    BENCH_SEEDS_REPORT=DIR ...              rebuild DIR's table, run nothing
 
 Environment: BENCH_SEEDS_ROUNDS (1), BENCH_SEEDS_DURATION (6s; the
-emulated disk gets BENCH_SEEDS_DURATION_HDD, 10s), BENCH_SEEDS_DEVICES
-("hdd ssd disk"; device-model presets by name too), BENCH_SEEDS_ONLY,
+emulated disks get BENCH_SEEDS_DURATION_HDD, 10s), BENCH_SEEDS_DEVICES
+("hdd ssd disk preset": "preset" is each seed's own device, sata7200 or
+vertex; other model names run every experiment), BENCH_SEEDS_ONLY,
+BENCH_SEEDS_PRESETS (1: append bench/presets.sh's table),
 BENCH_SEEDS_OUT (bench/results/seeds/DATE), BENCH_DIR (/var/tmp: the
 real-disk image), BENCH_LOCK or CFQLAB_LOCK (a lock file each timing run
 holds).  Results: table.txt, summary.json, and per run its cfqlab
@@ -137,10 +140,18 @@ def fmt(x, nd=1):
 EXPERIMENTS = []
 
 
+# The device presets of the seeds' machines (bench/presets.sh has them
+# against their datasheets): seed 000's and 001's 7200 rpm SATA disk, seed
+# 002's OCZ Vertex.  Each seed experiment also runs on its seed's preset.
+SEED_PRESET = {"000": "sata7200", "001": "sata7200", "002": "vertex"}
+
+
 def exp(**kw):
     kw.setdefault("only", None)
     kw.setdefault("solo", {})
     kw.setdefault("devices", ("hdd", "ssd", "disk"))
+    if kw["seed"] in SEED_PRESET:
+        kw["devices"] = tuple(kw["devices"]) + ("preset",)
     EXPERIMENTS.append(kw)
 
 
@@ -302,6 +313,8 @@ def device_args(dev):
 
 
 def run_lab(e, dev, out, image, rounds, duration, lock):
+    if dev == "preset":
+        dev = SEED_PRESET[e["seed"]]
     systems = e["systems"] + (["sim-fifo", "sim"] if dev != "disk" else [])
     cmd = [PY, LAB, "--quiet", "--systems", " ".join(systems), "--rounds", str(rounds),
            "--duration", duration, "--out", out] + device_args(dev)
@@ -347,14 +360,15 @@ def main():
     rounds = int(env("BENCH_SEEDS_ROUNDS", "1"))
     dur = env("BENCH_SEEDS_DURATION", "2s" if quick else "6s")
     dur_hdd = env("BENCH_SEEDS_DURATION_HDD", "3s" if quick else "10s")
-    devices = env("BENCH_SEEDS_DEVICES", "ssd" if quick else "hdd ssd disk").split()
+    devices = env("BENCH_SEEDS_DEVICES", "ssd" if quick else "hdd ssd disk preset").split()
     only = env("BENCH_SEEDS_ONLY", "moyer1,fsync-dd,sweep-randrw70-qd8,many-8,weighted-2"
                if quick else "")
     only = set(x for x in only.split(",") if x)
     lock = env("BENCH_LOCK", env("CFQLAB_LOCK", ""))
     bdir = env("BENCH_DIR", "/var/tmp")
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = env("BENCH_SEEDS_OUT", os.path.join(ROOT, "bench", "results", "seeds", stamp))
+    out = env("BENCH_SEEDS_REPORT", "") or env(
+        "BENCH_SEEDS_OUT", os.path.join(ROOT, "bench", "results", "seeds", stamp))
     os.makedirs(out, exist_ok=True)
     exps = [e for e in EXPERIMENTS if not only or e["id"] in only]
     bad = only - {e["id"] for e in EXPERIMENTS}
@@ -362,12 +376,12 @@ def main():
         sys.exit("bench-seeds: unknown experiment(s) %s (known: %s)" % (
             ", ".join(sorted(bad)), ", ".join(e["id"] for e in EXPERIMENTS)))
     jobs = [(e, d) for d in devices for e in exps if d in e["devices"]
-            or (d not in ("hdd", "ssd", "disk") and "ssd" in e["devices"])]
+            or (d not in ("hdd", "ssd", "disk", "preset") and "ssd" in e["devices"])]
     nruns = sum(len(e["systems"]) for e, d in jobs) * rounds
     print("bench-seeds: %d experiment runs (%d server runs of %s, hdd %s, %d round(s)) into %s"
           % (len(jobs), nruns, dur, dur_hdd, rounds, out), flush=True)
     image = None
-    if "disk" in devices:
+    if "disk" in devices and not env("BENCH_SEEDS_REPORT", ""):
         image = os.path.join(bdir, "cfq-seeds-%d.img" % os.getpid())
         print("bench-seeds: filling a 4 GiB image on %s for the real-disk runs" % bdir, flush=True)
         fill = ["fio", "--name=fill", "--filename=" + image, "--size=4G", "--rw=write",
@@ -379,10 +393,22 @@ def main():
             sys.exit("bench-seeds: filling %s failed" % image)
     results = []
     t0 = time.time()
+    report_only = env("BENCH_SEEDS_REPORT", "")
+    if report_only:
+        # Rebuild the table from an earlier run's directories.
+        image = None
+        for e, dev in jobs:
+            name = "%s-%s" % (e["id"], SEED_PRESET[e["seed"]] if dev == "preset" else dev)
+            try:
+                with open(os.path.join(out, name, "report.json")) as f:
+                    results.append((e, dev, 0, json.load(f)))
+            except (OSError, ValueError):
+                pass
+        jobs = []
     try:
         for i, (e, dev) in enumerate(jobs):
-            d = dur_hdd if dev == "hdd" else dur
-            name = "%s-%s" % (e["id"], dev)
+            d = dur_hdd if dev in ("hdd", "preset") else dur
+            name = "%s-%s" % (e["id"], SEED_PRESET[e["seed"]] if dev == "preset" else dev)
             print("bench-seeds: [%d/%d] %s on %s (%.0f min so far)" % (
                 i + 1, len(jobs), e["id"], dev, (time.time() - t0) / 60), flush=True)
             rc, rep = run_lab(e, dev, os.path.join(out, name), image, rounds, d, lock)
@@ -395,10 +421,17 @@ def main():
                 pass
     text, summary = table(results, rounds, dur, dur_hdd)
     presets = os.path.join(HOME, "presets.sh")
-    if os.path.exists(presets):
-        p = subprocess.run(["bash", presets], capture_output=True, text=True)
-        text += "\n## Device models against their datasheets (bench/presets.sh)\n\n"
-        text += (p.stdout or p.stderr)
+    if os.path.exists(presets) and env("BENCH_SEEDS_PRESETS", "1") == "1":
+        penv = dict(os.environ, PRESETS_ROUNDS=str(rounds), PRESETS_OUT=out)
+        if lock:
+            penv["PRESETS_LOCK"] = lock
+        if quick:
+            penv["PRESETS_SERVER"] = "0"
+        print("bench-seeds: device presets against their datasheets (bench/presets.sh)",
+              flush=True)
+        p = subprocess.run(["bash", presets], capture_output=True, text=True, env=penv)
+        text += "\n## Device presets against their datasheets (bench/presets.sh)\n\n"
+        text += p.stdout if p.returncode == 0 else "presets.sh failed: %s\n" % p.stderr[-500:]
     with open(os.path.join(out, "table.txt"), "w") as f:
         f.write(text)
     with open(os.path.join(out, "summary.json"), "w") as f:
@@ -435,7 +468,8 @@ def table(results, rounds, dur, dur_hdd):
         knob = [s for s in e["systems"] if s not in (FIFO, CFQ)]
         for label, unit, get, seed, target in e["rows"]:
             vals = {s: get(rep, s) for s in e["systems"] + ["sim-fifo", "sim"]}
-            kn = "; ".join("%s %s" % (k.split(":", 1)[1], fmt(vals[k])) for k in knob)
+            kn = "; ".join("%s %s" % (k.split(":", 1)[1], fmt(vals[k], 3 if not unit else 1))
+                           for k in knob)
             if seed:
                 b, a, what = seed
                 pb, pa = seed_pair(what)
@@ -456,10 +490,12 @@ def table(results, rounds, dur, dur_hdd):
                    if s["status"] == "failed" and s["name"] in (FIFO, CFQ)]
             if why:
                 meas = "; ".join(why)[:120]
+            nd = 3 if not unit else 1
             L.append("| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                e["id"], dev, label, (" (%s)" % unit) if unit else "", sd,
-                fmt(vals[FIFO]), fmt(vals[CFQ]), kn or "-",
-                fmt(vals["sim-fifo"]), fmt(vals["sim"]), dirn, ttext, meas, met))
+                e["id"], SEED_PRESET[e["seed"]] if dev == "preset" else dev, label,
+                (" (%s)" % unit) if unit else "", sd,
+                fmt(vals[FIFO], nd), fmt(vals[CFQ], nd), kn or "-",
+                fmt(vals["sim-fifo"], nd), fmt(vals["sim"], nd), dirn, ttext, meas, met))
             summary.append({"id": e["id"], "device": dev, "metric": label, "unit": unit,
                             "seed": seed and {"before": seed[0], "after": seed[1], "what": seed[2]},
                             "values": vals, "direction": dirn, "target": ttext,
