@@ -11,6 +11,8 @@
 #   make fuzz       run each libFuzzer target FUZZ_SECONDS (needs clang)
 #   make demo       serve a demo image and show how to connect
 #   make bench      run the benchmarks (not tests: numbers, not verdicts)
+#   make bench-seeds  the seeds' experiments over NBD, fifo against cfq
+#   make lab SCENARIO=FILE  the fairness lab on one scenario
 #   make install    install the plugin into nbdkit's plugin directory
 #
 # CI builds with WERROR=-Werror.
@@ -124,7 +126,7 @@ ALL += $(SAN_SHIM)
 endif
 
 .PHONY: all deps deps-kernel check check-stress check-kernel check-tsan lint fuzz \
-	demo bench install clean FORCE
+	demo bench bench-seeds lab install clean FORCE
 all: $(ALL)
 
 $(FLAGS_STAMP): FORCE
@@ -198,7 +200,7 @@ bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
 	libnbd-bin python3-libnbd liburing-dev libev-dev libinih-dev fio \
 	qemu-utils fsmark valgrind e2fsprogs util-linux fuse3 procps \
-	qemu-system-common perl shellcheck clang libclang-rt-dev
+	qemu-system-common perl shellcheck clang libclang-rt-dev gnuplot-nox
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -qq && \
@@ -270,6 +272,16 @@ bench: all
 	@bench/corebench
 	@echo
 	@bench/run.sh
+
+# The fairness lab: make lab SCENARIO=bench/scenarios/live-weight.conf
+# (LAB_ARGS="--solo --rounds 3" for more).
+lab: all
+	@test -n "$(SCENARIO)" || { echo "make lab SCENARIO=FILE (see bench/scenarios/)"; exit 2; }
+	@tools/cfqlab $(LAB_ARGS) $(SCENARIO)
+
+# The seeds' experiments over NBD, fifo against cfq (bench/seeds.py).
+bench-seeds: all
+	@/usr/bin/python3 bench/seeds.py
 
 install: $(PLUGIN) $(MAN)
 	install -d $(DESTDIR)$(PLUGINDIR)

@@ -123,6 +123,7 @@ enum sec {
   SEC_EXPORT,
   SEC_TENANT,
   SEC_SIM,
+  SEC_EVENT,
   SEC_OLDJOB,                   /* cfqsim's old [job NAME]: hints only */
 };
 
@@ -158,9 +159,13 @@ static const char *const export_keys[] = {
 static const char *const tenant_keys[] = {
   "export", "connections", "rw", "rwmixread", "bs", "iodepth", "thinktime",
   "rate_iops", "rate", "fsync", "offset", "size", "start", "stop", "class",
-  "prio", NULL,
+  "prio", "workload", NULL,
 };
 static const char *const sim_keys[] = { "duration", "seed", NULL };
+static const char *const event_keys[] = { "at", "command", NULL };
+const char *const cfg_workload_names[] = {
+  "fio", "fs_mark", "fsync-tester", "dd", "mmap", NULL,
+};
 
 /* rw = NAME[:SKIP], fio's words: the pattern and the share of reads. */
 static const struct {
@@ -256,7 +261,16 @@ struct xtenant {
   unsigned line;                /* of the header */
   unsigned l_export, l_connections, l_rw, l_rwmixread, l_bs, l_iodepth,
     l_thinktime, l_rate_iops, l_rate, l_fsync, l_offset, l_size, l_start,
-    l_stop, l_class, l_prio;
+    l_stop, l_class, l_prio, l_workload;
+};
+
+/* An [event NAME]: a control command at a time (core/config.h). */
+struct xevent {
+  char *name;
+  char *command;                /* as written, quotes removed */
+  uint64_t at;
+  unsigned line;                /* of the header */
+  unsigned l_at, l_command;
 };
 
 struct cfg {
@@ -282,6 +296,8 @@ struct cfg {
   size_t nr_exports;
   struct xtenant *tenants;
   size_t nr_tenants;
+  struct xevent *events;
+  size_t nr_events;
   unsigned l_sim, l_duration, l_seed; /* [sim] and its keys */
   uint64_t duration, seed;
   bool simulated;               /* cfg_simulate(): the device is a model */
@@ -299,6 +315,7 @@ struct cfg {
   struct cfg_export *m_exports;
   struct cfg_param *m_params;
   struct cfg_tenant *m_tenants;
+  struct cfg_event *m_events;
   struct xexport *implicit;     /* the export "" made without a file */
 };
 
@@ -791,6 +808,8 @@ key_home (const char *key)
     return "[tenant NAME]";
   if (name_index (sim_keys, key) >= 0)
     return "[sim]";
+  if (name_index (event_keys, key) >= 0)
+    return "[event NAME]";
   return NULL;
 }
 
@@ -1303,10 +1322,50 @@ set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
       t->prio_given = true;
     }
   }
+  else if (strcmp (key, "workload") == 0) {
+    if (!first_time (cfg, &x->l_workload, key))
+      return;
+    i = name_index (cfg_workload_names, value);
+    if (i < 0) {
+      char lst[96];
+      ferr (cfg, cfg->lineno, "workload = %s: want %s", value,
+            one_of (cfg_workload_names, lst, sizeof lst));
+      ok = false;
+    }
+    else
+      t->workload = i;
+  }
   else
     bad_key (cfg, SEC_TENANT, key, "[tenant NAME]");
   if (!ok)
     x->bad = true;
+}
+
+/* [event NAME]: at = TIME, command = LINE (what the command means is
+ * checked once the groups are known, in check_events).
+ */
+static void
+set_event_key (struct cfg *cfg, struct xevent *x, const char *key,
+               const char *value)
+{
+  if (strcmp (key, "at") == 0) {
+    if (first_time (cfg, &x->l_at, key))
+      time_key (cfg, key, value, &x->at);
+  }
+  else if (strcmp (key, "command") == 0) {
+    size_t n = strlen (value);
+
+    if (!first_time (cfg, &x->l_command, key))
+      return;
+    if (n >= 2 && value[0] == '"' && value[n - 1] == '"')
+      x->command = strndup (value + 1, n - 2);
+    else
+      x->command = strdup (value);
+    if (!x->command)
+      cfg->oom = true;
+  }
+  else
+    bad_key (cfg, SEC_EVENT, key, "[event NAME]");
 }
 
 /* ---- reading the file ------------------------------------------------------ */
@@ -1440,9 +1499,10 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     return;
   }
   if (strcmp (type, "group") != 0 && strcmp (type, "export") != 0
-      && strcmp (type, "tenant") != 0) {
+      && strcmp (type, "tenant") != 0 && strcmp (type, "event") != 0) {
     ferr (cfg, line, "unknown section [%s] (want [device], [scheduler],"
-          " [group NAME], [export NAME], [tenant NAME] or [sim])", type);
+          " [group NAME], [export NAME], [tenant NAME], [event NAME] or"
+          " [sim])", type);
     return;
   }
   if (ne - n > NAME_MAX_LEN) {
@@ -1455,6 +1515,37 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     return;
   }
 
+  if (strcmp (type, "event") == 0) {
+    struct xevent *x;
+    if (!n) {
+      ferr (cfg, line, "[event] needs a name: [event NAME]");
+      goto out;
+    }
+    if (!group_name_ok (name)) {
+      ferr (cfg, line, "[event %s]: an event name is letters, digits, '_',"
+            " '.' and '-' (at most 64)", name);
+      goto out;
+    }
+    for (size_t i = 0; i < cfg->nr_events; i++)
+      if (strcmp (cfg->events[i].name, name) == 0) {
+        ferr (cfg, line, "duplicate section [event %s] (first at line %u)",
+              name, cfg->events[i].line);
+        goto out;
+      }
+    x = realloc (cfg->events, (cfg->nr_events + 1) * sizeof *x);
+    if (!x) {
+      cfg->oom = true;
+      goto out;
+    }
+    cfg->events = x;
+    x = &x[cfg->nr_events];
+    memset (x, 0, sizeof *x);
+    x->name = name;
+    x->line = line;
+    cfg->cur = SEC_EVENT;
+    cfg->cur_idx = cfg->nr_events++;
+    return;
+  }
   if (type[0] == 't') {
     struct xtenant *x;
     if (!n) {
@@ -1639,6 +1730,9 @@ cfg_handler (void *user, const char *section, const char *key,
   case SEC_SIM:
     set_sim_key (cfg, key, value);
     break;
+  case SEC_EVENT:
+    set_event_key (cfg, &cfg->events[cfg->cur_idx], key, value);
+    break;
   case SEC_OLDJOB:
     bad_key (cfg, SEC_OLDJOB, key, "[job]");
     break;
@@ -1776,6 +1870,8 @@ free_model (struct cfg *cfg)
   free (cfg->m_params);
   free (cfg->m_tenants);
   cfg->m_tenants = NULL;
+  free (cfg->m_events);
+  cfg->m_events = NULL;
   cfg->m_tunables = NULL;
   cfg->m_groups = NULL;
   cfg->m_exports = NULL;
@@ -2325,6 +2421,126 @@ check_qos (struct cfg *cfg)
     warn_reservations (cfg);
 }
 
+/* A tenant whose workload runs on a file system (every one but fio) owns
+ * its export: the lab makes and mounts a file system there.
+ */
+static void
+check_workloads (struct cfg *cfg)
+{
+  for (size_t i = 0; i < cfg->nr_tenants; i++) {
+    const struct xtenant *x = &cfg->tenants[i];
+    const struct cfg_tenant *t = &cfg->m_tenants[i];
+    const struct cfg_export *e;
+
+    if (x->bad || t->workload == CFG_WORKLOAD_FIO
+        || t->export >= cfg->m.nr_exports)
+      continue;
+    e = &cfg->m.exports[t->export];
+    if (e->readonly)
+      ferr (cfg, x->l_workload, "tenant %s: workload = %s makes a file"
+            " system on export \"%s\", which is readonly", x->name,
+            cfg_workload_names[t->workload], e->name);
+    for (size_t j = 0; j < cfg->nr_tenants; j++)
+      if (j != i && cfg->m_tenants[j].export == t->export
+          && !cfg->tenants[j].bad) {
+        ferr (cfg, x->l_workload, "tenant %s: workload = %s needs export"
+              " \"%s\" for itself, but tenant %s uses it too", x->name,
+              cfg_workload_names[t->workload], e->name, cfg->tenants[j].name);
+        break;
+      }
+  }
+}
+
+/* Each event's command, as the control socket would take it: "weight
+ * GROUP N" or "set KEY VALUE" (KEY a CFQ tunable or queue_depth, VALUE in
+ * the tunable's grammar).  The model's events are sorted by time.
+ */
+static void
+check_events (struct cfg *cfg)
+{
+  char why[160], b1[32], b2[32];
+
+  for (size_t i = 0; i < cfg->nr_events; i++) {
+    const struct xevent *x = &cfg->events[i];
+    struct cfg_event *ev = &cfg->m_events[i];
+    char verb[16], a[80], b[80], extra[2];
+    int n;
+
+    ev->name = x->name;
+    ev->at = x->at;
+    ev->command = x->command;
+    ev->line = x->line;
+    if (!x->l_at)
+      ferr (cfg, x->line, "[event %s] needs at = TIME", x->name);
+    else if (cfg->l_duration && x->at >= cfg->duration)
+      ferr (cfg, x->l_at, "event %s: at = %s is not before the end of the"
+            " run ([sim] duration = %s)", x->name,
+            units_format_time (x->at, b1, sizeof b1),
+            units_format_time (cfg->duration, b2, sizeof b2));
+    if (!x->command) {
+      if (x->l_at)
+        ferr (cfg, x->line, "[event %s] needs command = \"weight GROUP N\""
+              " or \"set KEY VALUE\"", x->name);
+      continue;
+    }
+    n = sscanf (x->command, "%15s %79s %79s %1s", verb, a, b, extra);
+    if (n == 3 && strcmp (verb, "weight") == 0) {
+      uint64_t w;
+      size_t g;
+
+      for (g = 0; g < cfg->m.nr_groups; g++)
+        if (strcmp (cfg->m_groups[g].name, a) == 0)
+          break;
+      if (g == cfg->m.nr_groups)
+        ferr (cfg, x->l_command, "event %s: command = %s: no [group %s]",
+              x->name, x->command, a);
+      else if (units_parse_count (b, &w) < 0 || w < SCHED_WEIGHT_MIN
+               || w > SCHED_WEIGHT_MAX)
+        ferr (cfg, x->l_command, "event %s: command = %s: weight %s is out"
+              " of range %d..%d", x->name, x->command, b, SCHED_WEIGHT_MIN,
+              SCHED_WEIGHT_MAX);
+      else {
+        ev->kind = CFG_EVENT_WEIGHT;
+        ev->group = g;
+        ev->weight = w;
+      }
+    }
+    else if (n == 3 && strcmp (verb, "set") == 0) {
+      int k = gkey_lookup (a);
+
+      if (k == GK_QUEUE_DEPTH || (k >= GK_TUNABLE && cfq_tunable_lookup (a))) {
+        uint64_t v;
+        if (parse_gvalue (k, b, &v, why, sizeof why) < 0)
+          ferr (cfg, x->l_command, "event %s: command = %s: %s", x->name,
+                x->command, why);
+        else {
+          ev->kind = CFG_EVENT_SET;
+          ev->key = k == GK_QUEUE_DEPTH ? gk_names[GK_QUEUE_DEPTH]
+            : cfq_tunable_lookup (a)->name;
+          ev->value = v;
+        }
+      }
+      else
+        ferr (cfg, x->l_command, "event %s: command = %s: '%s' cannot be"
+              " set while running (a CFQ tunable or queue_depth)", x->name,
+              x->command, a);
+    }
+    else
+      ferr (cfg, x->l_command, "event %s: command = %s: want \"weight GROUP"
+            " N\" or \"set KEY VALUE\"", x->name, x->command);
+  }
+  /* By time; file order among equal times (insertion sort: stable). */
+  for (size_t i = 1; i < cfg->nr_events; i++) {
+    struct cfg_event e = cfg->m_events[i];
+    size_t j = i;
+    while (j > 0 && cfg->m_events[j - 1].at > e.at) {
+      cfg->m_events[j] = cfg->m_events[j - 1];
+      j--;
+    }
+    cfg->m_events[j] = e;
+  }
+}
+
 int
 cfg_validate (struct cfg *cfg, uint64_t device_size)
 {
@@ -2465,6 +2681,13 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   ok = NULL;
   cfg->m.tenants = cfg->m_tenants;
   cfg->m.nr_tenants = cfg->nr_tenants;
+  check_workloads (cfg);
+  cfg->m_events = calloc (cfg->nr_events + 1, sizeof *cfg->m_events);
+  if (!cfg->m_events)
+    goto oom;
+  check_events (cfg);
+  cfg->m.events = cfg->m_events;
+  cfg->m.nr_events = cfg->nr_events;
 
   if (cfg->oom)
     goto oom;
@@ -2559,6 +2782,11 @@ cfg_free (struct cfg *cfg)
     free (cfg->tenants[i].export);
   }
   free (cfg->tenants);
+  for (size_t i = 0; i < cfg->nr_events; i++) {
+    free (cfg->events[i].name);
+    free (cfg->events[i].command);
+  }
+  free (cfg->events);
   if (cfg->implicit) {
     xexport_free (cfg->implicit);
     free (cfg->implicit);

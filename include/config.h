@@ -8,7 +8,8 @@
  * model below.  Nothing here does I/O or reads a clock.
  *
  * A scenario for the simulator and the fairness lab is the same file with
- * [tenant NAME] sections (workloads, struct cfg_tenant) and a [sim]
+ * [tenant NAME] sections (workloads, struct cfg_tenant), [event NAME]
+ * sections (control commands at set times, struct cfg_event) and a [sim]
  * section; the server checks them and ignores them.
  *
  * Use:
@@ -127,6 +128,24 @@ struct cfg_export {
 #define CFG_BS_MAX (32u << 20)          /* bytes: NBD's largest request */
 #define CFG_SECTOR 512                  /* bytes: bs and offset unit */
 
+/* What the fairness lab (tools/cfqlab) runs for a tenant.  fio is the
+ * keys of struct cfg_tenant through fio's nbd engine.  The others run on a
+ * file system the lab makes on the tenant's export (ext4 over nbdfuse and
+ * a direct-I/O loop device): fs_mark (bs-sized files, fsync each), an
+ * fsync tester (write bs, fsync, sleep thinktime), dd (bs-sized O_DIRECT
+ * writes, over and over one file) and fio's mmap engine (random reads of
+ * bs from a file, iodepth readers).  The simulator runs the fio keys of
+ * the same tenant, which should say what the program does to the disk.
+ */
+enum cfg_workload {
+  CFG_WORKLOAD_FIO = 0,
+  CFG_WORKLOAD_FS_MARK,
+  CFG_WORKLOAD_FSYNC_TESTER,
+  CFG_WORKLOAD_DD,
+  CFG_WORKLOAD_MMAP,
+};
+extern const char *const cfg_workload_names[]; /* by value, NULL-ended */
+
 struct cfg_tenant {
   const char *name;             /* [tenant NAME] */
   size_t export;                /* index into cfg_model.exports */
@@ -149,12 +168,32 @@ struct cfg_tenant {
   uint64_t offset, size;        /* region within the export; size resolved
                                    (default: the rest of the export) */
   uint64_t start, stop;         /* ns into the run; stop 0: to the end */
+  enum cfg_workload workload;   /* what the fairness lab runs (the
+                                   simulator always runs the keys above) */
   enum sched_class cls;         /* its connections' class and level: the */
   unsigned prio;                /* export's group's, unless class= prio=
                                    say otherwise (the simulator only: the
                                    server takes them from the group) */
   bool cls_given, prio_given;
   unsigned line;                /* of the [tenant] header */
+};
+
+/* [event NAME]: a control command at a time into the run, as the
+ * control socket takes it ("weight GROUP N" or "set KEY VALUE"); the
+ * simulator and the fairness lab apply it, the server ignores it.
+ */
+enum cfg_event_kind { CFG_EVENT_WEIGHT, CFG_EVENT_SET };
+
+struct cfg_event {
+  const char *name;             /* [event NAME] */
+  uint64_t at;                  /* ns into the run */
+  const char *command;          /* the line, as the control socket takes it */
+  enum cfg_event_kind kind;
+  size_t group;                 /* WEIGHT: index into cfg_model.groups */
+  unsigned weight;              /* WEIGHT: SCHED_WEIGHT_MIN..MAX */
+  const char *key;              /* SET: a CFQ tunable's name, or queue_depth */
+  uint64_t value;               /* SET: in the tunable's unit */
+  unsigned line;                /* of the [event] header */
 };
 
 /* [sim]: the simulator's run. */
@@ -175,6 +214,8 @@ struct cfg_model {
   size_t nr_exports;
   const struct cfg_tenant *tenants;
   size_t nr_tenants;
+  const struct cfg_event *events; /* in order of time (file order on ties) */
+  size_t nr_events;
   struct cfg_sim sim;
 };
 

@@ -2,6 +2,7 @@
  * the lines, cfqctl sends them).
  *
  *   stats | stats flat         the statistics (stats.c)
+ *   metrics                    the same in Prometheus's text format
  *   get [KEY]                  scheduler, queue_depth, CFQ's tunables
  *   set KEY VALUE              queue_depth, or a CFQ tunable, live
  *   weight GROUP N             a group's weight, live
@@ -231,6 +232,8 @@ ctlcmd_run (void *opaque, const char *line, struct strbuf *o)
     stats_json (tn, o);
   else if (strcmp (verb, "stats") == 0 && n == 2 && strcmp (a, "flat") == 0)
     stats_flat (tn, o);
+  else if (strcmp (verb, "metrics") == 0 && n == 1)
+    stats_prometheus (tn, o);
   else if (strcmp (verb, "get") == 0 && n == 2)
     get_one (tn, o, a);
   else if (strcmp (verb, "get") == 0 && n == 1) {
@@ -261,9 +264,10 @@ ctlcmd_run (void *opaque, const char *line, struct strbuf *o)
     strbuf_printf (o, "ok\n");
   }
   else if (strcmp (verb, "help") == 0)
-    strbuf_printf (o, "stats | stats flat | get [KEY] | set KEY VALUE | "
-                   "weight GROUP N | qos GROUP [KEY VALUE] | reset\n");
+    strbuf_printf (o, "stats | stats flat | metrics | get [KEY] | "
+                   "set KEY VALUE | weight GROUP N | qos GROUP [KEY VALUE] | "
+                   "reset\n");
   else
-    strbuf_printf (o, "error: unknown command '%s' (stats, stats flat, get, "
-                   "set, weight, qos, reset)\n", line);
+    strbuf_printf (o, "error: unknown command '%s' (stats, stats flat, "
+                   "metrics, get, set, weight, qos, reset)\n", line);
 }

@@ -256,6 +256,7 @@ cfqp_config_complete (void)
   "config=<FILE>        Tenants: [device] [scheduler] [group N] [export N].\n" \
   "control=<PATH>       Serve the control socket (cfqctl) at PATH.\n" \
   "stats=<FILE>         Write the statistics as JSON to FILE at exit.\n" \
+  "metrics=<FILE>       Rewrite FILE every second with Prometheus metrics.\n" \
   "KEY=VALUE            Override a [device]/[scheduler] key or model.NAME\n" \
   "                     (mode, emulate, slice_idle, quantum, model.rpm ...)."
 

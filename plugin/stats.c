@@ -1,5 +1,6 @@
-/* stats.c: the statistics, as JSON ("stats", stats=FILE) and as one
- * line per group, export, connection and the device ("stats flat").
+/* stats.c: the statistics, as JSON ("stats", stats=FILE), as one
+ * line per group, export, connection and the device ("stats flat"), and
+ * in Prometheus's text format ("metrics", metrics=FILE).
  *
  * Both read the same state: the iostats tenants.c feeds on every
  * completion, the scheduler's own counters when it is CFQ, and the
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -554,6 +556,246 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
   strbuf_printf (o, "\n");
   free_shares (&sn);
 }
+
+/* ---- Prometheus's text exposition format --------------------------------
+ *
+ * One family per line group, "# HELP" and "# TYPE" first; label values
+ * escaped (\\, \", \n); no blank line anywhere (the control socket ends an
+ * answer with one).  Tenants are exports (clients pick one by name) and
+ * groups (their weights); each gets its weight's share next to the share
+ * it measured, both over what moved in the last second, as the "share"
+ * of "stats".
+ */
+
+static void
+prom_str (struct strbuf *o, const char *s)
+{
+  strbuf_printf (o, "\"");
+  for (; *s; s++) {
+    if (*s == '\\' || *s == '"')
+      strbuf_printf (o, "\\%c", *s);
+    else if (*s == '\n')
+      strbuf_printf (o, "\\n");
+    else
+      strbuf_printf (o, "%c", *s);
+  }
+  strbuf_printf (o, "\"");
+}
+
+static void
+prom_family (struct strbuf *o, const char *name, const char *type,
+             const char *help)
+{
+  strbuf_printf (o, "# HELP nbdkit_cfq_%s %s\n# TYPE nbdkit_cfq_%s %s\n",
+                 name, help, name, type);
+}
+
+/* The labels of one entry: group="g" or export="e",group="g". */
+struct prom_who {
+  const char *kind;             /* "group" or "export" */
+  const char *name;
+  const char *group;            /* exports: their group */
+};
+
+static void
+prom_labels (struct strbuf *o, const struct prom_who *w, const char *extra_k,
+             const char *extra_v)
+{
+  strbuf_printf (o, "{%s=", w->kind);
+  prom_str (o, w->name);
+  if (w->group) {
+    strbuf_printf (o, ",group=");
+    prom_str (o, w->group);
+  }
+  if (extra_k) {
+    strbuf_printf (o, ",%s=", extra_k);
+    prom_str (o, extra_v);
+  }
+  strbuf_printf (o, "}");
+}
+
+static void
+prom_value (struct strbuf *o, const char *kind, const char *name,
+            const struct prom_who *w, const char *ek, const char *ev,
+            double v)
+{
+  strbuf_printf (o, "nbdkit_cfq_%s_%s", kind, name);
+  prom_labels (o, w, ek, ev);
+  strbuf_printf (o, " %.9g\n", v);
+}
+
+/* Every family of one kind (groups or exports), for the N entries. */
+static void
+prom_kind (struct strbuf *o, const char *kind, size_t n,
+           const struct prom_who *who, const struct iostat *const *io,
+           const double *share, const double *wshare, const unsigned *weight,
+           const unsigned *conns)
+{
+  static const char *const q[] = { "0.5", "0.99", "0.999" };
+  static const double qv[] = { .5, .99, .999 };
+  char f[64];
+
+  if (weight) {
+    snprintf (f, sizeof f, "%s_weight", kind);
+    prom_family (o, f, "gauge", "The group's weight (100..1000), as last"
+                 " set.");
+    for (size_t i = 0; i < n; i++)
+      prom_value (o, kind, "weight", &who[i], NULL, NULL, weight[i]);
+  }
+  snprintf (f, sizeof f, "%s_weight_share", kind);
+  prom_family (o, f, "gauge", "The share its group's weight gives it:"
+               " weight over the weights of the groups that moved data in"
+               " the last second (all groups when none did), split evenly"
+               " between the group's exports that moved data.");
+  for (size_t i = 0; i < n; i++)
+    prom_value (o, kind, "weight_share", &who[i], NULL, NULL, wshare[i]);
+  snprintf (f, sizeof f, "%s_share", kind);
+  prom_family (o, f, "gauge", "Its measured share of the bytes moved in the"
+               " last second (of all bytes since start when none moved).");
+  for (size_t i = 0; i < n; i++)
+    prom_value (o, kind, "share", &who[i], NULL, NULL, share[i] / 100.);
+  snprintf (f, sizeof f, "%s_iops", kind);
+  prom_family (o, f, "gauge", "Requests completed per second, over the last"
+               " second.");
+  for (size_t i = 0; i < n; i++)
+    prom_value (o, kind, "iops", &who[i], NULL, NULL, io[i]->iops);
+  snprintf (f, sizeof f, "%s_bytes_per_second", kind);
+  prom_family (o, f, "gauge", "Bytes moved per second, over the last"
+               " second.");
+  for (size_t i = 0; i < n; i++)
+    prom_value (o, kind, "bytes_per_second", &who[i], NULL, NULL,
+                io[i]->bps);
+  snprintf (f, sizeof f, "%s_requests_total", kind);
+  prom_family (o, f, "counter", "Requests completed, by operation.");
+  for (size_t i = 0; i < n; i++)
+    for (unsigned k = 0; k < IOSTAT_OPS; k++)
+      prom_value (o, kind, "requests_total", &who[i], "op", op_names[k],
+                  (double) io[i]->reqs[k]);
+  snprintf (f, sizeof f, "%s_bytes_total", kind);
+  prom_family (o, f, "counter", "Bytes moved, by operation.");
+  for (size_t i = 0; i < n; i++)
+    for (unsigned k = 0; k < IOSTAT_OPS; k++)
+      prom_value (o, kind, "bytes_total", &who[i], "op", op_names[k],
+                  (double) io[i]->bytes[k]);
+  snprintf (f, sizeof f, "%s_errors_total", kind);
+  prom_family (o, f, "counter", "Requests that failed.");
+  for (size_t i = 0; i < n; i++)
+    prom_value (o, kind, "errors_total", &who[i], NULL, NULL,
+                (double) io[i]->errors);
+  snprintf (f, sizeof f, "%s_latency_seconds", kind);
+  prom_family (o, f, "summary", "Latency in the server, from a request's"
+               " arrival in the scheduler to its completion.");
+  for (size_t i = 0; i < n; i++) {
+    for (unsigned k = 0; k < 3; k++)
+      prom_value (o, kind, "latency_seconds", &who[i], "quantile", q[k],
+                  (double) hist_quantile (&io[i]->lat, qv[k]) / 1e9);
+    strbuf_printf (o, "nbdkit_cfq_%s_latency_seconds_sum", kind);
+    prom_labels (o, &who[i], NULL, NULL);
+    strbuf_printf (o, " %.9g\n", (double) io[i]->lat.sum / 1e9);
+    strbuf_printf (o, "nbdkit_cfq_%s_latency_seconds_count", kind);
+    prom_labels (o, &who[i], NULL, NULL);
+    strbuf_printf (o, " %" PRIu64 "\n", io[i]->lat.count);
+  }
+  if (conns) {
+    snprintf (f, sizeof f, "%s_connections", kind);
+    prom_family (o, f, "gauge", "Client connections open now.");
+    for (size_t i = 0; i < n; i++)
+      prom_value (o, kind, "connections", &who[i], NULL, NULL, conns[i]);
+  }
+}
+
+void
+stats_prometheus (const struct tenants *tn, struct strbuf *o)
+{
+  size_t ng = tn->m->nr_groups, ne = tn->m->nr_exports;
+  struct snapshot sn;
+  struct prom_who *gw = calloc (ng + 1, sizeof *gw);
+  struct prom_who *ew = calloc (ne + 1, sizeof *ew);
+  const struct iostat **gio = calloc (ng + 1, sizeof *gio);
+  const struct iostat **eio = calloc (ne + 1, sizeof *eio);
+  double *gws = calloc (ng + 1, sizeof *gws);
+  double *ews = calloc (ne + 1, sizeof *ews);
+  unsigned *weight = calloc (ng + 1, sizeof *weight);
+  unsigned *conns = calloc (ne + 1, sizeof *conns);
+  unsigned *gactive = calloc (ng + 1, sizeof *gactive);
+  double wsum = 0;
+  bool any = false;
+  struct list *p;
+
+  if (!gw || !ew || !gio || !eio || !gws || !ews || !weight || !conns
+      || !gactive || take_shares (tn, &sn)) {
+    o->oom = 1;
+    goto out;
+  }
+  list_for_each (p, &tn->conns)
+    conns[list_entry (p, struct tn_conn, link)->exp]++;
+  for (size_t i = 0; i < ng; i++)
+    any |= tn->groups[i].io.bps > 0;
+  /* Weight shares among the groups that moved data (all when none did),
+   * a group's split evenly between its exports that moved data.
+   */
+  for (size_t i = 0; i < ng; i++) {
+    const struct tn_group *g = &tn->groups[i];
+    gw[i] = (struct prom_who) { "group", g->cg->name, NULL };
+    gio[i] = &g->io;
+    weight[i] = g->weight;
+    if (!any || g->io.bps > 0)
+      wsum += g->weight;
+  }
+  for (size_t i = 0; i < ng; i++)
+    if (wsum > 0 && (!any || tn->groups[i].io.bps > 0))
+      gws[i] = tn->groups[i].weight / wsum;
+  for (size_t i = 0; i < ne; i++) {
+    const struct tn_export *e = &tn->exports[i];
+    size_t g = e->ce->group;
+    ew[i] = (struct prom_who) { "export", e->ce->name,
+                                tn->m->groups[g].name };
+    eio[i] = &e->io;
+    if (!any || e->io.bps > 0)
+      gactive[g]++;
+  }
+  for (size_t i = 0; i < ne; i++) {
+    size_t g = tn->exports[i].ce->group;
+    if (gactive[g] && (!any || tn->exports[i].io.bps > 0))
+      ews[i] = gws[g] / gactive[g];
+  }
+
+  prom_family (o, "info", "gauge", "The scheduler, how it charges, and the"
+               " device model; always 1.");
+  strbuf_printf (o, "nbdkit_cfq_info{scheduler=");
+  prom_str (o, tn->sched_name);
+  strbuf_printf (o, ",mode=");
+  prom_str (o, mode_now (tn));
+  strbuf_printf (o, ",emulate=");
+  prom_str (o, tn->m->dev.emulate ? tn->m->dev.emulate : "none");
+  strbuf_printf (o, "} 1\n");
+  prom_family (o, "device_inflight", "gauge", "Requests at the device now.");
+  strbuf_printf (o, "nbdkit_cfq_device_inflight %u\n", engine_inflight (tn->e));
+  prom_family (o, "device_queue_depth", "gauge", "Most requests at the"
+               " device at once (queue_depth).");
+  strbuf_printf (o, "nbdkit_cfq_device_queue_depth %u\n", engine_depth (tn->e));
+  prom_family (o, "device_iops", "gauge", "Requests completed per second,"
+               " over the last second, all tenants.");
+  strbuf_printf (o, "nbdkit_cfq_device_iops %.9g\n", tn->total.iops);
+  prom_family (o, "device_bytes_per_second", "gauge", "Bytes moved per"
+               " second, over the last second, all tenants.");
+  strbuf_printf (o, "nbdkit_cfq_device_bytes_per_second %.9g\n",
+                 tn->total.bps);
+  prom_kind (o, "group", ng, gw, gio, sn.gshare, gws, weight, NULL);
+  prom_kind (o, "export", ne, ew, eio, sn.eshare, ews, NULL, conns);
+  free_shares (&sn);
+out:
+  free (gw);
+  free (ew);
+  free (gio);
+  free (eio);
+  free (gws);
+  free (ews);
+  free (weight);
+  free (conns);
+  free (gactive);
+}
+
 
 int
 stats_check_path (const char *path)

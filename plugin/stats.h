@@ -13,6 +13,8 @@
  */
 extern void stats_json (const struct tenants *tn, struct strbuf *o);
 extern void stats_flat (const struct tenants *tn, struct strbuf *o);
+/* The same in Prometheus's text format ("metrics", metrics=FILE). */
+extern void stats_prometheus (const struct tenants *tn, struct strbuf *o);
 /* Write stats_json to tn->stats_path (errors: nbdkit_error): never
  * through a symlink, never into anything but a regular file.
  */

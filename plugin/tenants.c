@@ -38,6 +38,7 @@
 #include "control.h"
 #include "ctlcmd.h"
 #include "devmodel.h"
+#include "metrics.h"
 #include "stats.h"
 #include "tenants.h"
 #include "utf8.h"
@@ -176,6 +177,8 @@ tn_config (const char *key, const char *value)
   }
   if (strcmp (key, "stats") == 0)
     return set_path (&tn.stats_path, key, value) == -1 ? -1 : 1;
+  if (strcmp (key, "metrics") == 0)
+    return set_path (&tn.metrics_path, key, value) == -1 ? -1 : 1;
   return tn_override (key, value) == -1 ? -1 : 1;
 }
 
@@ -439,6 +442,7 @@ tn_unload (void)
   tn.m = NULL;
   free (tn.control_path);
   free (tn.stats_path);
+  free (tn.metrics_path);
 }
 
 /* ---- the dispatcher's side --------------------------------------------------- */
@@ -468,6 +472,15 @@ static void
 tick_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
   tn_each_iostat (&tn, iostat_tick, engine_now ());
+  if (tn.metrics) {
+    struct strbuf b = { 0 };
+
+    stats_prometheus (&tn, &b);
+    if (b.oom || !b.s)
+      strbuf_free (&b);         /* no new version this second */
+    else
+      metrics_post (tn.metrics, b.s);
+  }
 }
 
 static void
@@ -518,6 +531,16 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
     if (!tn.ctl)
       return -EINVAL;           /* reported */
   }
+  if (tn.metrics_path) {
+    tn.metrics = metrics_start (tn.metrics_path, &err);
+    if (!tn.metrics) {
+      nbdkit_error ("cfq: metrics=%s: %s", tn.metrics_path, strerror (-err));
+      if (tn.ctl)
+        control_stop (tn.ctl);
+      tn.ctl = NULL;
+      return err;
+    }
+  }
   return 0;
 }
 
@@ -529,6 +552,8 @@ hook_teardown (struct engine *e, void *opaque)
   if (tn.ctl)
     control_stop (tn.ctl);
   tn.ctl = NULL;
+  metrics_stop (tn.metrics);
+  tn.metrics = NULL;
   ev_ref (tn.loop);
   ev_timer_stop (tn.loop, &tn.tick);
   for (size_t i = 0; i < tn.m->nr_groups; i++)

@@ -31,6 +31,7 @@
 
 struct control;
 struct devmodel;
+struct metrics;
 
 /* ---- for plugin.c ----------------------------------------------------------- */
 
@@ -113,6 +114,7 @@ struct tenants {
   char *control_path;           /* control=PATH or NULL */
   struct control_opts ctl_opts; /* control_mode= ... */
   char *stats_path;             /* stats=FILE or NULL */
+  char *metrics_path;           /* metrics=FILE or NULL */
   const char *sched_name;       /* the scheduler in use */
   struct devmodel *dm;          /* emulate=, or NULL */
   int rotational;               /* -1 unknown, 0, 1 */
@@ -121,7 +123,8 @@ struct tenants {
   struct engine *e;             /* from the setup hook to teardown */
   struct sched *s;
   struct ev_loop *loop;
-  ev_timer tick;                /* every second: iostat_tick */
+  ev_timer tick;                /* every second: iostat_tick, metrics */
+  struct metrics *metrics;      /* metrics=FILE's writer, or NULL */
   struct control *ctl;
   struct list conns;            /* open connections */
   struct iostat total;          /* everything */

@@ -42,7 +42,7 @@ file = disk.img
 weight = 100
 [export a]
 EOF
-refuse section 3 "unknown section [volume] (want [device], [scheduler], [group NAME], [export NAME], [tenant NAME] or [sim])"
+refuse section 3 "unknown section [volume] (want [device], [scheduler], [group NAME], [export NAME], [tenant NAME], [event NAME] or [sim])"
 
 cat >"$TESTDIR/key.conf" <<'EOF'
 [device]

@@ -190,8 +190,17 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
             units_format_size (t->bs, b1, sizeof b1), t->iodepth,
             units_format_size (t->offset, b2, sizeof b2),
             units_format_size (t->offset + t->size, b3, sizeof b3));
-    printf (" class=%s prio=%u\n", class_name (t->cls), t->prio);
+    printf (" class=%s prio=%u", class_name (t->cls), t->prio);
+    if (t->workload != CFG_WORKLOAD_FIO)
+      printf (" workload=%s", cfg_workload_names[t->workload]);
+    printf ("\n");
   }
+  if (m->nr_events)
+    printf ("events:\n");
+  for (size_t i = 0; i < m->nr_events; i++)
+    printf ("  %-12s at=%s command=\"%s\"\n", m->events[i].name,
+            units_format_time (m->events[i].at, b1, sizeof b1),
+            m->events[i].command);
 }
 
 /* ---- --json ------------------------------------------------------------- */
@@ -331,7 +340,30 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
             (unsigned long long) t->size, (unsigned long long) t->start,
             (unsigned long long) t->stop);
     jkv ("class", class_name (t->cls), ", ");
+    jkv ("workload", cfg_workload_names[t->workload], ", ");
     printf ("\"prio\": %u, \"line\": %u}", t->prio, t->line);
+  }
+  /* Events: in order of time; "weight" and "set" as the control socket
+   * takes them, the value in the tunable's unit.
+   */
+  printf ("],\n  \"events\": [");
+  for (size_t i = 0; i < m->nr_events; i++) {
+    const struct cfg_event *ev = &m->events[i];
+    printf ("%s\n    {", i ? "," : "");
+    jkv ("name", ev->name, ", ");
+    printf ("\"at_ns\": %llu, ", (unsigned long long) ev->at);
+    jkv ("command", ev->command, ", ");
+    if (ev->kind == CFG_EVENT_WEIGHT) {
+      jkv ("kind", "weight", ", ");
+      jkv ("group", m->groups[ev->group].name, ", ");
+      printf ("\"weight\": %u, ", ev->weight);
+    }
+    else {
+      jkv ("kind", "set", ", ");
+      jkv ("key", ev->key, ", ");
+      printf ("\"value\": %llu, ", (unsigned long long) ev->value);
+    }
+    printf ("\"line\": %u}", ev->line);
   }
   printf ("],\n  \"sim\": {\"duration_ns\": %llu, \"seed\": %llu,"
           " \"line\": %u}\n}\n", (unsigned long long) m->sim.duration,

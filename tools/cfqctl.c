@@ -1,6 +1,7 @@
 /* cfqctl: talk to a running nbdkit-cfq server's control socket.
  *
  *   cfqctl -s PATH stats [-i SECONDS] [-c COUNT] [--json]
+ *   cfqctl -s PATH metrics
  *   cfqctl -s PATH get KEY
  *   cfqctl -s PATH set KEY VALUE
  *   cfqctl -s PATH weight GROUP WEIGHT
@@ -38,6 +39,7 @@ usage (FILE *f)
            "usage: %s -s SOCKET COMMAND   (or CFQ_CONTROL=SOCKET)\n"
            "commands:\n"
            "  stats [-i SECONDS] [-c COUNT] [--json]  table per group and export\n"
+           "  metrics                       the same in Prometheus's text format\n"
            "  get KEY                       print a tunable\n"
            "  set KEY VALUE                 change a tunable (times take ns/us/ms/s)\n"
            "  weight GROUP WEIGHT           change a group's weight (100..1000)\n"
@@ -276,6 +278,8 @@ main (int argc, char *argv[])
               argv[optind + 1], argv[optind + 2]);
   else if (strcmp (verb, "reset") == 0 && argc == optind)
     snprintf (cmd, sizeof cmd, "reset");
+  else if (strcmp (verb, "metrics") == 0 && argc == optind)
+    snprintf (cmd, sizeof cmd, "metrics");
   else if (strcmp (verb, "raw") == 0 && argc - optind == 1)
     snprintf (cmd, sizeof cmd, "%s", argv[optind]);
   else {

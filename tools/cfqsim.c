@@ -135,6 +135,7 @@ struct job {
   struct hist fsync_lat;        /* ns: first write of a batch -> its flush
                                    done (what fsync-tester times) */
   uint64_t *win_ios, *win_bytes; /* per window of --window, by completion */
+  uint64_t *sbytes, *sios;      /* per second of the run (--json series) */
 };
 
 static struct {
@@ -157,6 +158,8 @@ static struct {
   const char *only;             /* comma-separated tenant names, or NULL */
   uint64_t window;              /* ns: --window width; 0 = no windows */
   unsigned nwin;                /* windows in the run */
+  size_t nsec;                  /* seconds in the run, rounded up */
+  unsigned events_applied;      /* [event]s that took effect */
 } cfg;
 
 static const char *progname = "cfqsim";
@@ -200,13 +203,14 @@ xcalloc (size_t n, size_t size)
 
 /* ---- the event heap ------------------------------------------------------ */
 
-enum ev_type { EV_ARRIVE, EV_DEVICE, EV_TIMER, EV_FLUSH };
+enum ev_type { EV_ARRIVE, EV_DEVICE, EV_TIMER, EV_FLUSH, EV_CONTROL };
 
 struct ev {
   uint64_t t;                   /* ns */
   uint64_t seq;                 /* tie-break: order of scheduling */
   enum ev_type type;
-  void *p;                      /* job (ARRIVE, FLUSH) */
+  void *p;                      /* job (ARRIVE, FLUSH) or cfg_event
+                                   (CONTROL) */
   uint64_t gen;                 /* TIMER, DEVICE: generation it belongs to */
 };
 
@@ -430,6 +434,10 @@ on_complete (struct simrq *sr, uint64_t now)
   j->ios++;
   j->writes_done += sr->rq.op == RQ_WRITE;
   j->bytes += sr->rq.len;
+  if (now / NSEC_PER_SEC < cfg.nsec) {
+    j->sbytes[now / NSEC_PER_SEC] += sr->rq.len;
+    j->sios[now / NSEC_PER_SEC]++;
+  }
   hist_add (&j->lat, now - sr->t_submit);
   if (cfg.window) {
     unsigned w = now / cfg.window;
@@ -452,6 +460,33 @@ static void
 on_arrive (struct job *j, uint64_t now)
 {
   job_arrive (j, now);
+}
+
+/* An [event]: what the control socket's command does to the server. */
+static void
+on_control (const struct cfg_event *ev, uint64_t now)
+{
+  int err;
+
+  if (cfg.test_policy)
+    return;
+  if (ev->kind == CFG_EVENT_WEIGHT) {
+    err = sched_group_set_weight (sim.s, cfg.groups[ev->group].sg,
+                                  ev->weight);
+    if (!err)
+      cfg.groups[ev->group].weight = ev->weight;
+  }
+  else if (strcmp (ev->key, "queue_depth") == 0) {
+    cfg.queue_depth = (unsigned) ev->value;
+    err = 0;
+  }
+  else
+    err = sched_set (sim.s, ev->key, ev->value);
+  if (err)
+    die_at (cfg.file, "event %s (%s): the scheduler refused it: %s",
+            ev->name, ev->command, strerror (-err));
+  cfg.events_applied++;
+  (void) now;
 }
 
 static void
@@ -540,6 +575,10 @@ run (void)
   sim.end = cfg.duration;
   sim.timer_at = SCHED_NEVER;
   sim.dev_at = SCHED_NEVER;
+  for (size_t i = 0; i < cfg.m->nr_events; i++)
+    if (cfg.m->events[i].at < sim.end)
+      ev_push (cfg.m->events[i].at, EV_CONTROL,
+               (void *) &cfg.m->events[i], 0);
   for (unsigned i = 0; i < cfg.njobs; i++) {
     struct job *j = cfg.jobs[i];
     if (j->start < sim.end)
@@ -569,6 +608,10 @@ run (void)
         break;
       case EV_FLUSH:
         job_flush (e.p, now);
+        progress = true;
+        break;
+      case EV_CONTROL:
+        on_control (e.p, now);
         progress = true;
         break;
       case EV_TIMER:
@@ -769,6 +812,8 @@ setup (void)
     }
   }
 
+  cfg.nsec = (cfg.duration + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
+
   /* One job per connection, tenants in file order. */
   for (size_t i = 0; i < m->nr_tenants; i++)
     if (cfg.tenant_on[i])
@@ -826,6 +871,8 @@ setup (void)
         j->win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
         j->win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
       }
+      j->sbytes = xcalloc (cfg.nsec + 1, sizeof *j->sbytes);
+      j->sios = xcalloc (cfg.nsec + 1, sizeof *j->sios);
       cfg.groups[j->group].njobs++;
       cfg.jobs[n++] = j;
     }
@@ -1067,19 +1114,41 @@ report (void)
               PRIu64 ", \"writes\": %" PRIu64 ", \"flushes\": %" PRIu64
               ", \"mib_s\": %.6f"
               ", \"iops\": %.3f, \"lat_us\": {\"mean\": %.3f, \"p50\": %.3f"
-              ", \"p99\": %.3f, \"max\": %.3f}, \"fsync_us\": {\"p50\": %.3f"
+              ", \"p99\": %.3f, \"p999\": %.3f, \"max\": %.3f}, \"fsync_us\": {\"p50\": %.3f"
               ", \"p90\": %.3f, \"max\": %.3f}, \"share\": %.6f"
               ", \"jain_connections\": %.6f",
               r->t->connections, r->bytes, r->ios, r->writes, r->flushes,
               mib_s (r->bytes, r->win), per_s (r->ios, r->win),
               us (hist_mean (&r->lat)), us (hist_quantile (&r->lat, 0.50)),
-              us (hist_quantile (&r->lat, 0.99)), us (r->lat.max),
+              us (hist_quantile (&r->lat, 0.99)),
+              us (hist_quantile (&r->lat, 0.999)), us (r->lat.max),
               us (hist_quantile (&r->fsync_lat, 0.50)),
               us (hist_quantile (&r->fsync_lat, 0.90)), us (r->fsync_lat.max),
               tbytes ? (double) r->bytes / tbytes : 0, r->jain_conn);
       if (cfg.window)
         json_windows (r->win_ios, r->win_bytes);
-      printf ("}%s\n", ++k < nt ? "," : "");
+      /* The latency distribution as quantiles, for CDF plots. */
+      printf (", \"lat_cdf_us\": [");
+      for (int q = 1; q <= 100; q++) {
+        double f = q == 100 ? 0.999 : q / 100.0;
+        printf ("%s[%.3f, %.3f]", q > 1 ? ", " : "", f,
+                us (hist_quantile (&r->lat, f)));
+        if (q == 100)
+          printf (", [1.000, %.3f]", us (r->lat.max));
+      }
+      printf ("]");
+      /* Completed bytes and requests in each second of the run. */
+      for (int w = 0; w < 2; w++) {
+        printf (w ? "], \"series_ios\": [" : ", \"series_bytes\": [");
+        for (size_t b = 0; b < cfg.nsec; b++) {
+          uint64_t v = 0;
+          for (unsigned c = 0; c < cfg.njobs; c++)
+            if (cfg.jobs[c]->tenant == i)
+              v += w ? cfg.jobs[c]->sios[b] : cfg.jobs[c]->sbytes[b];
+          printf ("%s%" PRIu64, b ? ", " : "", v);
+        }
+      }
+      printf ("]}%s\n", ++k < nt ? "," : "");
     }
     printf ("  ],\n  \"groups\": [\n");
     for (unsigned i = 0, k = 0; i < cfg.ngroups; i++) {
@@ -1122,7 +1191,9 @@ report (void)
             ", \"mib_s\": %.6f, \"iops\": %.3f},\n",
             tbytes, tios, mib_s (tbytes, cfg.duration),
             per_s (tios, cfg.duration));
-    printf ("  \"jain\": %.6f,\n  \"jain_iops\": %.6f\n}\n", jain, jain_iops);
+    printf ("  \"jain\": %.6f,\n  \"jain_iops\": %.6f,\n"
+            "  \"events_applied\": %u\n}\n", jain, jain_iops,
+            cfg.events_applied);
     goto out;
   }
 

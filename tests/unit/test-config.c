@@ -99,7 +99,7 @@ good (int lineno, const char *text, const char *const *ovr, uint64_t size)
 
 #define DEV "[device]\nfile = /dev/fake\n"
 #define UNK "(want [device], [scheduler], [group NAME], [export NAME]," \
-  " [tenant NAME] or [sim])"
+  " [tenant NAME], [event NAME] or [sim])"
 #define OVL "; overlapping exports must both be readonly"
 
 static void
@@ -1231,6 +1231,97 @@ test_tenants (void)
        " \"e\" (size 1G)\n");
 }
 
+/* [event NAME] and a tenant's workload: what the fairness lab applies and
+ * runs, checked once like everything else.
+ */
+static void
+test_events (void)
+{
+  const struct cfg_model *m;
+  struct cfg *cfg;
+  int rc;
+
+  cfg = load_sim ("[sim]\nduration = 20s\n[device]\nemulate = ssd\n"
+                  "[group a]\n[group b]\n"
+                  "[export x]\ngroup = a\nsize = 1G\n"
+                  "[export y]\ngroup = b\noffset = 1G\nsize = 1G\n"
+                  "[tenant t]\nexport = x\nrw = randwrite\nworkload = fs_mark\n"
+                  "[tenant u]\nexport = y\n"
+                  "[event late]\nat = 10s\ncommand = \"weight b 800\"\n"
+                  "[event early]\nat = 2.5s\ncommand = set slice_idle 2ms\n"
+                  "[event depth]\nat = 10s\ncommand = set queue_depth 4\n",
+                  &rc);
+  CHECK_EQ (rc, 0);
+  m = cfg_model (cfg);
+  CHECK_EQ (m->tenants[0].workload, CFG_WORKLOAD_FS_MARK);
+  CHECK_EQ (m->tenants[1].workload, CFG_WORKLOAD_FIO);
+  CHECK_STREQ (cfg_workload_names[CFG_WORKLOAD_FSYNC_TESTER], "fsync-tester");
+  CHECK_EQ (m->nr_events, 3);
+  /* In order of time, file order on a tie. */
+  CHECK_STREQ (m->events[0].name, "early");
+  CHECK_EQ (m->events[0].at, 2500 * 1000000ULL);
+  CHECK_EQ (m->events[0].kind, CFG_EVENT_SET);
+  CHECK_STREQ (m->events[0].key, "slice_idle");
+  CHECK_EQ (m->events[0].value, 2000000);
+  CHECK_STREQ (m->events[0].command, "set slice_idle 2ms");
+  CHECK_STREQ (m->events[1].name, "late");
+  CHECK_EQ (m->events[1].kind, CFG_EVENT_WEIGHT);
+  CHECK_EQ (m->events[1].group, 1);
+  CHECK_EQ (m->events[1].weight, 800);
+  CHECK_STREQ (m->events[1].command, "weight b 800");
+  CHECK_STREQ (m->events[2].name, "depth");
+  CHECK_STREQ (m->events[2].key, "queue_depth");
+  CHECK_EQ (m->events[2].value, 4);
+  cfg_free (cfg);
+
+  SIM_BAD (SIM "[sim]\nduration = 5s\n[event e]\nat = 5s\ncommand = weight"
+           " default 200\n",
+           "s.job:8: event e: at = 5s is not before the end of the run ([sim]"
+           " duration = 5s)\n");
+  SIM_BAD (SIM "[event e]\ncommand = weight default 200\n",
+           "s.job:5: [event e] needs at = TIME\n");
+  SIM_BAD (SIM "[event e]\nat = 1s\n",
+           "s.job:5: [event e] needs command = \"weight GROUP N\" or \"set"
+           " KEY VALUE\"\n");
+  SIM_BAD (SIM "[event e]\nat = 1s\ncommand = weight gold 200\n",
+           "s.job:7: event e: command = weight gold 200: no [group gold]\n");
+  SIM_BAD (SIM "[event e]\nat = 1s\ncommand = weight default 2000\n",
+           "s.job:7: event e: command = weight default 2000: weight 2000 is"
+           " out of range 100..1000\n");
+  SIM_BAD (SIM "[event e]\nat = 1s\ncommand = set slice_idle 2 s\n",
+           "s.job:7: event e: command = set slice_idle 2 s: want \"weight"
+           " GROUP N\" or \"set KEY VALUE\"\n");
+  SIM_BAD (SIM "[event e]\nat = 1s\ncommand = set slice_idle 2h\n",
+           "s.job:7: event e: command = set slice_idle 2h: not a time (want a"
+           " number with ns, us, ms or s; a bare number is ms)\n");
+  SIM_BAD (SIM "[event e]\nat = 1s\ncommand = set emulate hdd\n",
+           "s.job:7: event e: command = set emulate hdd: 'emulate' cannot be"
+           " set while running (a CFQ tunable or queue_depth)\n");
+  SIM_BAD (SIM "[event e]\nat = 1s\nwhen = 2s\n",
+           "s.job:7: unknown key 'when' in [event NAME]\n"
+           "s.job:5: [event e] needs command = \"weight GROUP N\" or \"set"
+           " KEY VALUE\"\n");
+  SIM_BAD (SIM "[event]\n[event e]\nat = 1s\n[event e]\n",
+           "s.job:5: [event] needs a name: [event NAME]\n"
+           "s.job:8: duplicate section [event e] (first at line 6)\n"
+           "s.job:6: [event e] needs command = \"weight GROUP N\" or \"set"
+           " KEY VALUE\"\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nat = 1s\n",
+           "s.job:7: 'at' belongs in [event NAME], not in [tenant NAME]\n");
+
+  SIM_BAD (SIM "[tenant t]\nexport = e\nworkload = bonnie\n",
+           "s.job:7: workload = bonnie: want fio, fs_mark, fsync-tester, dd"
+           " or mmap\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nworkload = dd\nrw = write\n"
+           "[tenant u]\nexport = e\n",
+           "s.job:7: tenant t: workload = dd needs export \"e\" for itself,"
+           " but tenant u uses it too\n");
+  SIM_BAD ("[device]\nemulate = hdd\n[export e]\nreadonly = yes\n"
+           "[tenant t]\nexport = e\nworkload = mmap\nrw = randread\n",
+           "s.job:7: tenant t: workload = mmap makes a file system on export"
+           " \"e\", which is readonly\n");
+}
+
 /* cfg_apply: groups and tunables on a live scheduler, as the model says. */
 static void
 test_apply (void)
@@ -1389,6 +1480,7 @@ main (void)
   test_allow ();
   test_tunable_text ();
   test_tenants ();
+  test_events ();
   test_apply ();
   test_hardening ();
   if (failures) {
