@@ -26,8 +26,10 @@
  * span reaches into that block go through the file's second, buffered
  * descriptor instead (still scheduled like any other request); the
  * kernel keeps the page cache and direct I/O coherent for us.  Where the
- * filesystem refuses O_DIRECT altogether both descriptors are buffered,
- * no alignment is needed and nothing is locked.
+ * filesystem refuses O_DIRECT altogether, or with cache=page, both
+ * descriptors are buffered: each command is one request as the client
+ * sent it, no alignment is needed, no bounce buffer and nothing is
+ * locked; flush is fdatasync and FUA is RWF_DSYNC as in direct mode.
  *
  * Threads: nbdkit's workers, one command each.  The capability flags are
  * shared and atomic; the zero buffer is read-only after io_init.

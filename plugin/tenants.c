@@ -19,7 +19,9 @@
  * The rotational flag (which decides CFQ's seek logic and, with mode=auto,
  * whether groups are charged by time or by requests) comes from the device
  * model when emulating, else from sysfs for the block device that holds
- * the file (the parent disk for a partition).
+ * the file (the parent disk for a partition); with cache=page (and no
+ * model) the scheduler's device is the page cache, which does not seek
+ * (cfg_rotational, core/apply.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -295,9 +297,11 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
 
     if (tn.dm)
       devmodel_describe (tn.dm, buf, sizeof buf);
-    nbdkit_debug ("cfq: scheduler=%s mode=%s rotational=%d emulate=%s %s",
-                  sched_name, cfq_mode_name (d->mode), tn.rotational,
-                  d->emulate ? d->emulate : "none", buf);
+    nbdkit_debug ("cfq: scheduler=%s mode=%s rotational=%d emulate=%s "
+                  "cache=%s %s", sched_name, cfq_mode_name (d->mode),
+                  cfg_rotational (tn.m, tn.rotational),
+                  d->emulate ? d->emulate : "none",
+                  d->cache == CFG_CACHE_PAGE ? "page" : "none", buf);
   }
   return 0;
 }
@@ -413,7 +417,8 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
   }
   if (tn_is_cfq (&tn)) {
     /* mode=auto on flash: charge by requests. */
-    if (m->dev.mode == CFQ_MODE_AUTO && tn.rotational == 0)
+    if (m->dev.mode == CFQ_MODE_AUTO &&
+        cfg_rotational (m, tn.rotational) == 0)
       sched_set (s, "mode", CFQ_MODE_IOPS);
     /* nbdkit sets -D flags when it loads the plugin, before this. */
     if (cfq_debug_trace)
