@@ -284,6 +284,8 @@ finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
 {
   ASSERT_LOCKED (e);
   sched_completed (e->sched, &r->rq, now);
+  if (e->hooks->policy)
+    e->hooks->policy (e, e->opaque, ENGINE_CALL_COMPLETED, r, now);
   assert (e->inflight > 0);
   __atomic_store_n (&e->inflight, e->inflight - 1, __ATOMIC_RELAXED);
   if (e->hooks->done)
@@ -340,6 +342,8 @@ drain (struct engine *e, uint64_t now)
       r->rq.t_insert = now;
       r->rq.t_dispatch = now;
       sched_insert (e->sched, &r->rq, now);
+      if (e->hooks->policy)
+        e->hooks->policy (e, e->opaque, ENGINE_CALL_INSERT, r, now);
       break;
     case CREQ_OPEN: {
       const struct engine_qspec *sp = r->arg;
@@ -366,6 +370,18 @@ drain (struct engine *e, uint64_t now)
       break;
     }
   }
+}
+
+/* sched_dispatch, reported to the policy hook. */
+static struct rq *
+dispatch (struct engine *e, uint64_t now, uint64_t *next)
+{
+  struct rq *rq = sched_dispatch (e->sched, now, next);
+
+  if (e->hooks->policy)
+    e->hooks->policy (e, e->opaque, ENGINE_CALL_DISPATCH,
+                      rq ? rq->priv : NULL, now);
+  return rq;
 }
 
 /* Arm t to fire at `at' (ns; SCHED_NEVER: stop it). */
@@ -406,7 +422,7 @@ pass (struct engine *e, uint64_t now)
 
   for (;;) {
     while (e->inflight < e->depth &&
-           (rq = sched_dispatch (e->sched, now, &next)) != NULL) {
+           (rq = dispatch (e, now, &next)) != NULL) {
       struct creq *r = rq->priv;
       int err;
 
@@ -444,6 +460,11 @@ pass (struct engine *e, uint64_t now)
       break;
     if (rq == NULL && e->inflight >= inflight0)
       break;
+    /* Round again: the completions were reported at a later time than
+     * now, and the policy must never be told of an earlier one after.
+     */
+    if (e->inflight < inflight0)
+      now = now_ns ();
   }
 
   /* The device is full: the next completion brings us back, and the
