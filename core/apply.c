@@ -16,6 +16,30 @@
  *
  * The order matters only in that the tunables come after the device's
  * nature, so that a configured "rotational" overrides the detected one.
+ *
+ * cache = page.  Then the device the scheduler dispatches to is the page
+ * cache in front of the disk: a hit completes in microseconds, inside the
+ * submission, and a miss reaches the disk through readahead, which turns a
+ * stream into large reads the scheduler never sees.  What CFQ learns on a
+ * disk goes wrong there:
+ *  - idling: an NBD client's next request comes a network round trip
+ *    (50-100 us) after the reply, tens of times a hit's service time, so
+ *    an idle window holds the "device" idle for a round trip per request
+ *    while other tenants wait: one tenant at a time, every turn spent
+ *    mostly waiting.  CFQ does not idle for a queue on a device that does
+ *    not seek and queues (2.6.37's SSD rule), and that is what a page
+ *    cache is;
+ *  - charging by time: a slice's time is then mostly the clients' think
+ *    time, not service, so groups are charged by requests (mode=auto on a
+ *    non-rotational device, plugin/tenants.c);
+ *  - hw_tag: CFQ learns whether the device queues from how many requests
+ *    it holds at once under load; hits complete as fast as they are
+ *    submitted, so a lightly loaded page cache would look like a device
+ *    that does not queue (hw_tag 0), which turns queue idling back on.
+ *    It queues without limit: hw_tag is pinned to 1.
+ * So without a device model (which, when given, is what the scheduler
+ * sees) cache = page tells the policy rotational 0 and hw_tag 1.  Both
+ * are tunables: a configured value still wins.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,12 +50,28 @@
 #include "sched.h"
 
 int
+cfg_rotational (const struct cfg_model *m, int detected)
+{
+  if (m->dev.cache == CFG_CACHE_PAGE && !m->dev.emulate)
+    return 0;
+  return detected;
+}
+
+int
 cfg_apply (const struct cfg_model *m, struct sched *s, int rotational,
            struct sched_group **groups, char *why, size_t len)
 {
   char val[64];
   int err;
 
+  rotational = cfg_rotational (m, rotational);
+  if (m->dev.cache == CFG_CACHE_PAGE && !m->dev.emulate) {
+    err = sched_set (s, "hw_tag", 1);
+    if (err < 0 && err != -ENOENT) {
+      snprintf (why, len, "hw_tag=1: %s", strerror (-err));
+      return err;
+    }
+  }
   if (rotational >= 0) {
     err = sched_set (s, "rotational", (uint64_t) rotational);
     if (err < 0 && err != -ENOENT) {    /* -ENOENT: the policy cannot use it */

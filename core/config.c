@@ -136,14 +136,18 @@ enum {
   GK_MODE,
   GK_EMULATE,
   GK_MAX_CONNS,
+  GK_CACHE,
   GK_SCHEDULER,
   GK_TUNABLE,
 };
 #define NR_GKEYS (GK_TUNABLE + cfq_nr_tunables)
 
 static const char *const gk_names[GK_TUNABLE] = {
-  "file", "queue_depth", "mode", "emulate", "max_connections", "scheduler",
+  "file", "queue_depth", "mode", "emulate", "max_connections", "cache",
+  "scheduler",
 };
+/* enum cfg_cache, in order. */
+static const char *const cache_names[] = { "none", "page", NULL };
 static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
 };
@@ -510,6 +514,7 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
     snprintf (why, len, "want none, %s", all);
     return -EINVAL;
   }
+  case GK_CACHE: names = cache_names; break;
   case GK_SCHEDULER: names = sched_names; break;
   default:
     t = &cfq_tunables[k - GK_TUNABLE];
@@ -2566,6 +2571,7 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   }
   cfg->m.dev.max_connections = gget (cfg, GK_MAX_CONNS,
                                      CFG_MAX_CONNECTIONS_DEFAULT);
+  cfg->m.dev.cache = gget (cfg, GK_CACHE, CFG_CACHE_NONE);
   ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   if (!ops)                     /* only if core/ was built without it */
     cerr (cfg, "scheduler %s is not built in",

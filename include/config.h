@@ -58,6 +58,12 @@ struct cfg_param {
   char *value;                  /* as written, trimmed */
 };
 
+/* [device] cache: how the file is read and written. */
+enum cfg_cache {
+  CFG_CACHE_NONE = 0,           /* O_DIRECT: the disk's own timing */
+  CFG_CACHE_PAGE,               /* buffered, through the page cache */
+};
+
 struct cfg_device {
   const char *file;             /* path, or NULL if none given */
   uint64_t size;                /* bytes the exports were checked against:
@@ -69,6 +75,7 @@ struct cfg_device {
                                    front (a devmodel_presets name), or NULL
                                    for none: the real device's own timing */
   unsigned max_connections;     /* clients connected at once, all exports */
+  enum cfg_cache cache;         /* [device] cache, default none */
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
 };
@@ -307,6 +314,14 @@ extern char *cfg_format_qos (const struct qos_key *k, uint64_t v,
 extern int cfg_apply (const struct cfg_model *m, struct sched *s,
                       int rotational, struct sched_group **groups,
                       char *why, size_t len);
+
+/* Whether the device the scheduler sees seeks (1), does not (0) or is
+ * unknown (-1), given what the mechanism detected (sysfs, or the device
+ * model): with cache = page and no model in front it is the page cache,
+ * which does not (core/apply.c says why).  cfg_apply uses it; so does the
+ * plugin's mode=auto.
+ */
+extern int cfg_rotational (const struct cfg_model *m, int detected);
 
 /* The export called NAME, or NULL. */
 extern const struct cfg_export *cfg_find_export (const struct cfg_model *m,

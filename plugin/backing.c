@@ -1,7 +1,9 @@
 /* backing.c: opening and probing the files we serve (see backing.h).
  *
  * O_DIRECT first; a filesystem that refuses it (EINVAL: tmpfs, some
- * FUSE) gets buffered I/O instead, and then no alignment is needed.  A
+ * FUSE) gets buffered I/O instead, and then no alignment is needed.
+ * With cache=page every file is opened buffered to begin with: reads and
+ * writes go through the page cache, still one scheduled request each.  A
  * file we may not write is opened read-only and served so.  The engine
  * has ENGINE_FILE_SLOTS slots: the device takes the first FILE_NR, each
  * export with a file of its own the next FILE_NR.
@@ -99,12 +101,12 @@ open_file (const char *path, int flags, bool *direct)
 }
 
 /* Open b->path (read-write, else read-only; read-only if readonly) and
- * learn its size and alignment.
+ * learn its size and alignment.  Buffered if !direct (cache=page).
  */
 static int
-open_backing (struct backing *b, bool readonly)
+open_backing (struct backing *b, bool readonly, bool direct)
 {
-  bool direct = true, nodirect = false;
+  bool nodirect = false;
   int flags = readonly ? O_RDONLY : O_RDWR;
   size_t align;
   int err;
@@ -230,7 +232,7 @@ bk_open_all (const char *path, const struct cfg_model *m)
   bk_align = 4096;
   bk_dev.path = path;
   bk_dev.slot = 0;
-  if (open_backing (&bk_dev, false) == -1)
+  if (open_backing (&bk_dev, false, m->dev.cache == CFG_CACHE_NONE) == -1)
     return -1;
   /* Exports with a file of their own: two more engine slots each. */
   bk_own = calloc (m->nr_exports, sizeof *bk_own);
@@ -254,7 +256,8 @@ bk_open_all (const char *path, const struct cfg_model *m)
     b->path = m->exports[i].file;
     b->slot = slot;
     slot += FILE_NR;
-    if (open_backing (b, m->exports[i].readonly) == -1)
+    if (open_backing (b, m->exports[i].readonly,
+                      m->dev.cache == CFG_CACHE_NONE) == -1)
       return -1;
   }
   return check_aliases (m);

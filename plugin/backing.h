@@ -2,7 +2,7 @@
  * exports that have one of their own (file= in [export NAME]).
  *
  * Each is opened twice: FILE_DIRECT with O_DIRECT (buffered if the
- * filesystem refuses it) and FILE_BUFFERED without, as engine file slots
+ * filesystem refuses it, or with cache=page) and FILE_BUFFERED without, as engine file slots
  * slot + FILE_DIRECT and slot + FILE_BUFFERED.
  *
  * Threads: bk_probe, bk_open_all and bk_close_all run on nbdkit's main
@@ -38,7 +38,8 @@ struct backing {
   const char *path;                     /* absolute; NULL: not a file */
   int fds[FILE_NR];                     /* -1 if not open */
   unsigned slot;                        /* engine slot of fds[0] */
-  bool direct;                          /* fds[FILE_DIRECT] is O_DIRECT */
+  bool direct;                          /* fds[FILE_DIRECT] is O_DIRECT: false
+                                           with cache=page or where refused */
   bool writable;                        /* opened read-write */
   bool seek_data;                       /* lseek SEEK_DATA/SEEK_HOLE work */
   struct device_info dev;

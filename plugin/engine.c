@@ -315,6 +315,8 @@ finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
 {
   ASSERT_LOCKED (e);
   sched_completed (e->sched, &r->rq, now);
+  if (e->hooks->policy)
+    e->hooks->policy (e, e->opaque, ENGINE_CALL_COMPLETED, r, now);
   /* Never below 0, whatever a completion does: no assert on a path a
    * request takes (an abort would stop every tenant).
    */
@@ -374,6 +376,8 @@ drain (struct engine *e, uint64_t now)
       r->rq.t_insert = now;
       r->rq.t_dispatch = now;
       sched_insert (e->sched, &r->rq, now);
+      if (e->hooks->policy)
+        e->hooks->policy (e, e->opaque, ENGINE_CALL_INSERT, r, now);
       break;
     case CREQ_OPEN: {
       const struct engine_qspec *sp = r->arg;
@@ -400,6 +404,18 @@ drain (struct engine *e, uint64_t now)
       break;
     }
   }
+}
+
+/* sched_dispatch, reported to the policy hook. */
+static struct rq *
+dispatch (struct engine *e, uint64_t now, uint64_t *next)
+{
+  struct rq *rq = sched_dispatch (e->sched, now, next);
+
+  if (e->hooks->policy)
+    e->hooks->policy (e, e->opaque, ENGINE_CALL_DISPATCH,
+                      rq ? rq->priv : NULL, now);
+  return rq;
 }
 
 /* Arm t to fire at `at' (ns; SCHED_NEVER: stop it). */
@@ -440,7 +456,7 @@ pass (struct engine *e, uint64_t now)
 
   for (;;) {
     while (e->inflight < e->depth &&
-           (rq = sched_dispatch (e->sched, now, &next)) != NULL) {
+           (rq = dispatch (e, now, &next)) != NULL) {
       struct creq *r = rq->priv;
       int err;
 
@@ -478,6 +494,11 @@ pass (struct engine *e, uint64_t now)
       break;
     if (rq == NULL && e->inflight >= inflight0)
       break;
+    /* Round again: the completions were reported at a later time than
+     * now, and the policy must never be told of an earlier one after.
+     */
+    if (e->inflight < inflight0)
+      now = now_ns ();
   }
 
   /* The device is full: the next completion brings us back, and the

@@ -50,6 +50,13 @@ enum {
 /* Slots: the device at 0 and 1, each export's own file at 2k, 2k+1. */
 #define ENGINE_FILE_SLOTS 64
 
+/* The policy's request path, as hooks->policy reports it. */
+enum engine_call {
+  ENGINE_CALL_INSERT,           /* sched_insert */
+  ENGINE_CALL_DISPATCH,         /* sched_dispatch */
+  ENGINE_CALL_COMPLETED,        /* sched_completed */
+};
+
 struct creq;
 typedef int (*creq_worker_fn) (struct creq *r);
 
@@ -102,6 +109,13 @@ struct engine_hooks {
   /* A request finished (after sched_completed): res 0 or -errno. */
   void (*done) (struct engine *e, void *opaque, struct creq *r, int res,
                 uint64_t now);
+  /* Debugging (-D cfq.policy=1): every call into the policy's request
+   * path, right after it, in the order made, with the time it was given:
+   * sched_insert and sched_completed of r, and every sched_dispatch (r is
+   * what it handed out, or NULL).
+   */
+  void (*policy) (struct engine *e, void *opaque, enum engine_call call,
+                  struct creq *r, uint64_t now);
 };
 
 /* Engine configuration, fixed at engine_start. */

@@ -36,8 +36,10 @@
  * write, tests/test-tail-page.sh.)  So a tail write holds its whole
  * page span exclusively: direct writes and read-modify-writes to any
  * block of those pages wait for it, and it for them.  Where the
- * filesystem refuses O_DIRECT altogether both descriptors are buffered,
- * no alignment is needed and nothing is locked.
+ * filesystem refuses O_DIRECT altogether, or with cache=page, both
+ * descriptors are buffered: each command is one request as the client
+ * sent it, no alignment is needed, no bounce buffer and nothing is
+ * locked; flush is fdatasync and FUA is RWF_DSYNC as in direct mode.
  *
  * Write-back errors.  All connections write through the same two file
  * descriptors, and the kernel reports a write-back error once per open

@@ -125,6 +125,7 @@ cfqp_dump_plugin (void)
   printf ("cfq_libev_version=%d.%d\n", ev_version_major (),
           ev_version_minor ());
   printf ("cfq_o_direct=yes\n");
+  printf ("cfq_cache=none,page\n");
   printf ("cfq_fallocate=yes\n");
   printf ("cfq_discard=yes\n");
   printf ("cfq_extents=yes\n");
@@ -252,13 +253,14 @@ cfqp_config_complete (void)
   "scheduler=cfq|fifo   Scheduling policy (default cfq; fifo: the baseline).\n" \
   "queue_depth=<N>      Requests at the device at once (default 32).\n" \
   "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \
+  "cache=none|page      none: O_DIRECT (default); page: the page cache.\n" \
   "buffer_pool=<SIZE>   Most memory for aligned request buffers (default 256M).\n" \
   "config=<FILE>        Tenants: [device] [scheduler] [group N] [export N].\n" \
   "control=<PATH>       Serve the control socket (cfqctl) at PATH.\n" \
   "stats=<FILE>         Write the statistics as JSON to FILE at exit.\n" \
   "metrics=<FILE>       Rewrite FILE every second with Prometheus metrics.\n" \
   "KEY=VALUE            Override a [device]/[scheduler] key or model.NAME\n" \
-  "                     (mode, emulate, slice_idle, quantum, model.rpm ...)."
+  "                     (mode, emulate, cache, slice_idle, model.rpm ...)."
 
 /* ---- starting and stopping ---------------------------------------------------- */
 
@@ -530,7 +532,8 @@ cfqp_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
   struct cfqp_handle *h = handle;
   uint32_t bs = h->io.b->bs;
 
-  *minimum = h->io.size % bs == 0 ? bs : 1;
+  /* Buffered (cache=page, or O_DIRECT refused): any alignment is native. */
+  *minimum = h->io.b->direct && h->io.size % bs == 0 ? bs : 1;
   *preferred = bs > CFQP_PREFERRED_BLOCK ? bs : CFQP_PREFERRED_BLOCK;
   *maximum = CFQP_MAX_REQUEST;
   return 0;

@@ -19,7 +19,9 @@
  * The rotational flag (which decides CFQ's seek logic and, with mode=auto,
  * whether groups are charged by time or by requests) comes from the device
  * model when emulating, else from sysfs for the block device that holds
- * the file (the parent disk for a partition).
+ * the file (the parent disk for a partition); with cache=page (and no
+ * model) the scheduler's device is the page cache, which does not seek
+ * (cfg_rotational, core/apply.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -45,6 +47,10 @@
 
 /* -D cfq.trace=1: log every scheduling decision of the CFQ core. */
 NBDKIT_DLL_PUBLIC int cfq_debug_trace;
+/* -D cfq.policy=1: log every call of the policy's request path
+ * (tests/test-policy-trace.sh compares them between data paths).
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_policy;
 
 static struct tenants tn = {
   .rotational = -1, .conns = LIST_INIT (tn.conns),
@@ -321,9 +327,11 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
 
     if (tn.dm)
       devmodel_describe (tn.dm, buf, sizeof buf);
-    nbdkit_debug ("cfq: scheduler=%s mode=%s rotational=%d emulate=%s %s",
-                  sched_name, cfq_mode_name (d->mode), tn.rotational,
-                  d->emulate ? d->emulate : "none", buf);
+    nbdkit_debug ("cfq: scheduler=%s mode=%s rotational=%d emulate=%s "
+                  "cache=%s %s", sched_name, cfq_mode_name (d->mode),
+                  cfg_rotational (tn.m, tn.rotational),
+                  d->emulate ? d->emulate : "none",
+                  d->cache == CFG_CACHE_PAGE ? "page" : "none", buf);
   }
   return 0;
 }
@@ -592,6 +600,31 @@ hook_done (struct engine *e, void *opaque, struct creq *r, int res,
   iostat_done (&tn.total, &r->rq, now, res);
 }
 
+/* One line per policy call: "cfq.policy: CALL conn=ID op=OP off=BYTES
+ * len=BYTES flags=RQ_* now=NS", or "cfq.policy: dispatch - now=NS" when
+ * dispatch handed out nothing.  ID is the connection's number (1, 2, ...
+ * in order of opening), 0 for a request of no connection.
+ */
+static void
+hook_policy (struct engine *e, void *opaque, enum engine_call call,
+             struct creq *r, uint64_t now)
+{
+  static const char *const calls[] = { "insert", "dispatch", "completed" };
+  static const char *const ops[] = { "read", "write", "flush", "trim",
+                                     "zero" };
+  const struct tn_conn *c;
+
+  if (!r) {
+    nbdkit_debug ("cfq.policy: %s - now=%" PRIu64, calls[call], now);
+    return;
+  }
+  c = r->acct;
+  nbdkit_debug ("cfq.policy: %s conn=%" PRIu64 " op=%s off=%" PRIu64
+                " len=%" PRIu32 " flags=%#x now=%" PRIu64, calls[call],
+                c ? c->id : 0, r->rq.op < 5 ? ops[r->rq.op] : "?",
+                r->rq.off, r->rq.len, r->rq.flags, now);
+}
+
 static const struct engine_hooks hooks = {
   .setup = hook_setup,
   .teardown = hook_teardown,
@@ -599,10 +632,18 @@ static const struct engine_hooks hooks = {
   .done = hook_done,
 };
 
+static const struct engine_hooks hooks_policy = {
+  .setup = hook_setup,
+  .teardown = hook_teardown,
+  .conn = hook_conn,
+  .done = hook_done,
+  .policy = hook_policy,
+};
+
 void
 tn_engine_cfg (struct engine_cfg *cfg)
 {
   cfg->dm = tn.dm;
-  cfg->hooks = &hooks;
+  cfg->hooks = cfq_debug_policy ? &hooks_policy : &hooks;
   cfg->opaque = NULL;
 }

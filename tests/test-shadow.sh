@@ -3,7 +3,8 @@
 # (tests/nbd/shadow.c: 8 connections x 32 requests in flight of reads,
 # writes, FUA writes, trims, zeroes and flushes at unaligned offsets).
 #
-#  1. a regular file, each scheduler, and a tiny queue_depth (back-pressure);
+#  1. a regular file, each scheduler, a tiny queue_depth (back-pressure)
+#     and cache=page (buffered, through the page cache);
 #     after the server stops, the file itself must equal the final read-back
 #     (nothing was left only in a cache); then a "hot" run: requests of at
 #     most 300 bytes (zero/trim 1200) in a 64 KiB region, so that disjoint
@@ -59,6 +60,7 @@ if plugin_is_ours; then
     seed=$((seed + 1))
   done
   shadow_run qd2 10 queue_depth=2
+  shadow_run page 11 cache=page
 else
   shadow_run file 1
 fi

@@ -193,6 +193,23 @@ test_malformed (void)
   BAD (DEV "emulate = tape\n[export a]\n",
        "t.conf:3: emulate = tape: want none, hdd, ssd, sata7200, vertex or"
        " nvme\n");
+  BAD (DEV "cache = ram\n[export a]\n",
+       "t.conf:3: cache = ram: want none or page\n");
+  BAD (DEV "[scheduler]\ncache = page\n[export a]\n",
+       "t.conf:4: 'cache' belongs in [device], not in [scheduler]\n");
+  {
+    static const char *const o[] = { "cache", "none", NULL };
+    static const char *const o_bad[] = { "cache", "Page", NULL };
+    struct cfg *cfg = good (__LINE__, DEV "cache = page\n[export a]\n",
+                            NULL, 4 * G);
+    CHECK_EQ (cfg_model (cfg)->dev.cache, CFG_CACHE_PAGE);
+    cfg_free (cfg);
+    cfg = good (__LINE__, DEV "cache = page\n[export a]\n", o, 4 * G);
+    CHECK_EQ (cfg_model (cfg)->dev.cache, CFG_CACHE_NONE);
+    cfg_free (cfg);
+    BAD_OVR (DEV "[export a]\n", o_bad,
+             "command line: cache=Page: want none or page\n");
+  }
   /* Presets: their own parameters, with model.* on top. */
   BAD (DEV "emulate = vertex\nmodel.rpm = 7200\n[export a]\n",
        "t.conf:4: model.rpm: not a parameter of the vertex model (want"
@@ -435,6 +452,7 @@ test_defaults (void)
   CHECK_EQ (m->dev.queue_depth, 32);
   CHECK_EQ (m->dev.mode, CFQ_MODE_AUTO);
   CHECK_NULL (m->dev.emulate);
+  CHECK_EQ (m->dev.cache, CFG_CACHE_NONE);
   CHECK_EQ (m->dev.nr_model, 0);
   CHECK_STREQ (m->scheduler, "cfq");
   CHECK_EQ (m->nr_tunables, 0);
@@ -1366,6 +1384,58 @@ test_apply (void)
     CHECK_EQ (sched_get (s, "rotational", &v), 0);
     CHECK_EQ (v, 1);
     sched_destroy (s);
+    cfg_free (cfg);
+  }
+
+  /* cache = page: the scheduler's device is the page cache, which does
+   * not seek and queues, whatever the disk under it is; a device model in
+   * front is what the scheduler sees instead; configured values win.
+   */
+  {
+    static const char *const page[] = { "cache", "page", NULL };
+    static const char *const page_emu[] = { "cache", "page", "emulate", "hdd",
+                                            NULL };
+    static const char *const page_cfg[] = { "cache", "page", "hw_tag",
+                                            "detect", "rotational", "1",
+                                            NULL };
+
+    cfg = GOOD (DEV "[export x]\n", page, G);
+    CHECK_EQ (cfg_rotational (cfg_model (cfg), 1), 0);
+    CHECK_EQ (cfg_rotational (cfg_model (cfg), -1), 0);
+    s = sched_create (sched_lookup ("cfq"));
+    CHECK_EQ (cfg_apply (cfg_model (cfg), s, 1, g, why, sizeof why), 0);
+    CHECK_EQ (sched_get (s, "rotational", &v), 0);
+    CHECK_EQ (v, 0);
+    CHECK_EQ (sched_get (s, "hw_tag", &v), 0);
+    CHECK_EQ (v, 1);
+    sched_destroy (s);
+    cfg_free (cfg);
+
+    cfg = GOOD (DEV "[export x]\n", page_emu, G);
+    CHECK_EQ (cfg_rotational (cfg_model (cfg), 1), 1);
+    s = sched_create (sched_lookup ("cfq"));
+    CHECK_EQ (cfg_apply (cfg_model (cfg), s, 1, g, why, sizeof why), 0);
+    CHECK_EQ (sched_get (s, "rotational", &v), 0);
+    CHECK_EQ (v, 1);
+    CHECK_EQ (sched_get (s, "hw_tag", &v), 0);
+    CHECK_EQ (v, 2);                           /* detect, as ever */
+    sched_destroy (s);
+    cfg_free (cfg);
+
+    cfg = GOOD (DEV "[export x]\n", page_cfg, G);
+    s = sched_create (sched_lookup ("cfq"));
+    CHECK_EQ (cfg_apply (cfg_model (cfg), s, 1, g, why, sizeof why), 0);
+    CHECK_EQ (sched_get (s, "rotational", &v), 0);
+    CHECK_EQ (v, 1);
+    CHECK_EQ (sched_get (s, "hw_tag", &v), 0);
+    CHECK_EQ (v, 2);
+    sched_destroy (s);
+    cfg_free (cfg);
+
+    /* Without cache = page the detected value stands. */
+    cfg = GOOD (DEV "[export x]\n", NULL, G);
+    CHECK_EQ (cfg_rotational (cfg_model (cfg), 1), 1);
+    CHECK_EQ (cfg_rotational (cfg_model (cfg), -1), -1);
     cfg_free (cfg);
   }
 
