@@ -411,7 +411,8 @@ for s in scen:
         print("%s round %d: %s" % (s, r, ", ".join("%s %.0f IOPS %.1f MiB/s" % (
             x["jobname"], x["read"]["iops"], x["read"]["bw"] / 1024) for x in j["jobs"])))
 summ = dict(device=dev, load=" / ".join(sorted(set(loads), key=loads.index))
-            if len(loads) < 4 else "%s .. %s" % (min(loads), max(loads)), rows=rows)
+            if len(loads) < 4 else "%s .. %s" % (min(loads, key=lambda l: float(l.split()[0])),
+                max(loads, key=lambda l: float(l.split()[0]))), rows=rows)
 for row in rows:
     print("%-8s %-52s %-40s %s  %s" % (row["scenario"], row["target"], row["wanted"],
           row["measured"], "met" if row["met"] else "NOT met"))
@@ -477,7 +478,8 @@ rows = [dict(target="nothing set: throughput and shares unchanged (+-2%)",
 print("this/base:", ", ".join("%s %.3f" % kv for kv in ratios.items()),
       "->", "met" if rows[0]["met"] else "NOT met")
 print("load:", ", ".join(loads))
-json.dump(dict(device=dev, load="%s .. %s" % (min(loads), max(loads)), rows=rows,
+json.dump(dict(device=dev, load="%s .. %s" % (min(loads, key=lambda l: float(l.split()[0])),
+                max(loads, key=lambda l: float(l.split()[0]))), rows=rows,
                raw=R), open(out + "/summary.json", "w"), indent=1)
 EOF
 }
@@ -599,7 +601,8 @@ if "qsd" in summary:
         summary["ours"]["others_iops"] / summary["qsd"]["others_iops"],
         summary["ours"]["capped_iops"] / summary["qsd"]["capped_iops"]))
 print("load:", ", ".join(loads))
-summary.update(device="real (qsd)", load="%s .. %s" % (min(loads), max(loads)), rows=rows)
+summary.update(device="real (qsd)", load="%s .. %s" % (min(loads, key=lambda l: float(l.split()[0])),
+                max(loads, key=lambda l: float(l.split()[0]))), rows=rows)
 json.dump(summary, open(out + "/summary.json", "w"), indent=1)
 EOF
 }
