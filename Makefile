@@ -184,7 +184,7 @@ tests/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz-%.c $(CORE_LIB) \
 
 # The fuzzers compile core/ themselves: libFuzzer needs its coverage
 # instrumentation there, not only in the target.
-tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRC) $(wildcard include/*.h) \
+tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRC) $(wildcard include/*.h core/*.h) \
 	  tests/fuzz/fuzz.h tests/unit/check.h
 	$(FUZZ_CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) $(WARN_STRICT) $(WERROR) \
 	  $(FUZZ_FLAGS) -o $@ $< $(CORE_SRC) $(INIH_LIBS) -lm
