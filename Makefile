@@ -81,9 +81,15 @@ PLUGIN_OBJ := $(PLUGIN_SRC:.c=.o)
 PLUGIN     := plugin/nbdkit-cfq-plugin.so
 PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) -lpthread -lm
 
-# ---- tools/: cfqsim (core only), cfqctl ----------------------------------
-TOOL_SRC := $(wildcard tools/*.c)
-TOOLS    := $(TOOL_SRC:.c=)
+# ---- tools/: cfqsim (core only), cfqconf, cfqctl --------------------------
+# One file a tool, but cfqsim: tools/cfqsim-*.c behind tools/cfqsim.h.
+# tests/sim/cfqsim-broken is cfqsim with tests/sim/broken-scheds.c in place
+# of tools/cfqsim-scheds.c (the policies beyond core's): the watchdog test's.
+CFQSIM_SRC := $(wildcard tools/cfqsim-*.c)
+CFQSIM_OBJ := $(CFQSIM_SRC:.c=.o)
+CFQSIM_BROKEN := tests/sim/cfqsim-broken
+TOOL_SRC := $(filter-out $(CFQSIM_SRC),$(wildcard tools/*.c))
+TOOLS    := $(TOOL_SRC:.c=) tools/cfqsim
 
 # ---- tests ------------------------------------------------------------------
 # tests/unit/test-*.c: unit tests of core/, linked with core only, and of
@@ -117,7 +123,7 @@ BENCH_BIN := $(BENCH_SRC:.c=)
 MAN     := plugin/nbdkit-cfq-plugin.1
 MANDIR  ?= /usr/local/share/man
 
-ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) \
+ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(CFQSIM_BROKEN) $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) \
 	$(BENCH_BIN) $(MAN)
 # With sanitizers: what tests/sanitizer/nbdkit preloads besides the runtime.
 SAN_SHIM := tests/sanitizer/nofreelocale.so
@@ -151,6 +157,20 @@ $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
 $(MAN): plugin/nbdkit-cfq-plugin.pod
 	pod2man --section=1 --center="nbdkit-cfq" --release="nbdkit-cfq" \
 	  --name=nbdkit-cfq-plugin $< > $@.tmp && mv $@.tmp $@
+
+tools/cfqsim-%.o tests/sim/%.o: CPPFLAGS_ALL += -iquote tools
+tools/cfqsim-%.o: tools/cfqsim-%.c $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) -c -o $@ $<
+
+tests/sim/%.o: tests/sim/%.c $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) -c -o $@ $<
+
+tools/cfqsim: $(CFQSIM_OBJ) $(CORE_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(INIH_LIBS) -lm
+
+$(CFQSIM_BROKEN): $(filter-out tools/cfqsim-scheds.o,$(CFQSIM_OBJ)) \
+	  tests/sim/broken-scheds.o $(CORE_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(INIH_LIBS) -lm
 
 tools/%: tools/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
@@ -193,8 +213,9 @@ bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
 	  $(CORE_LIB) $(INIH_LIBS) -lm
 
--include $(wildcard core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d \
-	bench/*.d)
+# tools/cfqsim.d: left by the one-file cfqsim, it names tools/cfqsim.c.
+-include $(filter-out tools/cfqsim.d,$(wildcard core/*.d plugin/*.d tools/*.d \
+	tests/unit/*.d tests/nbd/*.d tests/sim/*.d bench/*.d))
 
 # Debian packages: build, run, test and benchmark.
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
@@ -291,7 +312,8 @@ install: $(PLUGIN) $(MAN)
 
 clean:
 	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) $(MAN) \
+	  $(CFQSIM_OBJ) $(CFQSIM_BROKEN) tests/sim/*.o \
 	  $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(BENCH_BIN) $(SAN_SHIM) \
 	  $(FLAGS_STAMP) core/*.d plugin/*.d tools/*.d tests/unit/*.d \
-	  tests/nbd/*.d bench/*.d
+	  tests/nbd/*.d tests/sim/*.d bench/*.d
 	rm -rf tests/logs
