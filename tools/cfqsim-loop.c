@@ -249,18 +249,9 @@ on_complete (struct simrq *sr, uint64_t now)
   j->ios++;
   j->writes_done += sr->rq.op == RQ_WRITE;
   j->bytes += sr->rq.len;
-  if (now / NSEC_PER_SEC < cfg.nsec) {
-    j->sbytes[now / NSEC_PER_SEC] += sr->rq.len;
-    j->sios[now / NSEC_PER_SEC]++;
-  }
+  series_add (&cfg.sec, &j->sec, now, sr->rq.len);
   hist_add (&j->lat, now - sr->t_submit);
-  if (cfg.window) {
-    unsigned w = now / cfg.window;
-    if (w >= cfg.nwin)
-      w = cfg.nwin - 1;         /* a completion exactly at the end */
-    j->win_ios[w]++;
-    j->win_bytes[w] += sr->rq.len;
-  }
+  series_add (&cfg.win, &j->win, now, sr->rq.len);
   j->inflight--;
   sr->next_free = j->free;
   j->free = sr;

@@ -52,19 +52,18 @@ struct tenant_res {
   struct hist lat;
   struct hist fsync_lat;        /* write batch -> its flush done */
   double jain_conn;             /* Jain of its connections' IOPS */
-  uint64_t *win_ios, *win_bytes; /* per window (--window) */
+  struct series_counts by_win;  /* per window (--window) */
+  struct series_counts by_sec;  /* per second */
 };
 
 /* , "windows": {"ios": [...], "bytes": [...]} */
 static void
-json_windows (const uint64_t *ios, const uint64_t *bytes)
+json_windows (const struct series_counts *c)
 {
   printf (", \"windows\": {\"ios\": [");
-  for (unsigned w = 0; w < cfg.nwin; w++)
-    printf ("%s%" PRIu64, w ? ", " : "", ios[w]);
+  series_json (&cfg.win, c->ios);
   printf ("], \"bytes\": [");
-  for (unsigned w = 0; w < cfg.nwin; w++)
-    printf ("%s%" PRIu64, w ? ", " : "", bytes[w]);
+  series_json (&cfg.win, c->bytes);
   printf ("]}");
 }
 
@@ -134,21 +133,16 @@ sim_report (void)
   for (size_t i = 0; i < m->nr_tenants; i++) {
     hist_init (&tr[i].lat);
     hist_init (&tr[i].fsync_lat);
-    if (cfg.window) {
-      tr[i].win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
-      tr[i].win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
-    }
+    series_counts_init (&cfg.win, &tr[i].by_win);
+    series_counts_init (&cfg.sec, &tr[i].by_sec);
   }
   for (unsigned i = 0; i < cfg.njobs; i++) {
     struct job *j = cfg.jobs[i];
     struct sim_group *g = &cfg.groups[j->group];
     struct tenant_res *r = &tr[j->tenant];
-    for (unsigned w = 0; w < cfg.nwin; w++) {
-      r->win_ios[w] += j->win_ios[w];
-      r->win_bytes[w] += j->win_bytes[w];
-      g->win_ios[w] += j->win_ios[w];
-      g->win_bytes[w] += j->win_bytes[w];
-    }
+    series_sum (&cfg.win, &r->by_win, &j->win);
+    series_sum (&cfg.win, &g->win, &j->win);
+    series_sum (&cfg.sec, &r->by_sec, &j->sec);
     r->t = j->t;
     r->group = j->group;
     r->bytes += j->bytes;
@@ -230,7 +224,7 @@ sim_report (void)
               us (hist_quantile (&r->fsync_lat, 0.90)), us (r->fsync_lat.max),
               tbytes ? (double) r->bytes / tbytes : 0, r->jain_conn);
       if (cfg.window)
-        json_windows (r->win_ios, r->win_bytes);
+        json_windows (&r->by_win);
       /* The latency distribution as quantiles, for CDF plots. */
       printf (", \"lat_cdf_us\": [");
       for (int q = 1; q <= 100; q++) {
@@ -242,16 +236,10 @@ sim_report (void)
       }
       printf ("]");
       /* Completed bytes and requests in each second of the run. */
-      for (int w = 0; w < 2; w++) {
-        printf (w ? "], \"series_ios\": [" : ", \"series_bytes\": [");
-        for (size_t b = 0; b < cfg.nsec; b++) {
-          uint64_t v = 0;
-          for (unsigned c = 0; c < cfg.njobs; c++)
-            if (cfg.jobs[c]->tenant == i)
-              v += w ? cfg.jobs[c]->sios[b] : cfg.jobs[c]->sbytes[b];
-          printf ("%s%" PRIu64, b ? ", " : "", v);
-        }
-      }
+      printf (", \"series_bytes\": [");
+      series_json (&cfg.sec, r->by_sec.bytes);
+      printf ("], \"series_ios\": [");
+      series_json (&cfg.sec, r->by_sec.ios);
       printf ("]}%s\n", ++k < nt ? "," : "");
     }
     printf ("  ],\n  \"groups\": [\n");
@@ -288,7 +276,7 @@ sim_report (void)
         printf ("}");
       }
       if (cfg.window)
-        json_windows (g->win_ios, g->win_bytes);
+        json_windows (&g->win);
       printf ("}%s\n", ++k < nx ? "," : "");
     }
     printf ("  ],\n  \"total\": {\"bytes\": %" PRIu64 ", \"ios\": %" PRIu64
@@ -364,20 +352,20 @@ sim_report (void)
         if (cfg.groups[i].njobs)
           printf (" %12s", cfg.groups[i].name);
       printf ("\n");
-      for (unsigned w = 0; w < cfg.nwin; w++) {
+      for (unsigned w = 0; w < cfg.win.n; w++) {
         printf ("%-12.3f", (double) w * cfg.window / 1e9);
         for (unsigned i = 0; i < cfg.ngroups; i++)
           if (cfg.groups[i].njobs)
             printf (" %12.1f", bytes
-                    ? mib_s (cfg.groups[i].win_bytes[w], cfg.window)
-                    : per_s (cfg.groups[i].win_ios[w], cfg.window));
+                    ? mib_s (cfg.groups[i].win.bytes[w], cfg.window)
+                    : per_s (cfg.groups[i].win.ios[w], cfg.window));
         printf ("\n");
       }
     }
 out:
   for (size_t i = 0; i < m->nr_tenants; i++) {
-    free (tr[i].win_ios);
-    free (tr[i].win_bytes);
+    series_counts_free (&tr[i].by_win);
+    series_counts_free (&tr[i].by_sec);
   }
   free (tr);
   free (x);

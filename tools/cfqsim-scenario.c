@@ -103,15 +103,10 @@ sim_setup (void)
     hist_init (&cfg.groups[i].lat);
   }
   free (sg);
-  if (cfg.window) {
-    cfg.nwin = (cfg.duration + cfg.window - 1) / cfg.window;
-    for (size_t i = 0; i < m->nr_groups; i++) {
-      cfg.groups[i].win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
-      cfg.groups[i].win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
-    }
-  }
-
-  cfg.nsec = (cfg.duration + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
+  series_init (&cfg.win, cfg.window, cfg.duration, true);
+  series_init (&cfg.sec, NSEC_PER_SEC, cfg.duration, false);
+  for (size_t i = 0; i < m->nr_groups; i++)
+    series_counts_init (&cfg.win, &cfg.groups[i].win);
 
   /* One job per connection, tenants in file order. */
   for (size_t i = 0; i < m->nr_tenants; i++)
@@ -166,12 +161,8 @@ sim_setup (void)
         j->rng = 1;
       hist_init (&j->lat);
       hist_init (&j->fsync_lat);
-      if (cfg.window) {
-        j->win_ios = xcalloc (cfg.nwin, sizeof (uint64_t));
-        j->win_bytes = xcalloc (cfg.nwin, sizeof (uint64_t));
-      }
-      j->sbytes = xcalloc (cfg.nsec + 1, sizeof *j->sbytes);
-      j->sios = xcalloc (cfg.nsec + 1, sizeof *j->sios);
+      series_counts_init (&cfg.win, &j->win);
+      series_counts_init (&cfg.sec, &j->sec);
       cfg.groups[j->group].njobs++;
       cfg.jobs[n++] = j;
     }

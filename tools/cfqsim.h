@@ -28,6 +28,19 @@
 #include "stats.h"
 #include "units.h"
 
+/* Requests and bytes completed per interval of the run: --window's
+ * series and the per-second one (cfqsim-series.c).
+ */
+struct series {
+  uint64_t width;               /* ns; 0: not kept */
+  unsigned n;                   /* intervals: the duration rounded up */
+  bool clamp_end;               /* a completion at the very end counts in
+                                   the last interval, else in none */
+};
+struct series_counts {
+  uint64_t *ios, *bytes;        /* [n] each */
+};
+
 struct sim_group {
   const char *name;
   unsigned weight;              /* 100..1000 */
@@ -35,7 +48,7 @@ struct sim_group {
   unsigned njobs;               /* connections in the run */
   uint64_t bytes, ios;          /* completed data requests within duration */
   struct hist lat;              /* ns: latency of its jobs' data requests */
-  uint64_t *win_ios, *win_bytes; /* per window (--window), summed at report */
+  struct series_counts win;     /* per window (--window), summed at report */
 };
 
 struct job;
@@ -88,8 +101,8 @@ struct job {
   struct hist lat;              /* ns: data request latency, insert->done */
   struct hist fsync_lat;        /* ns: first write of a batch -> its flush
                                    done (what fsync-tester times) */
-  uint64_t *win_ios, *win_bytes; /* per window of --window, by completion */
-  uint64_t *sbytes, *sios;      /* per second of the run (--json series) */
+  struct series_counts win;     /* per window of --window, by completion */
+  struct series_counts sec;     /* per second of the run (--json series) */
 };
 
 /* The run: the scenario and the options (cfqsim-main.c). */
@@ -112,8 +125,8 @@ struct sim_cfg {
   bool trace;                   /* --trace: the policy's decisions */
   const char *only;             /* comma-separated tenant names, or NULL */
   uint64_t window;              /* ns: --window width; 0 = no windows */
-  unsigned nwin;                /* windows in the run */
-  size_t nsec;                  /* seconds in the run, rounded up */
+  struct series win;            /* the --window series (cfqsim-series.c) */
+  struct series sec;            /* the per-second series */
   unsigned events_applied;      /* [event]s that took effect */
 };
 extern struct sim_cfg cfg;
@@ -156,6 +169,17 @@ void sim_setup (void);
 /* cfqsim-loop.c */
 void fmt_time (char *buf, size_t n, uint64_t ns);
 void sim_run (void);
+
+/* cfqsim-series.c */
+void series_init (struct series *s, uint64_t width, uint64_t duration,
+                  bool clamp_end);
+void series_counts_init (const struct series *s, struct series_counts *c);
+void series_counts_free (struct series_counts *c);
+void series_add (const struct series *s, struct series_counts *c,
+                 uint64_t now, uint64_t len);
+void series_sum (const struct series *s, struct series_counts *to,
+                 const struct series_counts *from);
+void series_json (const struct series *s, const uint64_t *v);
 
 /* cfqsim-report.c */
 void sim_print_models (void);
