@@ -151,7 +151,6 @@ static const char *const cache_names[] = { "none", "page", NULL };
 static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
 };
-static const char *const class_names[] = { "rt", "be", "idle", NULL };
 static const char *const writes_names[] = { "async", "sync", "auto", NULL };
 static const char *const tls_names[] = { "optional", "require", NULL };
 
@@ -867,8 +866,8 @@ old_key_hint (enum sec sec, const char *key, char *buf, size_t len)
     }
   /* [device] rpm= and the like: the device model's parameters. */
   if (sec == SEC_DEVICE)
-    for (const char *kind = "hdd"; kind; kind = *kind == 'h' ? "ssd" : NULL) {
-      struct devmodel *dm = devmodel_new (kind, NULL);
+    for (const char *const *kind = devmodel_kinds; *kind; kind++) {
+      struct devmodel *dm = devmodel_new (*kind, NULL);
       int found = dm ? name_index (devmodel_params (dm), key) : -1;
       devmodel_free (dm);
       if (found >= 0) {
@@ -968,11 +967,11 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
   else if (strcmp (key, "class") == 0) {
     if (!first_time (cfg, &g->l_class, key))
       return;
-    i = name_index (class_names, value);
+    i = sched_class_parse (value);
     if (i < 0)
       ferr (cfg, line, "class = %s: want rt, be or idle", value);
     else
-      g->cls = SCHED_CLASS_RT + i;
+      g->cls = i;
   }
   else if (strcmp (key, "prio") == 0) {
     if (!first_time (cfg, &g->l_prio, key))
@@ -1304,13 +1303,13 @@ set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
   else if (strcmp (key, "class") == 0) {
     if (!first_time (cfg, &x->l_class, key))
       return;
-    i = name_index (class_names, value);
+    i = sched_class_parse (value);
     if (i < 0) {
       ferr (cfg, cfg->lineno, "class = %s: want rt, be or idle", value);
       ok = false;
     }
     else {
-      t->cls = SCHED_CLASS_RT + i;
+      t->cls = i;
       t->cls_given = true;
     }
   }
@@ -2078,7 +2077,8 @@ check_model_params (struct cfg *cfg, const struct xparam *const *src,
                     size_t np, uint64_t *capacity)
 {
   const char *emu = cfg->m.dev.emulate;
-  const char *kinds[2] = { emu ? emu : "hdd", emu ? NULL : "ssd" };
+  const char *kinds[2] = { emu ? emu : devmodel_kinds[0],
+                           emu ? NULL : devmodel_kinds[1] };
   struct devmodel *dm[2] = { NULL, NULL };
   char l0[256], l1[256];
   int err = 0;
