@@ -83,7 +83,7 @@ for conf in "$top"/tests/lab/agree-*.conf; do
     neg=neg
   fi
   echo "== $name"
-  CFQLAB_LOCK= "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots \
+  CFQLAB_LOCK="" "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots \
     --systems "$systems" --dir "$imgdir" --out "$TESTDIR/$name" "$conf" \
     >"$TESTDIR/$name.log" 2>&1 ||
     { cat "$TESTDIR/$name.log"; fail "cfqlab failed on $name"; }
