@@ -41,7 +41,7 @@
  * key defaulted exists, and "[export a]" twice is caught), and reports lines
  * inih could not parse or could not hold (longer than its buffer).
  *
- * Decisions (documented in the README):
+ * Decisions (documented in the manual's CONFIGURATION FILE):
  *  - A bare time is in ms and a bare back_seek_max in KiB, the units of
  *    CFQ's sysfs files; a suffix names the unit.  Sizes follow
  *    nbdkit_parse_size (b k m g t p e, powers of 1024).

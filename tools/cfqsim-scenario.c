@@ -13,7 +13,7 @@
  * device).  The device is the model alone: its size is model.capacity and
  * [device] file is not opened.
  *
- * Scenario files: see the README section "The simulator and device models"
+ * Scenario files: see cfqsim(1) and the manual's CONFIGURATION FILE
  * and tests/sim/NAME.job.  Errors are reported as FILE:LINE: message.
  * [group] caps and reservations (iops_max, bps_min ...: include/qos.h)
  * apply as in the server (core/apply.c).
