@@ -101,7 +101,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include <ev.h>
@@ -242,21 +241,6 @@ static void
 futex_wait (uint32_t *addr, uint32_t val)
 {
   syscall (SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
-}
-
-/* Until *addr is no longer val or the clock reaches at (ns, absolute,
- * CLOCK_MONOTONIC: FUTEX_WAIT_BITSET's clock), whichever comes first.
- */
-static void
-futex_wait_until (uint32_t *addr, uint32_t val, uint64_t at)
-{
-  struct timespec ts = {
-    .tv_sec = (time_t) (at / NSEC_PER_SEC),
-    .tv_nsec = (long) (at % NSEC_PER_SEC),
-  };
-
-  syscall (SYS_futex, addr, FUTEX_WAIT_BITSET_PRIVATE, val, &ts, NULL,
-           FUTEX_BITSET_MATCH_ANY);
 }
 
 static void
@@ -449,13 +433,13 @@ timer_arm (struct engine *e, ev_timer *t, uint64_t at, uint64_t now)
 }
 
 /* Under the lock: take what was posted, dispatch while the device has
- * room, submit, set the timers (the hold's only if arm_hold).  Returns true if the loop must look
+ * room, submit, set the timers.  Returns true if the loop must look
  * again before it sleeps on: a deadline moved earlier, a retry was
  * armed, or the stop message was taken (a worker's pass sends the
  * ev_async; the loop's own pass runs before it computes its timeout).
  */
 static bool
-pass (struct engine *e, uint64_t now, bool arm_hold)
+pass (struct engine *e, uint64_t now)
 {
   uint64_t next = SCHED_NEVER;
   uint64_t timer0 = e->timer_at;
@@ -527,10 +511,8 @@ pass (struct engine *e, uint64_t now, bool arm_hold)
     timer_arm (e, &e->timer, next, now);
   }
 
-  /* The emulated device's next completion (unless the worker running
-   * this pass will wait for it itself).
-   */
-  if (e->dm && arm_hold)
+  /* The emulated device's next completion. */
+  if (e->dm)
     hold_earlier = hold_arm (&e->held);
 
   return look || e->timer_at < timer0 || hold_earlier || e->stopping;
@@ -541,7 +523,7 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
 {
   struct engine *e = w->data;
 
-  pass (e, now_ns (), true);
+  pass (e, now_ns ());
   if (e->stopping && e->inflight == 0 && !sched_has_work (e->sched) &&
       __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) == NULL)
     ev_break (loop, EVBREAK_ALL);
@@ -659,7 +641,7 @@ engine_start (const struct engine_cfg *cfg)
   err = e->bops->create (e, e->loop, cfg, &e->be);
   if (err)
     goto err;
-  e->direct = !cfg->no_direct;
+  e->direct = !cfg->no_direct && !e->dm;
   if (e->hooks->setup) {
     eng_lock (e);
     err = e->hooks->setup (e, e->opaque, e->sched, e->loop);
@@ -736,76 +718,6 @@ engine_stop (struct engine_stats *stats)
   return ran;
 }
 
-static bool
-pending (const struct creq *r)
-{
-  return __atomic_load_n (&r->state, __ATOMIC_ACQUIRE) == CREQ_ST_PENDING;
-}
-
-/* Worker on the direct path, holding the lock, its request r held by the
- * emulated device (its real I/O done): wait for the model's time itself
- * and release what is due, until r is done.  Sleeps without the lock in
- * a timed futex wait on r's state word, so that the loop can still finish
- * r first (it does if others' requests made it arm the hold's timer).
- * *look: as in direct(), sent to the loop before sleeping.  Returns with
- * the lock held.
- */
-static void
-hold_wait (struct engine *e, struct creq *r, bool *look)
-{
-  /* A timed wait ends up to the thread's timer slack late (50 us by
-   * default: a whole emulated flash read); ask for none.
-   */
-  static __thread bool slack_set;
-
-  while (pending (r) && hold_holds (r)) {
-    uint64_t at, fire = hold_wait_from (&e->held, &at), now = now_ns ();
-
-    if (at == SCHED_NEVER)
-      break;                    /* cannot be: r is at the model */
-    if (now < at) {
-      uint32_t st = CREQ_ST_PENDING;
-      bool slept = false;
-      uint64_t woke;
-
-      eng_unlock (e);
-      if (*look)
-        ev_async_send (e->loop, &e->wake);
-      *look = false;
-      if (!slack_set) {
-        prctl (PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-        slack_set = true;
-      }
-      if (fire > now &&
-          __atomic_compare_exchange_n (&r->state, &st, CREQ_ST_SLEEPING,
-                                       false, __ATOMIC_ACQUIRE,
-                                       __ATOMIC_ACQUIRE)) {
-        futex_wait_until (&r->state, CREQ_ST_SLEEPING, fire);
-        slept = true;
-        st = CREQ_ST_SLEEPING;  /* awake again, unless it is done */
-        __atomic_compare_exchange_n (&r->state, &st, CREQ_ST_PENDING, false,
-                                     __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE);
-      }
-      woke = now = now_ns ();
-      /* Early by the lead, as planned: the rest is a spin. */
-      while (now < at && at - now <= HOLD_LEAD_MAX && pending (r))
-        now = now_ns ();
-      eng_lock (e);
-      if (slept && woke >= fire)
-        hold_waited (&e->held, fire, woke);
-      if (!pending (r))
-        break;                  /* the loop finished it */
-      now = now_ns ();
-      if (now < at)
-        continue;               /* woken early (a signal): sleep again */
-    }
-    e->st.hold_waits++;
-    held_release (e, now);
-    *look |= sched_has_work (e->sched) ||
-      __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) != NULL;
-  }
-}
-
 /* Worker, holding the lock, its request r pushed: the direct path (see
  * the essay at the top).  Returns with the lock released.
  */
@@ -820,9 +732,9 @@ direct (struct engine *e, struct creq *r)
    */
   quiet = e->bops->wait && !e->reaper &&
     e->bops->quiet (e->be, true, false) >= 0;
-  /* Emulated: the hold's timer is not armed; we wait for it ourselves. */
-  look = pass (e, now_ns (), false);
-  if (quiet && r->at_ring && pending (r) && !hold_holds (r)) {
+  look = pass (e, now_ns ());
+  if (quiet && r->at_ring &&
+      __atomic_load_n (&r->state, __ATOMIC_ACQUIRE) == CREQ_ST_PENDING) {
     int err;
 
     e->reaper = true;
@@ -844,24 +756,19 @@ direct (struct engine *e, struct creq *r)
         look |= e->bops->submit (e->be);
       look |= sched_has_work (e->sched) ||
         __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) != NULL;
-    } while (!err && pending (r) && !hold_holds (r));
+    } while (!err &&
+             __atomic_load_n (&r->state, __ATOMIC_ACQUIRE) == CREQ_ST_PENDING);
     /* On an error from the wait r is still at the ring: with the ring
      * loud again the loop reaps it and wakes us as on the normal path.
      */
     e->reaper = false;
   }
   /* Loud again.  Any request still at the device (others', or ours after
-   * an error; held ones are not) is the loop's to reap: kick it once so
-   * that nothing that completed while we were quiet waits for a wake-up
-   * that never comes.
+   * an error) is the loop's to reap: kick it once so that nothing that
+   * completed while we were quiet waits for a wake-up that never comes.
    */
   if (quiet)
-    e->bops->quiet (e->be, false, e->inflight > e->held.n);
-  /* Emulated and held: the model's time is ours to wait for too. */
-  if (e->dm) {
-    hold_wait (e, r, &look);
-    hold_arm (&e->held);        /* for what is left, the loop's */
-  }
+    e->bops->quiet (e->be, false, e->inflight > 0);
   eng_unlock (e);
   if (look)
     ev_async_send (e->loop, &e->wake);

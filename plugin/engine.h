@@ -144,7 +144,6 @@ struct engine_stats {
   uint64_t passes;              /* passes: loop iterations and worker passes */
   uint64_t direct;              /* passes run by a worker on an idle engine */
   uint64_t reaps;               /* completion batches reaped by a worker */
-  uint64_t hold_waits;          /* emulated completions a worker waited for */
   uint64_t submits;             /* backend submit calls that had work */
   uint64_t dispatched;          /* requests the scheduler handed out */
   uint64_t worker_ops;          /* of which run by their worker (EOP_WORKER) */

@@ -13,9 +13,7 @@
  * HOLD_LEAD_STEP up when a wake-up was later than lead, one down when
  * not), and a wake-up before the deadline spins the rest of the way.
  * Half the wake-ups then release on time; the others are late by their
- * excess over the median only.  The spin is at most HOLD_LEAD_MAX.  A
- * worker waiting for the model itself (a timed futex wait, engine.c)
- * wakes with a lateness of its own, learnt the same way in wlead.
+ * excess over the median only.  The spin is at most HOLD_LEAD_MAX.
  */
 #include <errno.h>
 #include <string.h>
@@ -25,6 +23,13 @@
 
 #include "devmodel.h"
 #include "hold.h"
+
+/* creq->emu */
+enum {
+  EMU_NONE = 0,                 /* neither the real I/O nor the model done */
+  EMU_IO_DONE,                  /* real I/O done (res kept): held */
+  EMU_DEV_DONE,                 /* the model is done: finish on real I/O */
+};
 
 /* Every request at the model is in flight: its queue never fills. */
 _Static_assert (SCHED_DEPTH_MAX <= DEVMODEL_MAX_QUEUE,
@@ -124,19 +129,4 @@ hold_fired (struct hold *h)
     now = now_ns ();
   h->at = SCHED_NEVER;          /* the caller releases what is due */
   return true;
-}
-
-uint64_t
-hold_wait_from (const struct hold *h, uint64_t *at)
-{
-  *at = devmodel_next (h->dm);
-  if (*at == SCHED_NEVER)
-    return SCHED_NEVER;
-  return *at > h->wlead ? *at - h->wlead : 0;
-}
-
-void
-hold_waited (struct hold *h, uint64_t fire, uint64_t woke)
-{
-  h->wlead = hold_lead_step (h->wlead, woke > fire ? woke - fire : 0);
 }

@@ -16,12 +16,6 @@
  * the wake-ups seen so far (hold_lead_step), and the loop spins the rest
  * of the way (hold_fired).
  *
- * A worker on the direct path (engine.c) may wait for the model itself
- * instead: it sleeps until the model's next completion (hold_wait_from:
- * when to wake, early by the median lateness of such sleeps), spins the
- * rest, and releases what is due; the timerfd is then left alone, so
- * the loop sleeps through it.
- *
  * Threads: a struct hold belongs to whoever holds the engine lock; it
  * takes no lock of its own.  Errors are -errno.
  */
@@ -46,22 +40,7 @@ struct hold {
                                    SCHED_NEVER: disarmed */
   uint64_t fire;                /* ns: when fd fires (at less lead) */
   uint64_t lead;                /* ns: median lateness of a wake-up */
-  uint64_t wlead;               /* ns: the same for a worker's own wait */
 };
-
-/* creq->emu */
-enum {
-  EMU_NONE = 0,                 /* neither the real I/O nor the model done */
-  EMU_IO_DONE,                  /* real I/O done (res kept): held */
-  EMU_DEV_DONE,                 /* the model is done: finish on real I/O */
-};
-
-/* Is r held: its real I/O done, the model not? */
-static inline bool
-hold_holds (const struct creq *r)
-{
-  return r->emu == EMU_IO_DONE;
-}
 
 /* Hold for model dm; makes the timerfd.  0 or -errno (hold_fini either
  * way).
@@ -91,17 +70,6 @@ extern bool hold_arm (struct hold *h);
  * if early.  False if it had not fired after all (re-armed meanwhile).
  */
 extern bool hold_fired (struct hold *h);
-
-/* A worker waits for the model itself: the model's next completion in
- * *at (SCHED_NEVER if none), and the time to wake up for it, wlead
- * early.
- */
-extern uint64_t hold_wait_from (const struct hold *h, uint64_t *at);
-
-/* The worker woke at `woke' from a wait that was to end at `fire':
- * learn how late that was.
- */
-extern void hold_waited (struct hold *h, uint64_t fire, uint64_t woke);
 
 /* One step of the median tracker: the lead after a wake-up `late' ns
  * after the time the timer was set for.

@@ -324,11 +324,10 @@ cfqp_cleanup (void)
   if (engine_stop (&st))
     nbdkit_debug ("cfq: dispatcher: %" PRIu64 " requests in %" PRIu64
                   " submits over %" PRIu64 " passes (%" PRIu64
-                  " direct, %" PRIu64 " worker reaps, %" PRIu64
-                  " emulated completions waited for by the worker); %"
-                  PRIu64 " run by workers; at most %u at the device",
+                  " direct, %" PRIu64 " worker reaps); %" PRIu64
+                  " run by workers; at most %u at the device",
                   st.dispatched, st.submits, st.passes, st.direct, st.reaps,
-                  st.hold_waits, st.worker_ops, st.max_inflight);
+                  st.worker_ops, st.max_inflight);
   bk_close_all ();
   io_fini ();
 }
