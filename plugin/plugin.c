@@ -62,11 +62,7 @@
 #define CFQ_LIBURING_VERSION "unknown"
 #endif
 
-#define CFQP_MAX_REQUEST (32u << 20)    /* bytes: NBD's largest data request */
-/* bytes: the smallest buffer pool, enough for the largest request's span
- * (rounded out to blocks of up to 512 KiB on both sides).
- */
-#define CFQP_POOL_MIN (CFQP_MAX_REQUEST + (1u << 20))
+#define CFQP_MAX_REQUEST CFG_MAX_REQUEST /* bytes: NBD's largest data request */
 #define CFQP_PREFERRED_BLOCK 4096       /* bytes */
 
 /* ---- configuration (main thread, before get_ready) ------------------------- */
@@ -75,7 +71,6 @@ static char *cfqp_file;                 /* absolute path */
 static const struct sched_ops *cfqp_sched_ops;
 static unsigned cfqp_queue_depth = SCHED_DEPTH_DEFAULT;
 static const struct backend_ops *cfqp_bops; /* backend=; NULL: the first */
-static size_t cfqp_pool_cap = BOUNCE_CAP_DEFAULT;  /* bytes: buffer_pool= */
 static dev_t cfqp_st_dev;               /* device holding the file (sysfs) */
 static uint64_t cfqp_size;              /* bytes: the file's, at config time */
 
@@ -174,23 +169,9 @@ cfqp_config (const char *key, const char *value)
     }
     return tn_override (key, value);   /* the model decides (tn_sched_name) */
   }
-  else if (strcmp (key, "queue_depth") == 0)
+  else if (strcmp (key, "queue_depth") == 0 ||
+           strcmp (key, "buffer_pool") == 0)
     return tn_override (key, value);   /* parsed and checked by the model */
-  else if (strcmp (key, "buffer_pool") == 0) {
-    int64_t v = nbdkit_parse_size (value);
-
-    if (v == -1) {              /* nbdkit said what is wrong with it */
-      nbdkit_error ("cfq: buffer_pool=%s: not a size (e.g. 256M)", value);
-      return -1;
-    }
-    if ((uint64_t) v < CFQP_POOL_MIN || (uint64_t) v > BOUNCE_CAP_MAX) {
-      nbdkit_error ("cfq: buffer_pool=%s: must be between %u MiB (the "
-                    "largest request and its edge blocks) and %zu GiB",
-                    value, CFQP_POOL_MIN >> 20, BOUNCE_CAP_MAX >> 30);
-      return -1;
-    }
-    cfqp_pool_cap = (size_t) v;
-  }
   else if (strcmp (key, "backend") == 0) {
     char names[128] = "";
     size_t n = 0;
@@ -276,7 +257,7 @@ cfqp_get_ready (void)
     nbdkit_error ("cfq: posix_memalign: %s", strerror (-err));
     return -1;
   }
-  err = bounce_init (bk_buf_align (), cfqp_pool_cap);
+  err = bounce_init (bk_buf_align (), tn_model ()->dev.buffer_pool);
   if (err) {
     nbdkit_error ("cfq: the buffer pool: %s", strerror (-err));
     return -1;
