@@ -113,6 +113,7 @@ printf '[device]\nfile = %s\nbuffer_pool = 40M\n[export]\n' "$TESTDIR/disk.img" 
   >"$TESTDIR/pool.conf"
 for ovr in "" 48M; do
   rm -f "$TESTDIR/pool.json"
+  rm -f "$TESTDIR/pool.sock"
   nbdkit -f -U "$TESTDIR/pool.sock" "$CFQ_PLUGIN" config="$TESTDIR/pool.conf" \
     ${ovr:+buffer_pool=$ovr} stats="$TESTDIR/pool.json" --run 'true' ||
     fail "config with buffer_pool = 40M${ovr:+ and buffer_pool=$ovr}: not served"
@@ -126,6 +127,7 @@ done
 printf '[device]\nfile = %s\nbuffer_pool = 1M\n[export]\n' "$TESTDIR/disk.img" \
   >"$TESTDIR/pool.conf"
 rc=0
+rm -f "$TESTDIR/pool.sock"
 out=$(nbdkit -f -U "$TESTDIR/pool.sock" "$CFQ_PLUGIN" config="$TESTDIR/pool.conf" \
   --run 'echo SERVED' 2>&1) || rc=$?
 if [ "$rc" = 0 ] || grep -q SERVED <<<"$out" || ! grep -q "pool.conf:3: buffer_pool = 1M" <<<"$out"; then
