@@ -245,10 +245,40 @@ cfqp_config_complete (void)
 
 /* ---- starting and stopping ---------------------------------------------------- */
 
+/* glibc serves an allocation above the mmap threshold (128 KiB at
+ * start) with its own mmap, given back to the system when freed; below
+ * it, from the thread's arena, where freed memory stays as long as any
+ * chunk above it lives.  But glibc raises the threshold to the size of
+ * each mmapped chunk freed, up to 32 MiB: once the first large request
+ * buffer (nbdkit's, or one of our pool's) is freed, every later request
+ * buffer of up to that size comes from an arena.  With 64 connections
+ * dropped mid-request for 20 s (tests/stress/test-churn.sh), RSS grew
+ * from 63 to 105 MiB, held in a dozen arenas of 13 MiB that malloc_trim
+ * could not shrink; with the threshold fixed at 128 KiB, 30 to 34 MiB.
+ * Setting the threshold fixes it (glibc then stops adjusting it), for
+ * the whole nbdkit process, unless the environment already chose one
+ * (MALLOC_MMAP_THRESHOLD_, GLIBC_TUNABLES=glibc.malloc.mmap_threshold).
+ */
+#define CFQP_MMAP_THRESHOLD (128 << 10)         /* bytes: glibc's default */
+
+static void
+fix_mmap_threshold (void)
+{
+  const char *t = getenv ("GLIBC_TUNABLES");
+
+  if (getenv ("MALLOC_MMAP_THRESHOLD_") || (t && strstr (t, "mmap_threshold")))
+    return;
+  if (mallopt (M_MMAP_THRESHOLD, CFQP_MMAP_THRESHOLD) != 1)
+    nbdkit_debug ("cfq: mallopt M_MMAP_THRESHOLD failed: glibc's dynamic "
+                  "threshold stays");
+}
+
 static int
 cfqp_get_ready (void)
 {
   int err;
+
+  fix_mmap_threshold ();
 
   if (bk_open_all (cfqp_file, tn_model ()) == -1)
     return -1;
@@ -422,11 +452,11 @@ cfqp_open (int readonly)
   return h;
 }
 
-/* Memory that connections leave behind.  Request buffers (nbdkit's,
- * and ours below the mmap threshold) come from glibc's per-thread
- * arenas, and a freed chunk that is not at the top of its arena stays in
- * the process: with clients coming and going, RSS crept up by 70 MiB a
- * minute (tests/stress/test-churn.sh).  So when a connection closes,
+/* Memory that connections leave behind.  Small allocations come from
+ * glibc's per-thread arenas (large ones are mmapped: see
+ * fix_mmap_threshold), and a freed chunk that is not at the top of its
+ * arena stays in the process: with clients coming and going, RSS crept
+ * up by 70 MiB a minute (tests/stress/test-churn.sh).  So when a connection closes,
  * at most once a second, the free memory of every arena is given back
  * (malloc_trim).  It runs on the closing connection's worker, which has
  * nothing else to do, never on the dispatcher.
