@@ -113,12 +113,14 @@ FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:.c=)
 
-# ---- the manual page -------------------------------------------------------
+# ---- the manual pages ------------------------------------------------------
+# The plugin's, and one per tool (tools/NAME.pod).
 MAN     := plugin/nbdkit-cfq-plugin.1
+TOOL_MAN := $(patsubst %.pod,%.1,$(wildcard tools/*.pod))
 MANDIR  ?= /usr/local/share/man
 
 ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) \
-	$(BENCH_BIN) $(MAN)
+	$(BENCH_BIN) $(MAN) $(TOOL_MAN)
 # With sanitizers: what tests/sanitizer/nbdkit preloads besides the runtime.
 SAN_SHIM := tests/sanitizer/nofreelocale.so
 ifneq ($(SANITIZE),)
@@ -151,6 +153,10 @@ $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
 $(MAN): plugin/nbdkit-cfq-plugin.pod
 	pod2man --section=1 --center="nbdkit-cfq" --release="nbdkit-cfq" \
 	  --name=nbdkit-cfq-plugin $< > $@.tmp && mv $@.tmp $@
+
+tools/%.1: tools/%.pod
+	pod2man --section=1 --center="nbdkit-cfq" --release="nbdkit-cfq" \
+	  --name=$* $< > $@.tmp && mv $@.tmp $@
 
 tools/%: tools/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
@@ -283,14 +289,14 @@ lab: all
 bench-seeds: all
 	@/usr/bin/python3 bench/seeds.py
 
-install: $(PLUGIN) $(MAN)
+install: $(PLUGIN) $(MAN) $(TOOL_MAN)
 	install -d $(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/nbdkit-cfq-plugin.so
 	install -d $(DESTDIR)$(MANDIR)/man1
-	install -m 0644 $(MAN) $(DESTDIR)$(MANDIR)/man1/nbdkit-cfq-plugin.1
+	install -m 0644 $(MAN) $(TOOL_MAN) $(DESTDIR)$(MANDIR)/man1/
 
 clean:
-	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) $(MAN) \
+	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) $(MAN) $(TOOL_MAN) \
 	  $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(BENCH_BIN) $(SAN_SHIM) \
 	  $(FLAGS_STAMP) core/*.d plugin/*.d tools/*.d tests/unit/*.d \
 	  tests/nbd/*.d bench/*.d

@@ -16,7 +16,8 @@ variable of the server.  Scenarios: the SCEN table below, fsw (fsync
 tester beside a writer, two groups, emulated disk) and wgN_{disk,ssd}[_f]
 (N groups, weights 100..880, 4k random 70/30 at depth 8 each).  The image
 (FIDELITY_IMG, default /var/tmp/fidelity/disk.img) must be 2 GiB of data
-(see /work/shared/docs/measuring.md); the fio job files and sockets go to
+(written, not sparse, so reads hit allocated blocks: dd if=/dev/urandom
+of=IMG bs=1M count=2048 oflag=direct); the fio job files and sockets go to
 FIDELITY_WORK.
 """
 import json, os, subprocess, sys, time, statistics, signal, tempfile, argparse

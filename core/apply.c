@@ -31,7 +31,7 @@
  *    cache is;
  *  - charging by time: a slice's time is then mostly the clients' think
  *    time, not service, so groups are charged by requests (mode=auto on a
- *    non-rotational device, plugin/tenants.c);
+ *    non-rotational device: iops_mode in core/cfq.c);
  *  - hw_tag: CFQ learns whether the device queues from how many requests
  *    it holds at once under load; hits complete as fast as they are
  *    submitted, so a lightly loaded page cache would look like a device

@@ -7,7 +7,8 @@
  * the first block if the request starts inside it, the last if it ends
  * inside it; one if both are the same block), lays the caller's bytes over
  * them in the bounce and writes the whole span.  The plugin serialises such
- * a read-modify-write against every overlapping write (see plugin/cfq.c);
+ * a read-modify-write against every overlapping write (plugin/io.c, with
+ * the range lock of plugin/rangelock.c);
  * this file only decides the offsets.
  */
 #include <errno.h>

@@ -20,8 +20,7 @@ make_image "$TESTDIR/disk.img" $((64 << 20))
 for sched in fifo cfq; do
   start_nbdkit "$sched" file="$TESTDIR/disk.img" scheduler="$sched" \
     emulate=hdd model.seed=1
-  sockv=${sched}_sock
-  fio --name=rr --ioengine=nbd --uri="nbd+unix:///?socket=${!sockv}" \
+  fio --name=rr --ioengine=nbd --uri="nbd+unix:///?socket=${NBDKIT_SOCK[$sched]}" \
     --rw=randread --bs=4k --iodepth=1 --numjobs=32 --size=64M \
     --time_based --runtime="$secs" \
     --output-format=json --output="$TESTDIR/$sched.json" \

@@ -10,7 +10,7 @@
 #  - its mean latency as the server counts it (insert to completion, the
 #    control socket's stats) is within 25% of the simulator's.
 # What the simulator leaves out (the NBD round trip, the CPU, the page
-# cache) is in README, "The fairness lab".  Negative control: the same
+# cache) is in doc/lab.md.  Negative control: the same
 # check of the server's cfq against the simulator's fifo must fail.
 #
 # Robust on a loaded machine: each modelled device (about 500 IOPS, or 80
@@ -83,7 +83,7 @@ for conf in "$top"/tests/lab/agree-*.conf; do
     neg=neg
   fi
   echo "== $name"
-  CFQLAB_LOCK= "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots \
+  CFQLAB_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots \
     --systems "$systems" --dir "$imgdir" --out "$TESTDIR/$name" "$conf" \
     >"$TESTDIR/$name.log" 2>&1 ||
     { cat "$TESTDIR/$name.log"; fail "cfqlab failed on $name"; }

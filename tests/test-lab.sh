@@ -35,7 +35,7 @@ if [ "$(id -u)" = 0 ] && mount_tmpfs "$TESTDIR/img" 1G 2>/dev/null; then
 fi
 
 out=$TESTDIR/lab
-CFQLAB_LOCK= "$PYTHON" "$top/tools/cfqlab" --quiet --systems "cfq sim" \
+CFQLAB_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --systems "cfq sim" \
   --dir "$imgdir" --out "$out" "$top/tests/lab/smoke.conf" \
   >"$TESTDIR/cfqlab.log" 2>&1 || { cat "$TESTDIR/cfqlab.log"; fail "cfqlab failed"; }
 cat "$out/report.txt"

@@ -23,8 +23,7 @@ make_image "$TESTDIR/disk.img" $((64 << 20))
 for sched in fifo cfq; do
   start_nbdkit "$sched" file="$TESTDIR/disk.img" scheduler="$sched" \
     emulate=ssd model.channels=1 model.read=2ms model.write=2ms model.seed=1
-  sockv=${sched}_sock
-  fio --name=rr --ioengine=nbd --uri="nbd+unix:///?socket=${!sockv}" \
+  fio --name=rr --ioengine=nbd --uri="nbd+unix:///?socket=${NBDKIT_SOCK[$sched]}" \
     --rw=randread --bs=4k --iodepth=2 --numjobs="$n" --size=64M \
     --time_based --runtime="$secs" --ramp_time=1 \
     --output-format=json --output="$TESTDIR/$sched.json" \

@@ -18,8 +18,8 @@
 #  - A metrics file that cannot be written is reported in the log, once,
 #    and the server keeps serving.
 # timeout: 240
-. "$(dirname "$0")/t4-functions.sh"
-t4_requires
+. "$(dirname "$0")/tenant-functions.sh"
+tenant_requires
 requires_cmd fio
 fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
 
@@ -149,7 +149,7 @@ if __name__ == "__main__":
     parse(open(sys.argv[1]).read())
 EOF
 
-t4_start srv "$TESTDIR/m.conf" metrics="$TESTDIR/m/cfq.prom"
+tenant_start srv "$TESTDIR/m.conf" metrics="$TESTDIR/m/cfq.prom"
 # metrics= in a directory that does not exist yet: the writer reports
 # it; once the directory exists the next second's file appears.
 sleep 2
@@ -159,7 +159,7 @@ wait_for "metrics file" 10 test -s "$TESTDIR/m/cfq.prom"
 {
   printf '[global]\nioengine=nbd\nrw=randread\nbs=4k\niodepth=16\ntime_based=1\nruntime=6\n'
   printf '[small]\nuri=%s\n' "$(export_uri srv small)"
-  printf '[large]\nuri=%s\n' "nbd+unix:///large%20disk?socket=$srv_sock"
+  printf '[large]\nuri=%s\n' "nbd+unix:///large%20disk?socket=${NBDKIT_SOCK[srv]}"
 } >"$TESTDIR/m.fio"
 fio_start "$TESTDIR/m.fio"
 sleep 3
@@ -244,7 +244,7 @@ grep -q "cfq: metrics=.*No such file or directory" "$TESTDIR/srv.log" ||
 [ "$(grep -c 'cfq: metrics=' "$TESTDIR/srv.log")" = 1 ] ||
   fail "the metrics error was reported more than once"
 stop_nbdkit srv
-[ "$srv_status" = 0 ] || fail "nbdkit exited with status $srv_status"
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 [ ! -e "$TESTDIR/m/cfq.prom.tmp" ] || fail "cfq.prom.tmp left behind"
 "$PYTHON" "$TESTDIR/prom.py" "$TESTDIR/m/cfq.prom" || fail "the last file does not parse"
 echo "== metrics: the socket and the file, Prometheus text, the server's numbers"

@@ -100,17 +100,16 @@ EOF
 # client, keep the trace in $TESTDIR/NAME.trace ("CALL FIELDS... now=NS").
 run ()
 {
-  local name=$1 seed=$2 opts=() sockv statv
+  local name=$1 seed=$2 opts=()
   shift 2
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
   shift
   start_nbdkit "$name" -v -D cfq.policy=1 "${opts[@]}" -- \
     config="$TESTDIR/t.conf" "$@"
-  sockv=${name}_sock
-  client "${!sockv}" "$seed" || fail "$name: the client failed"
+  client "${NBDKIT_SOCK[$name]}" "$seed" || fail "$name: the client failed"
   stop_nbdkit "$name" 2>/dev/null
-  statv=${name}_status
-  [ "${!statv}" = 0 ] || fail "$name: nbdkit exited with status ${!statv}"
+  [ "${NBDKIT_STATUS[$name]}" = 0 ] ||
+    fail "$name: nbdkit exited with status ${NBDKIT_STATUS[$name]}"
   sed -n 's/^.*cfq\.policy: //p' "$TESTDIR/$name.log" >"$TESTDIR/$name.trace"
   echo "$name: $(grep -vc ' - ' "$TESTDIR/$name.trace") calls that moved a" \
     "request, $(grep -c ' - ' "$TESTDIR/$name.trace") empty dispatches"
@@ -172,9 +171,10 @@ variant emu_loop 7 -D cfq.direct=0 -- emulate=ssd
 variant emu_null 7 -- emulate=ssd backend=null
 variant emu_page 7 -- emulate=ssd cache=page
 
-# Every kind of request, both connections: the workload covers what it says.
+# Every kind of request, both connections: the workload covers what it says
+# (a FUA write of a writes=auto export is flags 0x13: RQ_AUTO, RQ_FUA, RQ_SYNC).
 for w in "op=read" "op=write" "op=flush" "op=trim" "op=zero" "conn=1" \
-         "conn=2" "flags=0x3"; do
+         "conn=2" "flags=0x13"; do
   grep -q " $w " "$TESTDIR/direct.trace" || fail "the workload has no $w request"
 done
 

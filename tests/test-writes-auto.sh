@@ -5,7 +5,7 @@
 # (they join its own queue), async when it only streams writes (the group's
 # writeback queue).  The CFQ trace (-D cfq.trace=1) names the kind of every
 # queue it makes active, so each case is checked from what CFQ served.
-# (test-t4-writes.sh covers writes=async and writes=sync.)
+# (test-writes-sync-async.sh covers writes=async and writes=sync.)
 # timeout: 120
 . "$(dirname "$0")/functions.sh"
 requires_plugin

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-writes-sync-async.sh: how an export's plain writes are classified.
 #
-# [export] writes=async (the default) sends a connection's plain writes to
+# [export] writes=async sends a connection's plain writes to
 # its group's shared async queue; writes=sync keeps them on the
 # connection's own sync queue; FUA writes and flushes are sync either way.
 # The CFQ trace (-D cfq.trace=1) names the kind of every queue it makes
