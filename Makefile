@@ -21,11 +21,8 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WERROR  ?=
 WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter
-# The stricter set, for core/, tools/, tests/ and bench/.  plugin/ does not
-# use it yet (it was being split into one-job files meanwhile); building it
-# with CFLAGS_STRICT turns it on, after three fixes clang asks for: format
-# attributes on the two vsnprintf helpers of control.c, and a prototype
-# for the plugin_init that NBDKIT_REGISTER_PLUGIN defines in plugin.c.
+# The stricter set, for everything we compile: core/, plugin/, tools/,
+# tests/ and bench/.
 WARN_STRICT := -Wmissing-prototypes -Wstrict-prototypes -Wformat=2
 CPPFLAGS_ALL := -iquote include -D_GNU_SOURCE
 
@@ -50,7 +47,6 @@ SAN_LDFLAGS += -shared-libsan -Wl,-rpath,$(dir $(shell $(CC) \
 endif
 endif
 
-CFLAGS_ALL   := -std=gnu11 -fPIC $(WARN) $(WERROR) $(SAN_CFLAGS) $(CFLAGS)
 CFLAGS_STRICT := -std=gnu11 -fPIC $(WARN) $(WARN_STRICT) $(WERROR) \
 	$(SAN_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL  := $(SAN_LDFLAGS) $(LDFLAGS)
@@ -81,9 +77,15 @@ PLUGIN_OBJ := $(PLUGIN_SRC:.c=.o)
 PLUGIN     := plugin/nbdkit-cfq-plugin.so
 PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) -lpthread -lm
 
-# ---- tools/: cfqsim (core only), cfqctl ----------------------------------
-TOOL_SRC := $(wildcard tools/*.c)
-TOOLS    := $(TOOL_SRC:.c=)
+# ---- tools/: cfqsim (core only), cfqconf, cfqctl --------------------------
+# One file a tool, but cfqsim: tools/cfqsim-*.c behind tools/cfqsim.h.
+# tests/sim/cfqsim-broken is cfqsim with tests/sim/broken-scheds.c in place
+# of tools/cfqsim-scheds.c (the policies beyond core's): the watchdog test's.
+CFQSIM_SRC := $(wildcard tools/cfqsim-*.c)
+CFQSIM_OBJ := $(CFQSIM_SRC:.c=.o)
+CFQSIM_BROKEN := tests/sim/cfqsim-broken
+TOOL_SRC := $(filter-out $(CFQSIM_SRC),$(wildcard tools/*.c))
+TOOLS    := $(TOOL_SRC:.c=) tools/cfqsim
 
 # ---- tests ------------------------------------------------------------------
 # tests/unit/test-*.c: unit tests of core/, linked with core only, and of
@@ -119,8 +121,8 @@ MAN     := plugin/nbdkit-cfq-plugin.1
 TOOL_MAN := $(patsubst %.pod,%.1,$(wildcard tools/*.pod))
 MANDIR  ?= /usr/local/share/man
 
-ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) \
-	$(BENCH_BIN) $(MAN) $(TOOL_MAN)
+ALL := $(CORE_LIB) $(PLUGIN) $(TOOLS) $(CFQSIM_BROKEN) $(UNIT_BIN) $(NBDP_BIN) \
+	$(FUZZ_REPLAY) $(BENCH_BIN) $(MAN) $(TOOL_MAN)
 # With sanitizers: what tests/sanitizer/nbdkit preloads besides the runtime.
 SAN_SHIM := tests/sanitizer/nofreelocale.so
 ifneq ($(SANITIZE),)
@@ -143,7 +145,7 @@ $(CORE_LIB): $(CORE_OBJ)
 	ar rcs $@ $^
 
 plugin/%.o: plugin/%.c $(FLAGS_STAMP)
-	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_ALL) -fvisibility=hidden \
+	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_STRICT) -fvisibility=hidden \
 	  -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
 
 $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
@@ -158,6 +160,20 @@ tools/%.1: tools/%.pod
 	pod2man --section=1 --center="nbdkit-cfq" --release="nbdkit-cfq" \
 	  --name=$* $< > $@.tmp && mv $@.tmp $@
 
+tools/cfqsim-%.o tests/sim/%.o: CPPFLAGS_ALL += -iquote tools
+tools/cfqsim-%.o: tools/cfqsim-%.c $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) -c -o $@ $<
+
+tests/sim/%.o: tests/sim/%.c $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) -c -o $@ $<
+
+tools/cfqsim: $(CFQSIM_OBJ) $(CORE_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(INIH_LIBS) -lm
+
+$(CFQSIM_BROKEN): $(filter-out tools/cfqsim-scheds.o,$(CFQSIM_OBJ)) \
+	  tests/sim/broken-scheds.o $(CORE_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(INIH_LIBS) -lm
+
 tools/%: tools/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
 	  $(CORE_LIB) $(INIH_LIBS) -lm
@@ -170,13 +186,13 @@ tests/nbd/%: tests/nbd/%.c $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(NBD_CFLAGS) $(CFLAGS_STRICT) $(DEPFLAGS) \
 	  $(LDFLAGS_ALL) -o $@ $< $(NBD_LIBS) -lpthread
 
-# Unit tests of plugin/ parts, linked with those objects: plugin/'s warnings.
+# Unit tests of plugin/ parts, linked with those objects.
 PLUGIN_UNIT := tests/unit/test-engine tests/unit/test-hold tests/unit/test-rangelock
 tests/unit/test-engine: plugin/engine.o plugin/hold.o plugin/backend-null.o
 tests/unit/test-hold: plugin/hold.o
 tests/unit/test-rangelock: plugin/rangelock.o
 $(PLUGIN_UNIT): tests/unit/%: tests/unit/%.c $(CORE_LIB) $(FLAGS_STAMP)
-	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_ALL) $(DEPFLAGS) \
+	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_STRICT) $(DEPFLAGS) \
 	  $(LDFLAGS_ALL) -o $@ $< $(filter plugin/%.o,$^) $(CORE_LIB) $(INIH_LIBS) \
 	  -lev -lpthread -lm
 
@@ -190,7 +206,7 @@ tests/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz-%.c $(CORE_LIB) \
 
 # The fuzzers compile core/ themselves: libFuzzer needs its coverage
 # instrumentation there, not only in the target.
-tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRC) $(wildcard include/*.h) \
+tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRC) $(wildcard include/*.h core/*.h) \
 	  tests/fuzz/fuzz.h tests/unit/check.h
 	$(FUZZ_CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) $(WARN_STRICT) $(WERROR) \
 	  $(FUZZ_FLAGS) -o $@ $< $(CORE_SRC) $(INIH_LIBS) -lm
@@ -199,8 +215,9 @@ bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
 	  $(CORE_LIB) $(INIH_LIBS) -lm
 
--include $(wildcard core/*.d plugin/*.d tools/*.d tests/unit/*.d tests/nbd/*.d \
-	bench/*.d)
+# tools/cfqsim.d: left by the one-file cfqsim, it names tools/cfqsim.c.
+-include $(filter-out tools/cfqsim.d,$(wildcard core/*.d plugin/*.d tools/*.d \
+	tests/unit/*.d tests/nbd/*.d tests/sim/*.d bench/*.d))
 
 # Debian packages: build, run, test and benchmark.
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
@@ -297,7 +314,8 @@ install: $(PLUGIN) $(MAN) $(TOOL_MAN)
 
 clean:
 	rm -f $(CORE_OBJ) $(CORE_LIB) $(PLUGIN_OBJ) $(PLUGIN) $(TOOLS) $(MAN) $(TOOL_MAN) \
+	  $(CFQSIM_OBJ) $(CFQSIM_BROKEN) tests/sim/*.o \
 	  $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(BENCH_BIN) $(SAN_SHIM) \
 	  $(FLAGS_STAMP) core/*.d plugin/*.d tools/*.d tests/unit/*.d \
-	  tests/nbd/*.d bench/*.d
+	  tests/nbd/*.d tests/sim/*.d bench/*.d
 	rm -rf tests/logs

@@ -1,7 +1,7 @@
 /* apply.c: from a validated configuration model to a live scheduler.
  *
  * The server (plugin/tenants.c, on its dispatcher thread) and the simulator
- * (tools/cfqsim.c) both turn a struct cfg_model into scheduler state; this
+ * (tools/cfqsim-scenario.c) both turn a struct cfg_model into scheduler state; this
  * is the one place that does it, so that a scenario set up in cfqsim is the
  * scheduler the server would run:
  *

@@ -41,7 +41,7 @@
  * key defaulted exists, and "[export a]" twice is caught), and reports lines
  * inih could not parse or could not hold (longer than its buffer).
  *
- * Decisions (documented in the README):
+ * Decisions (documented in the manual's CONFIGURATION FILE):
  *  - A bare time is in ms and a bare back_seek_max in KiB, the units of
  *    CFQ's sysfs files; a suffix names the unit.  Sizes follow
  *    nbdkit_parse_size (b k m g t p e, powers of 1024).
@@ -79,25 +79,15 @@
  * (include/devmodel.h): cfg_validate() makes the model [device] emulate
  * names and sets each parameter on it.  The names emulate takes are the
  * device models' own table (devmodel_presets), "none" aside.
+ *
+ * Files.  This one reads: sections, keys and values into the two layers,
+ * errors, cfg_validate's order of checks, life.  The checks of one job each
+ * live with their sections: config-server.c ([group], [export], allow
+ * lists, regions, the device model), config-sim.c ([tenant], [sim],
+ * [event]: the lab and the simulator), config-qos.c (caps and
+ * reservations), through core/config-priv.h.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <ini.h>
-#include <netinet/in.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <sys/un.h>
-
-#include "cfq.h"
-#include "config.h"
-#include "devmodel.h"
-#include "utf8.h"
-#include "qos.h"
-#include "rng.h"
-#include "units.h"
+#include "config-priv.h"
 
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
 
@@ -112,79 +102,44 @@ tunable_is_key (size_t i)
   return strcmp (cfq_tunables[i].name, "mode") != 0;
 }
 
-/* ---- sections and keys ------------------------------------------------- */
-
-enum sec {
-  SEC_NONE = 0,                 /* before the first header */
-  SEC_SKIP,                     /* in a bad section: its keys are ignored */
-  SEC_DEVICE,
-  SEC_SCHED,
-  SEC_GROUP,
-  SEC_EXPORT,
-  SEC_TENANT,
-  SEC_SIM,
-  SEC_EVENT,
-  SEC_OLDJOB,                   /* cfqsim's old [job NAME]: hints only */
-};
-
-/* Device and scheduler keys ("global" keys): the fixed ones, then one per
- * tunable at GK_TUNABLE + i.  These are the keys overrides may set.
- */
-enum {
-  GK_FILE = 0,
-  GK_QUEUE_DEPTH,
-  GK_MODE,
-  GK_EMULATE,
-  GK_MAX_CONNS,
-  GK_CACHE,
-  GK_SCHEDULER,
-  GK_TUNABLE,
-};
-#define NR_GKEYS (GK_TUNABLE + cfq_nr_tunables)
-
-static const char *const gk_names[GK_TUNABLE] = {
+const char *const gk_names[GK_TUNABLE] = {
   "file", "queue_depth", "mode", "emulate", "max_connections", "cache",
   "scheduler",
 };
+
 /* enum cfg_cache, in order. */
 static const char *const cache_names[] = { "none", "page", NULL };
+
 static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
 };
-static const char *const class_names[] = { "rt", "be", "idle", NULL };
-static const char *const writes_names[] = { "async", "sync", "auto", NULL };
-static const char *const tls_names[] = { "optional", "require", NULL };
+
+const char *const writes_names[] = { "async", "sync", "auto", NULL };
+
+const char *const tls_names[] = { "optional", "require", NULL };
 
 static const char *const group_keys[] = { "weight", "class", "prio", NULL };
+
 static const char *const export_keys[] = {
   "group", "offset", "size", "file", "readonly", "writes", "allow", "tls",
   "max_connections", NULL,
 };
+
 static const char *const tenant_keys[] = {
   "export", "connections", "rw", "rwmixread", "bs", "iodepth", "thinktime",
   "rate_iops", "rate", "fsync", "offset", "size", "start", "stop", "class",
   "prio", "workload", NULL,
 };
+
 static const char *const sim_keys[] = { "duration", "seed", NULL };
+
 static const char *const event_keys[] = { "at", "command", NULL };
+
 const char *const cfg_workload_names[] = {
   "fio", "fs_mark", "fsync-tester", "dd", "mmap", NULL,
 };
 
-/* rw = NAME[:SKIP], fio's words: the pattern and the share of reads. */
-static const struct {
-  const char *name, *canon;
-  bool rand;
-  int reads;                    /* percent; -1: rwmixread (default 50) */
-} rw_names[] = {
-  { "read", "read", false, 100 }, { "write", "write", false, 0 },
-  { "randread", "randread", true, 100 },
-  { "randwrite", "randwrite", true, 0 },
-  { "rw", "rw", false, -1 }, { "readwrite", "rw", false, -1 },
-  { "randrw", "randrw", true, -1 },
-};
-
-static int
+int
 gkey_lookup (const char *name)
 {
   for (int i = 0; i < GK_TUNABLE; i++)
@@ -202,7 +157,7 @@ gkey_sec (int k)
   return k < GK_SCHEDULER ? SEC_DEVICE : SEC_SCHED;
 }
 
-static int
+int
 name_index (const char *const *names, const char *s)
 {
   for (int i = 0; names[i]; i++)
@@ -211,121 +166,9 @@ name_index (const char *const *names, const char *s)
   return -1;
 }
 
-/* ---- the state ----------------------------------------------------------- */
-
-/* One global key's two layers. */
-struct gval {
-  unsigned line;                /* of the key in the file; 0 = not there */
-  bool cmd_set;                 /* given on the command line */
-  uint64_t file_v, cmd_v;       /* number, enum index or tunable value */
-  char *file_s, *cmd_s;         /* string keys (file) */
-};
-
-/* A model.* parameter in one layer. */
-struct xparam {
-  char *key, *value;
-  unsigned line;                /* 0 on the command line */
-};
-
-struct xgroup {
-  char *name;
-  unsigned weight, prio;
-  enum sched_class cls;
-  struct qos_conf qos;          /* caps and reservation */
-  unsigned line;                /* of the header */
-  unsigned l_weight, l_class, l_prio; /* of each key; 0 = defaulted */
-  unsigned l_qos[QOS_NR_KEYS];  /* of each qos_keys[] key; 0 = not given */
-};
-
-struct xexport {
-  char *name;
-  char *group;                  /* group= as written, or NULL */
-  char *file;                   /* resolved against the config's dir */
-  uint64_t offset, size;        /* bytes, as written */
-  bool readonly, writes_sync, writes_async;
-  bool tls_required;            /* tls = require */
-  unsigned max_conns;           /* max_connections, 0: not given */
-  bool bad_region;              /* offset= or size= was refused */
-  struct cfg_net *allow;
-  size_t nr_allow;
-  unsigned line;                /* of the header */
-  unsigned l_group, l_file, l_offset, l_size, l_readonly, l_writes, l_allow;
-  unsigned l_tls, l_max_conns;
-};
-
-/* A [tenant NAME]: a workload, fio's way (core/config.h). */
-struct xtenant {
-  char *name;
-  char *export;                 /* export= as written, or NULL: "" */
-  struct cfg_tenant t;          /* the values; export, cls, prio resolved
-                                   by cfg_validate */
-  unsigned rwmix;                /* rwmixread= as given */
-  bool rwmix_given;
-  bool bad;                     /* a value was refused: skip checks */
-  unsigned line;                /* of the header */
-  unsigned l_export, l_connections, l_rw, l_rwmixread, l_bs, l_iodepth,
-    l_thinktime, l_rate_iops, l_rate, l_fsync, l_offset, l_size, l_start,
-    l_stop, l_class, l_prio, l_workload;
-};
-
-/* An [event NAME]: a control command at a time (core/config.h). */
-struct xevent {
-  char *name;
-  char *command;                /* as written, quotes removed */
-  uint64_t at;
-  unsigned line;                /* of the header */
-  unsigned l_at, l_command;
-};
-
-struct cfg {
-  cfg_report_fn report;
-  void *opaque;
-  bool oom;                     /* an allocation failed: -ENOMEM from now */
-
-  char **errors;                /* "FILE:LINE: message" */
-  size_t nr_errors;
-  char **warnings;              /* "FILE:LINE: warning: message" */
-  size_t nr_warnings;
-
-  /* What the file and the command line said. */
-  char *filename;               /* NULL until cfg_parse */
-  char *dir;                    /* of filename, with '/', or "" */
-  unsigned l_device, l_sched;   /* section header lines; 0 = absent */
-  struct gval *gv;              /* [NR_GKEYS] */
-  struct xparam *fparams, *cparams; /* model.* in the file / command line */
-  size_t nr_fparams, nr_cparams;
-  struct xgroup *groups;
-  size_t nr_groups;
-  struct xexport *exports;
-  size_t nr_exports;
-  struct xtenant *tenants;
-  size_t nr_tenants;
-  struct xevent *events;
-  size_t nr_events;
-  unsigned l_sim, l_duration, l_seed; /* [sim] and its keys */
-  uint64_t duration, seed;
-  bool simulated;               /* cfg_simulate(): the device is a model */
-
-  /* Parser position (cfg_parse only). */
-  unsigned lineno;              /* current physical line */
-  enum sec cur;                 /* current section */
-  size_t cur_idx;               /* its group or export index */
-
-  /* The model, built by cfg_validate. */
-  bool valid;
-  struct cfg_model m;
-  struct cfg_tunable *m_tunables;
-  struct cfg_group *m_groups;
-  struct cfg_export *m_exports;
-  struct cfg_param *m_params;
-  struct cfg_tenant *m_tenants;
-  struct cfg_event *m_events;
-  struct xexport *implicit;     /* the export "" made without a file */
-};
-
 /* ---- errors -------------------------------------------------------------- */
 
-static void __attribute__ ((format (printf, 4, 0)))
+void __attribute__ ((format (printf, 4, 0)))
 add_error (struct cfg *cfg, const char *file, unsigned line,
            const char *fmt, va_list ap)
 {
@@ -360,7 +203,7 @@ add_error (struct cfg *cfg, const char *file, unsigned line,
 }
 
 /* A warning at LINE of the config file: kept apart from the errors. */
-static void __attribute__ ((format (printf, 3, 4)))
+void __attribute__ ((format (printf, 3, 4)))
 fwarn (struct cfg *cfg, unsigned line, const char *fmt, ...)
 {
   char *msg = NULL, *full = NULL, **v;
@@ -402,7 +245,7 @@ cfg_warning (const struct cfg *cfg, size_t i)
 }
 
 /* An error at LINE of the config file (0: the file as a whole). */
-static void __attribute__ ((format (printf, 3, 4)))
+void __attribute__ ((format (printf, 3, 4)))
 ferr (struct cfg *cfg, unsigned line, const char *fmt, ...)
 {
   va_list ap;
@@ -413,7 +256,7 @@ ferr (struct cfg *cfg, unsigned line, const char *fmt, ...)
 }
 
 /* An error in a command-line override or with no file to point at. */
-static void __attribute__ ((format (printf, 2, 3)))
+void __attribute__ ((format (printf, 2, 3)))
 cerr (struct cfg *cfg, const char *fmt, ...)
 {
   va_list ap;
@@ -446,7 +289,7 @@ status (const struct cfg *cfg)
 /* ---- value syntax -------------------------------------------------------- */
 
 /* "a, b or c" for messages. */
-static const char *
+const char *
 one_of (const char *const *names, char *buf, size_t len)
 {
   size_t n = 0, off = 0;
@@ -461,7 +304,7 @@ one_of (const char *const *names, char *buf, size_t len)
 }
 
 /* A connection limit, [device] or [export NAME] max_connections. */
-static int
+int
 parse_max_conns (const char *value, uint64_t *v, char *why, size_t len)
 {
   int r = units_parse_count (value, v);
@@ -474,7 +317,7 @@ parse_max_conns (const char *value, uint64_t *v, char *why, size_t len)
 }
 
 /* Parse VALUE for global key K.  On error writes the reason to WHY. */
-static int
+int
 parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
 {
   const char *const *names = NULL;
@@ -537,180 +380,9 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
   return 0;
 }
 
-/* ---- allow lists --------------------------------------------------------- */
-
-static bool
-net_match (const struct cfg_net *n, int family, const uint8_t *addr)
-{
-  unsigned bytes = n->prefix / 8, bits = n->prefix % 8;
-
-  if (n->family != family)
-    return false;
-  if (family == AF_UNIX)
-    return true;
-  if (memcmp (n->addr, addr, bytes) != 0)
-    return false;
-  if (bits) {
-    uint8_t mask = 0xff << (8 - bits);
-    if ((n->addr[bytes] & mask) != (addr[bytes] & mask))
-      return false;
-  }
-  return true;
-}
-
-/* One allow= entry into *n.  On error writes the reason to WHY. */
-static int
-parse_net (const char *tok, struct cfg_net *n, char *why, size_t len)
-{
-  char addr[INET6_ADDRSTRLEN + 1], net[INET6_ADDRSTRLEN];
-  const char *slash = strchr (tok, '/');
-  size_t alen = slash ? (size_t) (slash - tok) : strlen (tok);
-  unsigned max;
-
-  memset (n, 0, sizeof *n);
-  if (strcmp (tok, "unix") == 0) {
-    n->family = AF_UNIX;
-    return 0;
-  }
-  if (alen == 0 || alen >= sizeof addr)
-    goto bad;
-  memcpy (addr, tok, alen);
-  addr[alen] = '\0';
-  if (inet_pton (AF_INET, addr, n->addr) == 1)
-    n->family = AF_INET, max = 32;
-  else if (inet_pton (AF_INET6, addr, n->addr) == 1)
-    n->family = AF_INET6, max = 128;
-  else
-    goto bad;
-  n->prefix = max;
-  if (slash) {
-    uint64_t p;
-    if (units_parse_count (slash + 1, &p) < 0 || p > max) {
-      snprintf (why, len, "'%s': bad prefix length (want 0..%u)", tok, max);
-      return -EINVAL;
-    }
-    n->prefix = p;
-  }
-  /* Host bits must be zero: 10.0.0.1/8 is more likely a typo than a net. */
-  for (unsigned b = n->prefix; b < max; b++)
-    if (n->addr[b / 8] & (0x80 >> (b % 8))) {
-      for (; b < max; b++)
-        n->addr[b / 8] &= ~(0x80 >> (b % 8));
-      inet_ntop (n->family, n->addr, net, sizeof net);
-      snprintf (why, len, "'%s': host bits set (the network is %s/%u)",
-                tok, net, n->prefix);
-      return -EINVAL;
-    }
-  return 0;
-bad:
-  snprintf (why, len, "'%s' is not an IPv4 or IPv6 address, a CIDR network"
-            " or \"unix\"", tok);
-  return -EINVAL;
-}
-
-/* VALUE is a list separated by commas and/or blanks. */
-static int
-parse_allow (const char *value, struct cfg_net **out, size_t *nr,
-             char *why, size_t len)
-{
-  struct cfg_net *v = NULL, n, *nv;
-  size_t cnt = 0;
-  char tok[128];
-  const char *p = value;
-
-  while (*p) {
-    size_t tl = strcspn (p, ", \t");
-    if (tl == 0) {
-      p++;
-      continue;
-    }
-    if (tl >= sizeof tok) {
-      snprintf (why, len, "'%.*s...' is not an address", 20, p);
-      goto err;
-    }
-    memcpy (tok, p, tl);
-    tok[tl] = '\0';
-    p += tl;
-    if (parse_net (tok, &n, why, len) < 0)
-      goto err;
-    nv = realloc (v, (cnt + 1) * sizeof *v);
-    if (!nv) {
-      free (v);
-      return -ENOMEM;
-    }
-    v = nv;
-    v[cnt++] = n;
-  }
-  if (cnt == 0) {
-    snprintf (why, len, "empty list");
-    goto err;
-  }
-  *out = v;
-  *nr = cnt;
-  return 0;
-err:
-  free (v);
-  return -EINVAL;
-}
-
-int
-cfg_export_allows (const struct cfg_export *exp,
-                   const struct sockaddr *sa, socklen_t len)
-{
-  uint8_t a[16];
-  int family = sa->sa_family;
-
-  if (exp->nr_allow == 0)
-    return 1;
-  switch (family) {
-  case AF_INET: {
-    const struct sockaddr_in *sin = (const struct sockaddr_in *) sa;
-    if (len < sizeof *sin)
-      return 0;
-    memcpy (a, &sin->sin_addr, 4);
-    break;
-  }
-  case AF_INET6: {
-    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) sa;
-    if (len < sizeof *sin6)
-      return 0;
-    memcpy (a, &sin6->sin6_addr, 16);
-    if (IN6_IS_ADDR_V4MAPPED (&sin6->sin6_addr)) {
-      family = AF_INET;
-      memmove (a, a + 12, 4);
-    }
-    break;
-  }
-  case AF_UNIX:
-    break;
-  default:
-    return 0;
-  }
-  for (size_t i = 0; i < exp->nr_allow; i++)
-    if (net_match (&exp->allow[i], family, a))
-      return 1;
-  return 0;
-}
-
-int
-cfg_export_allows_str (const struct cfg_export *exp, const char *addr)
-{
-  struct sockaddr_in sin = { .sin_family = AF_INET };
-  struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
-  struct sockaddr_un sun = { .sun_family = AF_UNIX };
-
-  if (strcmp (addr, "unix") == 0)
-    return cfg_export_allows (exp, (struct sockaddr *) &sun, sizeof sun);
-  if (inet_pton (AF_INET, addr, &sin.sin_addr) == 1)
-    return cfg_export_allows (exp, (struct sockaddr *) &sin, sizeof sin);
-  if (inet_pton (AF_INET6, addr, &sin6.sin6_addr) == 1)
-    return cfg_export_allows (exp, (struct sockaddr *) &sin6, sizeof sin6);
-  return -EINVAL;
-}
-
 /* ---- building up the layers ---------------------------------------------- */
 
-static char *
+char *
 xstrdup (struct cfg *cfg, const char *s)
 {
   char *d = strdup (s);
@@ -721,7 +393,7 @@ xstrdup (struct cfg *cfg, const char *s)
 }
 
 /* A path from the file, relative to the file's directory. */
-static char *
+char *
 file_path (struct cfg *cfg, const char *value)
 {
   char *p;
@@ -818,7 +490,7 @@ key_home (const char *key)
   return NULL;
 }
 
-static void
+void
 unknown_key (struct cfg *cfg, const char *key, const char *sec)
 {
   const char *home = key_home (key);
@@ -867,8 +539,8 @@ old_key_hint (enum sec sec, const char *key, char *buf, size_t len)
     }
   /* [device] rpm= and the like: the device model's parameters. */
   if (sec == SEC_DEVICE)
-    for (const char *kind = "hdd"; kind; kind = *kind == 'h' ? "ssd" : NULL) {
-      struct devmodel *dm = devmodel_new (kind, NULL);
+    for (const char *const *kind = devmodel_kinds; *kind; kind++) {
+      struct devmodel *dm = devmodel_new (*kind, NULL);
       int found = dm ? name_index (devmodel_params (dm), key) : -1;
       devmodel_free (dm);
       if (found >= 0) {
@@ -881,7 +553,7 @@ old_key_hint (enum sec sec, const char *key, char *buf, size_t len)
 }
 
 /* An unknown or misplaced KEY in section SEC (named SECNAME). */
-static void
+void
 bad_key (struct cfg *cfg, enum sec sec, const char *key, const char *secname)
 {
   char hint[160];
@@ -932,7 +604,7 @@ set_global (struct cfg *cfg, enum sec sec, const char *key, const char *value)
 }
 
 /* Note KEY at this line in *L; false (and an error) if it was there before. */
-static bool
+bool
 first_time (struct cfg *cfg, unsigned *l, const char *key)
 {
   if (*l) {
@@ -941,436 +613,6 @@ first_time (struct cfg *cfg, unsigned *l, const char *key)
   }
   *l = cfg->lineno;
   return true;
-}
-
-static void
-set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
-               const char *value)
-{
-  unsigned line = cfg->lineno;
-  const struct qos_key *qk;
-  char why[200];
-  uint64_t v;
-  int i;
-
-  if (strcmp (key, "weight") == 0) {
-    if (!first_time (cfg, &g->l_weight, key))
-      return;
-    if (units_parse_count (value, &v) < 0)
-      ferr (cfg, line, "weight = %s: not a number (want %d..%d)", value,
-            SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
-    else if (v < SCHED_WEIGHT_MIN || v > SCHED_WEIGHT_MAX)
-      ferr (cfg, line, "weight = %s: out of range %d..%d", value,
-            SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
-    else
-      g->weight = v;
-  }
-  else if (strcmp (key, "class") == 0) {
-    if (!first_time (cfg, &g->l_class, key))
-      return;
-    i = name_index (class_names, value);
-    if (i < 0)
-      ferr (cfg, line, "class = %s: want rt, be or idle", value);
-    else
-      g->cls = SCHED_CLASS_RT + i;
-  }
-  else if (strcmp (key, "prio") == 0) {
-    if (!first_time (cfg, &g->l_prio, key))
-      return;
-    if (units_parse_count (value, &v) < 0 || v >= SCHED_LEVELS)
-      ferr (cfg, line, "prio = %s: want 0..%d (0 is highest)", value,
-            SCHED_LEVELS - 1);
-    else
-      g->prio = v;
-  }
-  else if ((qk = qos_key_lookup (key)) != NULL) {
-    if (first_time (cfg, &g->l_qos[qk - qos_keys], key)
-        && cfg_parse_qos (key, value, &g->qos, why, sizeof why) < 0)
-      ferr (cfg, line, "%s = %s: %s", key, value, why);
-  }
-  else
-    unknown_key (cfg, key, "[group NAME]");
-}
-
-/* Group names appear in messages, stats and control commands: keep them
- * to one plain word.
- */
-static bool
-group_name_ok (const char *s)
-{
-  if (!*s || strlen (s) > 64)
-    return false;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')
-          || (*s >= '0' && *s <= '9') || strchr ("_.-", *s)))
-      return false;
-  return true;
-}
-
-static void
-set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
-                const char *value)
-{
-  unsigned line = cfg->lineno;
-  char why[160];
-  int i, r;
-
-  if (strcmp (key, "group") == 0) {
-    if (!first_time (cfg, &e->l_group, key))
-      return;
-    if (!group_name_ok (value))
-      ferr (cfg, line, "group = %s: not a group name (letters, digits,"
-            " '_', '.', '-')", value);
-    else
-      e->group = xstrdup (cfg, value);
-  }
-  else if (strcmp (key, "offset") == 0 || strcmp (key, "size") == 0) {
-    bool is_off = key[0] == 'o';
-    uint64_t v;
-    if (!first_time (cfg, is_off ? &e->l_offset : &e->l_size, key))
-      return;
-    r = units_parse_size (value, &v);
-    if (r < 0)
-      ferr (cfg, line, "%s = %s: not a size (want a number with an optional"
-            " b, k, m, g, t, p or e suffix)", key, value);
-    else if (!is_off && v == 0)
-      ferr (cfg, line, "size = %s: must not be 0", value);
-    else if (v % CFG_ALIGN)
-      ferr (cfg, line, "%s = %s: not a multiple of %d", key, value,
-            CFG_ALIGN);
-    else if (is_off)
-      e->offset = v;
-    else
-      e->size = v;
-    if (r < 0 || (!is_off && v == 0) || v % CFG_ALIGN)
-      e->bad_region = true;
-  }
-  else if (strcmp (key, "file") == 0) {
-    if (first_time (cfg, &e->l_file, key))
-      e->file = file_path (cfg, value);
-  }
-  else if (strcmp (key, "readonly") == 0) {
-    if (first_time (cfg, &e->l_readonly, key)
-        && units_parse_bool (value, &e->readonly) < 0)
-      ferr (cfg, line, "readonly = %s: not a boolean (want 0/1, yes/no,"
-            " on/off)", value);
-  }
-  else if (strcmp (key, "writes") == 0) {
-    if (!first_time (cfg, &e->l_writes, key))
-      return;
-    i = name_index (writes_names, value);
-    if (i < 0)
-      ferr (cfg, line, "writes = %s: want auto, async or sync", value);
-    else {
-      e->writes_sync = i == 1;
-      e->writes_async = i == 0;
-    }
-  }
-  else if (strcmp (key, "tls") == 0) {
-    if (!first_time (cfg, &e->l_tls, key))
-      return;
-    i = name_index (tls_names, value);
-    if (i < 0)
-      ferr (cfg, line, "tls = %s: want optional or require", value);
-    else
-      e->tls_required = i == 1;
-  }
-  else if (strcmp (key, "max_connections") == 0) {
-    uint64_t v;
-    if (!first_time (cfg, &e->l_max_conns, key))
-      return;
-    if (parse_max_conns (value, &v, why, sizeof why) < 0)
-      ferr (cfg, line, "max_connections = %s: %s", value, why);
-    else
-      e->max_conns = (unsigned) v;
-  }
-  else if (strcmp (key, "allow") == 0) {
-    if (!first_time (cfg, &e->l_allow, key))
-      return;
-    r = parse_allow (value, &e->allow, &e->nr_allow, why, sizeof why);
-    if (r == -ENOMEM)
-      cfg->oom = true;
-    else if (r < 0)
-      ferr (cfg, line, "allow: %s", why);
-  }
-  else
-    unknown_key (cfg, key, "[export NAME]");
-}
-
-/* ---- [sim] and [tenant NAME] -------------------------------------------- */
-
-/* A count KEY = VALUE in MIN..MAX into *OUT; false (and an error) if not. */
-static bool
-count_key (struct cfg *cfg, const char *key, const char *value,
-           uint64_t min, uint64_t max, uint64_t *out)
-{
-  uint64_t v;
-  int r = units_parse_count (value, &v);
-
-  if (r == -EINVAL) {
-    ferr (cfg, cfg->lineno, "%s = %s: not a number (want %llu..%llu)", key,
-          value, (unsigned long long) min, (unsigned long long) max);
-    return false;
-  }
-  if (r < 0 || v < min || v > max) {
-    ferr (cfg, cfg->lineno, "%s = %s: out of range %llu..%llu", key, value,
-          (unsigned long long) min, (unsigned long long) max);
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
-/* A time KEY = VALUE, with its unit (a bare number is refused). */
-static bool
-time_key (struct cfg *cfg, const char *key, const char *value, uint64_t *out)
-{
-  char want[96];
-
-  if (units_parse_time (value, 0, out) == 0)
-    return true;
-  ferr (cfg, cfg->lineno, "%s = %s: not a time (want %s)", key, value,
-        units_expect_time (0, want, sizeof want));
-  return false;
-}
-
-/* A size KEY = VALUE, a multiple of ALIGN. */
-static bool
-size_key (struct cfg *cfg, const char *key, const char *value,
-          uint64_t align, uint64_t *out)
-{
-  if (units_parse_size (value, out) < 0) {
-    ferr (cfg, cfg->lineno, "%s = %s: not a size (want %s)", key, value,
-          UNITS_EXPECT_SIZE);
-    return false;
-  }
-  if (*out % align) {
-    ferr (cfg, cfg->lineno, "%s = %s: not a multiple of %llu", key, value,
-          (unsigned long long) align);
-    return false;
-  }
-  return true;
-}
-
-static void
-set_sim_key (struct cfg *cfg, const char *key, const char *value)
-{
-  uint64_t v;
-
-  if (strcmp (key, "duration") == 0) {
-    if (!first_time (cfg, &cfg->l_duration, key))
-      return;
-    if (!time_key (cfg, key, value, &v))
-      return;
-    if (v == 0)
-      ferr (cfg, cfg->lineno, "duration = %s: must be more than 0", value);
-    else
-      cfg->duration = v;
-  }
-  else if (strcmp (key, "seed") == 0) {
-    if (first_time (cfg, &cfg->l_seed, key)
-        && count_key (cfg, key, value, 0, UINT64_MAX, &v))
-      cfg->seed = v;
-  }
-  else
-    bad_key (cfg, SEC_SIM, key, "[sim]");
-}
-
-/* rw = NAME[:SKIP] */
-static void
-set_rw (struct cfg *cfg, struct xtenant *x, const char *value)
-{
-  size_t n = strcspn (value, ":");
-  uint64_t skip = 0;
-
-  for (size_t i = 0; i < sizeof rw_names / sizeof rw_names[0]; i++) {
-    if (strlen (rw_names[i].name) != n
-        || strncmp (rw_names[i].name, value, n) != 0)
-      continue;
-    if (value[n]) {
-      if (rw_names[i].rand) {
-        ferr (cfg, cfg->lineno, "rw = %s: ':SKIP' applies to sequential"
-              " patterns only (read, write, rw)", value);
-        x->bad = true;
-        return;
-      }
-      if (!size_key (cfg, "rw", value + n + 1, CFG_SECTOR, &skip)) {
-        x->bad = true;
-        return;
-      }
-    }
-    x->t.rw = rw_names[i].canon;
-    x->t.rand = rw_names[i].rand;
-    x->t.skip = skip;
-    x->t.rwmixread = rw_names[i].reads < 0 ? 50 : (unsigned) rw_names[i].reads;
-    return;
-  }
-  ferr (cfg, cfg->lineno, "rw = %s: want read, write, randread, randwrite,"
-        " rw or randrw (sequential ones may add :SKIP)", value);
-  x->bad = true;
-}
-
-static void
-set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
-                const char *value)
-{
-  struct cfg_tenant *t = &x->t;
-  bool ok = true;
-  uint64_t v;
-  int i;
-
-  if (strcmp (key, "export") == 0) {
-    if (first_time (cfg, &x->l_export, key))
-      x->export = xstrdup (cfg, value);
-  }
-  else if (strcmp (key, "connections") == 0) {
-    if (first_time (cfg, &x->l_connections, key)
-        && (ok = count_key (cfg, key, value, 1, CFG_CONNECTIONS_MAX, &v)))
-      t->connections = v;
-  }
-  else if (strcmp (key, "rw") == 0) {
-    if (first_time (cfg, &x->l_rw, key))
-      set_rw (cfg, x, value);
-  }
-  else if (strcmp (key, "rwmixread") == 0) {
-    if (first_time (cfg, &x->l_rwmixread, key)
-        && (ok = count_key (cfg, key, value, 0, 100, &v))) {
-      x->rwmix = v;
-      x->rwmix_given = true;
-    }
-  }
-  else if (strcmp (key, "bs") == 0) {
-    if (!first_time (cfg, &x->l_bs, key))
-      return;
-    ok = size_key (cfg, key, value, CFG_SECTOR, &v);
-    if (ok && (v == 0 || v > CFG_BS_MAX)) {
-      ferr (cfg, cfg->lineno, "bs = %s: out of range 512..32M", value);
-      ok = false;
-    }
-    if (ok)
-      t->bs = v;
-  }
-  else if (strcmp (key, "iodepth") == 0) {
-    if (first_time (cfg, &x->l_iodepth, key)
-        && (ok = count_key (cfg, key, value, 1, CFG_IODEPTH_MAX, &v)))
-      t->iodepth = v;
-  }
-  else if (strcmp (key, "thinktime") == 0) {
-    if (first_time (cfg, &x->l_thinktime, key))
-      ok = time_key (cfg, key, value, &t->thinktime);
-  }
-  else if (strcmp (key, "rate_iops") == 0) {
-    if (first_time (cfg, &x->l_rate_iops, key)
-        && (ok = count_key (cfg, key, value, 1, NSEC_PER_SEC, &v)))
-      t->rate_iops = v;
-  }
-  else if (strcmp (key, "rate") == 0) {
-    if (!first_time (cfg, &x->l_rate, key))
-      return;
-    if (units_parse_rate (value, &v) < 0 || v == 0) {
-      ferr (cfg, cfg->lineno, "rate = %s: not a rate (want %s)", value,
-            UNITS_EXPECT_RATE);
-      ok = false;
-    }
-    else
-      t->rate = v;
-  }
-  else if (strcmp (key, "fsync") == 0) {
-    if (first_time (cfg, &x->l_fsync, key)
-        && (ok = count_key (cfg, key, value, 0, 1u << 30, &v)))
-      t->fsync = v;
-  }
-  else if (strcmp (key, "offset") == 0) {
-    if (first_time (cfg, &x->l_offset, key))
-      ok = size_key (cfg, key, value, CFG_SECTOR, &t->offset);
-  }
-  else if (strcmp (key, "size") == 0) {
-    if (!first_time (cfg, &x->l_size, key))
-      return;
-    ok = size_key (cfg, key, value, 1, &t->size);
-    if (ok && t->size == 0) {
-      ferr (cfg, cfg->lineno, "size = %s: must not be 0", value);
-      ok = false;
-    }
-  }
-  else if (strcmp (key, "start") == 0) {
-    if (first_time (cfg, &x->l_start, key))
-      ok = time_key (cfg, key, value, &t->start);
-  }
-  else if (strcmp (key, "stop") == 0) {
-    if (first_time (cfg, &x->l_stop, key))
-      ok = time_key (cfg, key, value, &t->stop);
-  }
-  else if (strcmp (key, "class") == 0) {
-    if (!first_time (cfg, &x->l_class, key))
-      return;
-    i = name_index (class_names, value);
-    if (i < 0) {
-      ferr (cfg, cfg->lineno, "class = %s: want rt, be or idle", value);
-      ok = false;
-    }
-    else {
-      t->cls = SCHED_CLASS_RT + i;
-      t->cls_given = true;
-    }
-  }
-  else if (strcmp (key, "prio") == 0) {
-    if (!first_time (cfg, &x->l_prio, key))
-      return;
-    if (units_parse_count (value, &v) < 0 || v >= SCHED_LEVELS) {
-      ferr (cfg, cfg->lineno, "prio = %s: want 0..%d (0 is highest)", value,
-            SCHED_LEVELS - 1);
-      ok = false;
-    }
-    else {
-      t->prio = v;
-      t->prio_given = true;
-    }
-  }
-  else if (strcmp (key, "workload") == 0) {
-    if (!first_time (cfg, &x->l_workload, key))
-      return;
-    i = name_index (cfg_workload_names, value);
-    if (i < 0) {
-      char lst[96];
-      ferr (cfg, cfg->lineno, "workload = %s: want %s", value,
-            one_of (cfg_workload_names, lst, sizeof lst));
-      ok = false;
-    }
-    else
-      t->workload = i;
-  }
-  else
-    bad_key (cfg, SEC_TENANT, key, "[tenant NAME]");
-  if (!ok)
-    x->bad = true;
-}
-
-/* [event NAME]: at = TIME, command = LINE (what the command means is
- * checked once the groups are known, in check_events).
- */
-static void
-set_event_key (struct cfg *cfg, struct xevent *x, const char *key,
-               const char *value)
-{
-  if (strcmp (key, "at") == 0) {
-    if (first_time (cfg, &x->l_at, key))
-      time_key (cfg, key, value, &x->at);
-  }
-  else if (strcmp (key, "command") == 0) {
-    size_t n = strlen (value);
-
-    if (!first_time (cfg, &x->l_command, key))
-      return;
-    if (n >= 2 && value[0] == '"' && value[n - 1] == '"')
-      x->command = strndup (value + 1, n - 2);
-    else
-      x->command = strdup (value);
-    if (!x->command)
-      cfg->oom = true;
-  }
-  else
-    bad_key (cfg, SEC_EVENT, key, "[event NAME]");
 }
 
 /* ---- reading the file ------------------------------------------------------ */
@@ -1892,658 +1134,6 @@ xexport_free (struct xexport *x)
   free (x->group);
   free (x->file);
   free (x->allow);
-}
-
-/* The line to blame for a region: the key if given, else the header. */
-static unsigned
-blame (const struct xexport *x, unsigned l)
-{
-  return l ? l : x->line;
-}
-
-static unsigned
-blame_t (const struct xtenant *x, unsigned l)
-{
-  return l ? l : x->line;
-}
-
-/* "[4K, 1G)" */
-static char *
-format_region (uint64_t off, uint64_t size, char *buf, size_t len)
-{
-  char a[32], b[32];
-
-  snprintf (buf, len, "[%s, %s)", units_format_size (off, a, sizeof a),
-            units_format_size (off + size, b, sizeof b));
-  return buf;
-}
-
-/* Resolve each export's group to an index into m_groups, adding the
- * implicit "default" group the first time it is needed.
- */
-static void
-resolve_groups (struct cfg *cfg, struct xexport *xs, size_t nr)
-{
-  size_t ng = cfg->nr_groups;
-
-  for (size_t i = 0; i < cfg->nr_groups; i++) {
-    const struct xgroup *x = &cfg->groups[i];
-    cfg->m_groups[i] = (struct cfg_group) {
-      .name = x->name, .weight = x->weight, .cls = x->cls, .prio = x->prio,
-      .qos = x->qos, .line = x->line,
-    };
-  }
-  for (size_t i = 0; i < nr; i++) {
-    const char *want = xs[i].group ? xs[i].group : CFG_DEFAULT_GROUP;
-    size_t j;
-    for (j = 0; j < ng; j++)
-      if (strcmp (cfg->m_groups[j].name, want) == 0)
-        break;
-    if (j == ng && strcmp (want, CFG_DEFAULT_GROUP) == 0)
-      cfg->m_groups[ng++] = (struct cfg_group) {
-        .name = CFG_DEFAULT_GROUP, .weight = SCHED_WEIGHT_DEFAULT,
-        .cls = SCHED_CLASS_BE, .prio = SCHED_PRIO_DEFAULT, .line = 0,
-      };
-    else if (j == ng)
-      ferr (cfg, xs[i].l_group, "group = %s: no [group %s] section", want,
-            want);
-    cfg->m_exports[i].group = j;
-  }
-  cfg->m.nr_groups = ng;
-}
-
-/* Regions inside the device, and overlaps only between readonly exports;
- * own files not shared between writers.
- */
-static void
-check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
-               uint64_t devsize, bool *ok)
-{
-  const char *dev = cfg_device_file (cfg);
-  char r1[80], r2[80], b1[32], b2[32];
-  bool told_nodev = false;
-
-  for (size_t i = 0; i < nr; i++) {
-    const struct xexport *x = &xs[i];
-    struct cfg_export *e = &cfg->m_exports[i];
-
-    ok[i] = false;
-    if (x->bad_region)
-      continue;                 /* reported at its line already */
-    if (x->file) {
-      if (x->l_offset || x->l_size)
-        ferr (cfg, x->l_offset ? x->l_offset : x->l_size,
-              "export \"%s\" has its own file: offset and size apply only"
-              " to regions of the device", x->name);
-      if (dev && strcmp (x->file, dev) == 0)
-        ferr (cfg, x->l_file, "export \"%s\": file is the device itself;"
-              " use offset and size for a region of it", x->name);
-      for (size_t j = 0; j < i; j++)
-        if (xs[j].file && strcmp (xs[j].file, x->file) == 0
-            && !(x->readonly && xs[j].readonly))
-          ferr (cfg, x->l_file, "export \"%s\": file %s is also the file of"
-                " export \"%s\" (line %u); only readonly exports may share"
-                " one", x->name, x->file, xs[j].name, xs[j].l_file);
-      continue;
-    }
-    if (cfg->simulated && !cfg->m.dev.emulate)
-      continue;                 /* no device model: said once already */
-    if (!dev && !cfg->simulated) {
-      if (!told_nodev) {
-        if (x->line)
-          ferr (cfg, x->line, "export \"%s\" is a region of the device, but"
-                " no device file is set ([device] file = PATH, or file=PATH)",
-                x->name);
-        else
-          cerr (cfg, "no device: give file=PATH or config=FILE");
-      }
-      told_nodev = true;
-      continue;
-    }
-    e->offset = x->offset;
-    if (x->l_size) {
-      e->size = x->size;
-      if (x->offset > devsize || x->size > devsize - x->offset) {
-        ferr (cfg, x->l_size, "export \"%s\" %s runs past the end of the"
-              " device (size %s)", x->name,
-              format_region (x->offset, x->size, r1, sizeof r1),
-              units_format_size (devsize, b1, sizeof b1));
-        continue;
-      }
-    }
-    else {
-      if (x->offset >= devsize) {
-        if (x->line)
-          ferr (cfg, blame (x, x->l_offset), "export \"%s\": offset %s is at"
-                " or beyond the end of the device (size %s)", x->name,
-                units_format_size (x->offset, b1, sizeof b1),
-                units_format_size (devsize, b2, sizeof b2));
-        else
-          cerr (cfg, "the device is empty");
-        continue;
-      }
-      e->size = devsize - x->offset;
-    }
-    ok[i] = true;
-    for (size_t j = 0; j < i; j++) {
-      const struct cfg_export *o = &cfg->m_exports[j];
-      if (!ok[j] || xs[j].file)
-        continue;
-      if (e->offset < o->offset + o->size && o->offset < e->offset + e->size
-          && !(x->readonly && xs[j].readonly))
-        ferr (cfg, blame (x, x->l_offset), "export \"%s\" %s overlaps export"
-              " \"%s\" %s (line %u); overlapping exports must both be"
-              " readonly", x->name,
-              format_region (e->offset, e->size, r1, sizeof r1), xs[j].name,
-              format_region (o->offset, o->size, r2, sizeof r2), xs[j].line);
-    }
-  }
-}
-
-/* An error about model.KEY from the file (at its line) or the command
- * line (line 0).
- */
-static void __attribute__ ((format (printf, 3, 4)))
-param_err (struct cfg *cfg, const struct xparam *p, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  if (p->line)
-    add_error (cfg, cfg->filename, p->line, fmt, ap);
-  else
-    add_error (cfg, NULL, 0, fmt, ap);
-  va_end (ap);
-}
-
-/* "a, b, c" */
-static const char *
-join (const char *const *names, char *buf, size_t len)
-{
-  size_t off = 0;
-
-  buf[0] = '\0';
-  for (size_t i = 0; names[i] && off < len; i++)
-    off += snprintf (buf + off, len - off, "%s%s", i ? ", " : "", names[i]);
-  return buf;
-}
-
-/* Set every model.* parameter on the device model [device] emulate names,
- * exactly as the plugin will.  With emulate = none a parameter is checked
- * on whichever model has it, so a typo is caught even while emulation is
- * off for a comparison run.  -ENOMEM or 0.
- */
-static int
-check_model_params (struct cfg *cfg, const struct xparam *const *src,
-                    size_t np, uint64_t *capacity)
-{
-  const char *emu = cfg->m.dev.emulate;
-  const char *kinds[2] = { emu ? emu : "hdd", emu ? NULL : "ssd" };
-  struct devmodel *dm[2] = { NULL, NULL };
-  char l0[256], l1[256];
-  int err = 0;
-
-  for (int k = 0; k < 2 && kinds[k] && (np || emu); k++) {
-    dm[k] = devmodel_new (kinds[k], &err);
-    if (!dm[k])
-      goto out;
-  }
-  for (size_t i = 0; i < np; i++) {
-    const struct xparam *p = src[i];
-    const char *eq = p->line ? " = " : "=", *kind = NULL;
-    int r = -ENOENT;
-
-    for (int k = 0; k < 2 && r != 0; k++) {
-      int rk;
-      if (!dm[k] || (rk = devmodel_set (dm[k], p->key, p->value)) == -ENOENT)
-        continue;
-      if (r == -ENOENT || rk == 0) {
-        r = rk;
-        kind = kinds[k];
-      }
-    }
-    if (r == -ENOENT && !emu)
-      param_err (cfg, p, "model.%s: not a parameter of any device model"
-                 " (hdd: %s; ssd: %s)", p->key,
-                 join (devmodel_params (dm[0]), l0, sizeof l0),
-                 join (devmodel_params (dm[1]), l1, sizeof l1));
-    else if (r == -ENOENT)
-      param_err (cfg, p, "model.%s: not a parameter of the %s model (want"
-                 " %s)", p->key, emu,
-                 join (devmodel_params (dm[0]), l0, sizeof l0));
-    else if (r == -ERANGE)
-      param_err (cfg, p, "model.%s%s%s: out of range for the %s model",
-                 p->key, eq, p->value, kind);
-    else if (r < 0)
-      param_err (cfg, p, "model.%s%s%s: not a valid value for the %s model",
-                 p->key, eq, p->value, kind);
-  }
-  if (emu)
-    *capacity = devmodel_capacity (dm[0]);
-out:
-  devmodel_free (dm[0]);
-  devmodel_free (dm[1]);
-  return err == -ENOMEM ? -ENOMEM : 0;
-}
-
-/* Resolve each tenant's export, pattern, class and level, and check its
- * region against the export (OK[i]: export i's region is valid).
- */
-static void
-check_tenants (struct cfg *cfg, const bool *ok)
-{
-  char b1[32], b2[32], b3[80];
-
-  for (size_t i = 0; i < cfg->nr_tenants; i++) {
-    const struct xtenant *x = &cfg->tenants[i];
-    struct cfg_tenant *t = &cfg->m_tenants[i];
-    const char *want = x->export ? x->export : "";
-    const struct cfg_export *e;
-    const struct cfg_group *g;
-    size_t j;
-
-    *t = x->t;
-    t->name = x->name;
-    t->line = x->line;
-    if (x->bad)
-      continue;                 /* reported at its line already */
-    bool mixed = strcmp (t->rw, "rw") == 0 || strcmp (t->rw, "randrw") == 0;
-    if (x->rwmix_given && mixed)
-      t->rwmixread = x->rwmix;
-    else if (x->rwmix_given)
-      ferr (cfg, x->l_rwmixread, "tenant %s: rwmixread applies to rw = rw"
-            " or randrw (rw is %s)", x->name, t->rw);
-    for (j = 0; j < cfg->m.nr_exports; j++)
-      if (strcmp (cfg->m.exports[j].name, want) == 0)
-        break;
-    if (j == cfg->m.nr_exports) {
-      if (x->export)
-        ferr (cfg, x->l_export, "tenant %s: export = %s: no [export %s]"
-              " section", x->name, want, want);
-      else
-        ferr (cfg, x->line, "tenant %s: no export = NAME, and no default"
-              " export ([export] with no name)", x->name);
-      continue;
-    }
-    t->export = j;
-    e = &cfg->m.exports[j];
-    if (e->group >= cfg->m.nr_groups)
-      continue;                 /* no such group: reported already */
-    g = &cfg->m_groups[e->group];
-    if (!t->cls_given)
-      t->cls = g->cls;
-    if (!t->prio_given)
-      t->prio = g->prio;
-    if (e->file) {
-      ferr (cfg, blame_t (x, x->l_export), "tenant %s: export \"%s\" has"
-            " its own file; a tenant needs an export that is a region of"
-            " the device", x->name, e->name);
-      continue;
-    }
-    if (!ok[j])
-      continue;                 /* the export's region is wrong already */
-    if (t->rwmixread < 100 && e->readonly)
-      ferr (cfg, blame_t (x, x->l_rw), "tenant %s writes (rw = %s) but"
-            " export \"%s\" is readonly", x->name, t->rw, e->name);
-    if (t->fsync && t->rwmixread == 100)
-      ferr (cfg, x->l_fsync, "tenant %s: fsync = %u needs writes (rw ="
-            " write, randwrite, rw or randrw)", x->name, t->fsync);
-    if (t->stop && t->stop <= t->start)
-      ferr (cfg, x->l_stop, "tenant %s: stop = %s is not after start = %s",
-            x->name, units_format_time (t->stop, b1, sizeof b1),
-            units_format_time (t->start, b2, sizeof b2));
-    if (t->offset >= e->size) {
-      ferr (cfg, blame_t (x, x->l_offset), "tenant %s: offset %s is at or"
-            " beyond the end of export \"%s\" (size %s)", x->name,
-            units_format_size (t->offset, b1, sizeof b1), e->name,
-            units_format_size (e->size, b2, sizeof b2));
-      continue;
-    }
-    if (!x->l_size)
-      t->size = e->size - t->offset;
-    else if (t->size > e->size - t->offset) {
-      ferr (cfg, x->l_size, "tenant %s: region %s runs past the end of"
-            " export \"%s\" (size %s)", x->name,
-            format_region (t->offset, t->size, b3, sizeof b3), e->name,
-            units_format_size (e->size, b2, sizeof b2));
-      continue;
-    }
-    if (t->size < t->bs)
-      ferr (cfg, blame_t (x, x->l_size ? x->l_size : x->l_bs), "tenant %s:"
-            " region of %s is smaller than bs = %s", x->name,
-            units_format_size (t->size, b1, sizeof b1),
-            units_format_size (t->bs, b2, sizeof b2));
-  }
-}
-
-/* ---- caps and reservations --------------------------------------------- */
-
-int
-cfg_parse_qos (const char *key, const char *value, struct qos_conf *c,
-               char *why, size_t len)
-{
-  const struct qos_key *k = qos_key_lookup (key);
-  char b1[32], b2[32], e[96];
-  uint64_t v = 0;
-
-  if (!k)
-    return -ENOENT;
-  switch (k->unit) {
-  case QOS_U_IOPS:
-    if (units_parse_count (value, &v) < 0) {
-      snprintf (why, len, "not a number (requests per second)");
-      return -EINVAL;
-    }
-    break;
-  case QOS_U_BPS:
-    if (units_parse_rate (value, &v) < 0) {
-      snprintf (why, len, "not a rate (%s)", UNITS_EXPECT_RATE);
-      return -EINVAL;
-    }
-    break;
-  case QOS_U_SECONDS:
-    /* A bare number is seconds here, not CFQ's milliseconds. */
-    if (units_parse_time (value, NSEC_PER_SEC, &v) < 0) {
-      snprintf (why, len, "not a time (want %s)",
-                units_expect_time (NSEC_PER_SEC, e, sizeof e));
-      return -EINVAL;
-    }
-    break;
-  }
-  if (qos_conf_set (c, k, v) < 0) {
-    snprintf (why, len, "out of range %s..%s (0: none)",
-              cfg_format_qos (k, k->min, b1, sizeof b1),
-              cfg_format_qos (k, k->max, b2, sizeof b2));
-    return -EINVAL;
-  }
-  return 0;
-}
-
-char *
-cfg_format_qos (const struct qos_key *k, uint64_t v, char *buf, size_t len)
-{
-  switch (k->unit) {
-  case QOS_U_BPS: return units_format_rate (v, buf, len);
-  case QOS_U_SECONDS: return units_format_time (v, buf, len);
-  default:
-    snprintf (buf, len, "%llu", (unsigned long long) v);
-    return buf;
-  }
-}
-
-/* The line of a group's first QoS key in file order, and that key. */
-static unsigned
-first_qos_line (const struct xgroup *g, const struct qos_key **key)
-{
-  unsigned line = 0;
-
-  for (size_t i = 0; i < qos_nr_keys; i++)
-    if (g->l_qos[i] && (!line || g->l_qos[i] < line)) {
-      line = g->l_qos[i];
-      *key = &qos_keys[i];
-    }
-  return line;
-}
-
-/* What the device model gives at queue depth QD, from its own service
- * times: random 4 KiB reads per second (SEQ false) or sequential 1 MiB
- * read bytes per second (SEQ true), over 2000 requests kept QD deep.
- */
-static double
-model_rate (struct devmodel *dm, unsigned qd, bool seq)
-{
-  const unsigned n = 2000;
-  const uint32_t bs = seq ? 1u << 20 : 4096;
-  uint64_t blocks = devmodel_capacity (dm) / bs, now = 0, rs = 1;
-  unsigned issued = 0, done = 0;
-  struct rq *rqs, *r;
-
-  if (qd > DEVMODEL_MAX_QUEUE)
-    qd = DEVMODEL_MAX_QUEUE;
-  rqs = calloc (qd, sizeof *rqs);
-  if (!rqs || !blocks) {
-    free (rqs);
-    return 0;
-  }
-  devmodel_reset (dm);
-  for (unsigned i = 0; i < qd && issued < n; i++, issued++) {
-    rqs[i] = (struct rq) { .op = RQ_READ, .len = bs, .flags = RQ_SYNC };
-    rqs[i].off = (seq ? issued % blocks : splitmix64 (&rs) % blocks) * bs;
-    devmodel_submit (dm, &rqs[i], 0);
-  }
-  while (done < n && (now = devmodel_next (dm)) != SCHED_NEVER)
-    while ((r = devmodel_complete (dm, now, NULL)) != NULL) {
-      done++;
-      if (issued < n) {
-        r->off = (seq ? issued % blocks : splitmix64 (&rs) % blocks) * bs;
-        devmodel_submit (dm, r, now);
-        issued++;
-      }
-    }
-  free (rqs);
-  return now && now != SCHED_NEVER
-    ? (double) done * (seq ? bs : 1) * 1e9 / (double) now : 0;
-}
-
-/* With emulation: warn if the reservations add up to more than the
- * model gives.  The IOPS are compared with random 4 KiB reads (what a
- * reservation in requests is usually for), the bytes with sequential
- * 1 MiB reads (the most the device gives at all).
- */
-static void
-warn_reservations (struct cfg *cfg)
-{
-  const char *emu = cfg->m.dev.emulate;
-  uint64_t sum[2] = { 0, 0 };
-  unsigned line[2] = { 0, 0 };
-  struct devmodel *dm;
-  int err;
-
-  for (size_t i = 0; i < cfg->nr_groups; i++) {
-    const struct xgroup *g = &cfg->groups[i];
-    for (int b = 0; b < 2; b++) {
-      const struct qos_key *k = qos_key_lookup (b ? "bps_min" : "iops_min");
-      uint64_t v = qos_conf_get (&g->qos, k);
-      if (v) {
-        sum[b] += v;
-        line[b] = g->l_qos[k - qos_keys];
-      }
-    }
-  }
-  if (!emu || (!sum[0] && !sum[1]))
-    return;
-  dm = devmodel_new (emu, &err);
-  if (!dm) {
-    if (err == -ENOMEM)
-      cfg->oom = true;
-    return;
-  }
-  for (size_t i = 0; i < cfg->m.dev.nr_model; i++)
-    devmodel_set (dm, cfg->m.dev.model[i].key, cfg->m.dev.model[i].value);
-  for (int b = 0; b < 2; b++) {
-    double give;
-    char b1[32], b2[32];
-
-    if (!sum[b])
-      continue;
-    give = model_rate (dm, cfg->m.dev.queue_depth, b);
-    if ((double) sum[b] <= give)
-      continue;
-    if (b)
-      fwarn (cfg, line[b], "the reservations add up to %s (bps_min), more"
-             " than the emulated %s gives (about %s of sequential 1M reads"
-             " at queue_depth %u): under contention not all of them can be"
-             " met", units_format_rate (sum[b], b1, sizeof b1), emu,
-             units_format_rate ((uint64_t) give / 1000000 * 1000000, b2,
-                                sizeof b2), cfg->m.dev.queue_depth);
-    else
-      fwarn (cfg, line[b], "the reservations add up to %llu requests/s"
-             " (iops_min), more than the emulated %s gives (about %.0f"
-             " random 4K reads/s at queue_depth %u): under contention not"
-             " all of them can be met", (unsigned long long) sum[b], emu,
-             give, cfg->m.dev.queue_depth);
-  }
-  devmodel_free (dm);
-}
-
-/* Caps and reservations: consistent within each group, and only with a
- * scheduler that has them.
- */
-static void
-check_qos (struct cfg *cfg)
-{
-  bool fifo = strcmp (cfg->m.scheduler, "fifo") == 0;
-  const struct qos_key *k = NULL, *o;
-  char why[200], b1[32], b2[32];
-
-  for (size_t i = 0; i < cfg->nr_groups; i++) {
-    const struct xgroup *g = &cfg->groups[i];
-    unsigned line = first_qos_line (g, &k);
-    struct qos_conf left = g->qos;
-
-    if (qos_conf_empty (&g->qos))
-      continue;
-    if (fifo) {
-      ferr (cfg, line, "%s: caps and reservations need scheduler = cfq"
-            " (fifo serves in arrival order, with no per-group queues to"
-            " hold back or to serve first)", k->name);
-      continue;
-    }
-    /* Every fault, not just the first: drop each key found at fault. */
-    while (qos_conf_check (&left, why, sizeof why, &k, &o) < 0) {
-      cfg_format_qos (k, qos_conf_get (&g->qos, k), b1, sizeof b1);
-      if (o)
-        ferr (cfg, g->l_qos[k - qos_keys], "%s = %s, %s = %s (line %u): %s",
-              k->name, b1, o->name,
-              cfg_format_qos (o, qos_conf_get (&g->qos, o), b2, sizeof b2),
-              g->l_qos[o - qos_keys], why);
-      else
-        ferr (cfg, g->l_qos[k - qos_keys], "%s = %s: %s", k->name, b1, why);
-      qos_conf_set (&left, k, 0);
-    }
-  }
-  if (!fifo)
-    warn_reservations (cfg);
-}
-
-/* A tenant whose workload runs on a file system (every one but fio) owns
- * its export: the lab makes and mounts a file system there.
- */
-static void
-check_workloads (struct cfg *cfg)
-{
-  for (size_t i = 0; i < cfg->nr_tenants; i++) {
-    const struct xtenant *x = &cfg->tenants[i];
-    const struct cfg_tenant *t = &cfg->m_tenants[i];
-    const struct cfg_export *e;
-
-    if (x->bad || t->workload == CFG_WORKLOAD_FIO
-        || t->export >= cfg->m.nr_exports)
-      continue;
-    e = &cfg->m.exports[t->export];
-    if (e->readonly)
-      ferr (cfg, x->l_workload, "tenant %s: workload = %s makes a file"
-            " system on export \"%s\", which is readonly", x->name,
-            cfg_workload_names[t->workload], e->name);
-    for (size_t j = 0; j < cfg->nr_tenants; j++)
-      if (j != i && cfg->m_tenants[j].export == t->export
-          && !cfg->tenants[j].bad) {
-        ferr (cfg, x->l_workload, "tenant %s: workload = %s needs export"
-              " \"%s\" for itself, but tenant %s uses it too", x->name,
-              cfg_workload_names[t->workload], e->name, cfg->tenants[j].name);
-        break;
-      }
-  }
-}
-
-/* Each event's command, as the control socket would take it: "weight
- * GROUP N" or "set KEY VALUE" (KEY a CFQ tunable or queue_depth, VALUE in
- * the tunable's grammar).  The model's events are sorted by time.
- */
-static void
-check_events (struct cfg *cfg)
-{
-  char why[160], b1[32], b2[32];
-
-  for (size_t i = 0; i < cfg->nr_events; i++) {
-    const struct xevent *x = &cfg->events[i];
-    struct cfg_event *ev = &cfg->m_events[i];
-    char verb[16], a[80], b[80], extra[2];
-    int n;
-
-    ev->name = x->name;
-    ev->at = x->at;
-    ev->command = x->command;
-    ev->line = x->line;
-    if (!x->l_at)
-      ferr (cfg, x->line, "[event %s] needs at = TIME", x->name);
-    else if (cfg->l_duration && x->at >= cfg->duration)
-      ferr (cfg, x->l_at, "event %s: at = %s is not before the end of the"
-            " run ([sim] duration = %s)", x->name,
-            units_format_time (x->at, b1, sizeof b1),
-            units_format_time (cfg->duration, b2, sizeof b2));
-    if (!x->command) {
-      if (x->l_at)
-        ferr (cfg, x->line, "[event %s] needs command = \"weight GROUP N\""
-              " or \"set KEY VALUE\"", x->name);
-      continue;
-    }
-    n = sscanf (x->command, "%15s %79s %79s %1s", verb, a, b, extra);
-    if (n == 3 && strcmp (verb, "weight") == 0) {
-      uint64_t w;
-      size_t g;
-
-      for (g = 0; g < cfg->m.nr_groups; g++)
-        if (strcmp (cfg->m_groups[g].name, a) == 0)
-          break;
-      if (g == cfg->m.nr_groups)
-        ferr (cfg, x->l_command, "event %s: command = %s: no [group %s]",
-              x->name, x->command, a);
-      else if (units_parse_count (b, &w) < 0 || w < SCHED_WEIGHT_MIN
-               || w > SCHED_WEIGHT_MAX)
-        ferr (cfg, x->l_command, "event %s: command = %s: weight %s is out"
-              " of range %d..%d", x->name, x->command, b, SCHED_WEIGHT_MIN,
-              SCHED_WEIGHT_MAX);
-      else {
-        ev->kind = CFG_EVENT_WEIGHT;
-        ev->group = g;
-        ev->weight = w;
-      }
-    }
-    else if (n == 3 && strcmp (verb, "set") == 0) {
-      int k = gkey_lookup (a);
-
-      if (k == GK_QUEUE_DEPTH || (k >= GK_TUNABLE && cfq_tunable_lookup (a))) {
-        uint64_t v;
-        if (parse_gvalue (k, b, &v, why, sizeof why) < 0)
-          ferr (cfg, x->l_command, "event %s: command = %s: %s", x->name,
-                x->command, why);
-        else {
-          ev->kind = CFG_EVENT_SET;
-          ev->key = k == GK_QUEUE_DEPTH ? gk_names[GK_QUEUE_DEPTH]
-            : cfq_tunable_lookup (a)->name;
-          ev->value = v;
-        }
-      }
-      else
-        ferr (cfg, x->l_command, "event %s: command = %s: '%s' cannot be"
-              " set while running (a CFQ tunable or queue_depth)", x->name,
-              x->command, a);
-    }
-    else
-      ferr (cfg, x->l_command, "event %s: command = %s: want \"weight GROUP"
-            " N\" or \"set KEY VALUE\"", x->name, x->command);
-  }
-  /* By time; file order among equal times (insertion sort: stable). */
-  for (size_t i = 1; i < cfg->nr_events; i++) {
-    struct cfg_event e = cfg->m_events[i];
-    size_t j = i;
-    while (j > 0 && cfg->m_events[j - 1].at > e.at) {
-      cfg->m_events[j] = cfg->m_events[j - 1];
-      j--;
-    }
-    cfg->m_events[j] = e;
-  }
 }
 
 int

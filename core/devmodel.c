@@ -80,6 +80,7 @@
 #include "units.h"
 
 enum dm_kind { DM_HDD, DM_SSD };
+const char *const devmodel_kinds[] = { [DM_HDD] = "hdd", [DM_SSD] = "ssd", NULL };
 enum pt { PT_TIME, PT_SIZE, PT_RATE, PT_COUNT };
 
 /* Parameters, all in integer units; see the table below. */
@@ -324,7 +325,7 @@ devmodel_new (const char *name, int *err)
       *err = -ENOMEM;
     return NULL;
   }
-  dm->kind = strcmp (pr->kind, "hdd") == 0 ? DM_HDD : DM_SSD;
+  dm->kind = strcmp (pr->kind, devmodel_kinds[DM_HDD]) == 0 ? DM_HDD : DM_SSD;
   dm->name = pr->name;
   set_defaults (dm);
   devmodel_reset (dm);
@@ -435,7 +436,7 @@ devmodel_params (const struct devmodel *dm)
 const char *
 devmodel_kind (const struct devmodel *dm)
 {
-  return dm->kind == DM_HDD ? "hdd" : "ssd";
+  return devmodel_kinds[dm->kind];
 }
 
 const char *

@@ -171,7 +171,7 @@
 
 /* ---- the key table --------------------------------------------------------
  * One row per key: its unit, where it lives in struct qos_conf, its range.
- * Parsing a value is cfg_parse_qos's (core/config.c), by unit.
+ * Parsing a value is cfg_parse_qos's (core/config-qos.c), by unit.
  */
 #define K_IOPS_MAX   10000000ULL                /* 10M requests/s */
 #define K_BPS_MAX    (1ULL << 40)               /* 1 TiB/s */

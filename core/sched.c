@@ -62,3 +62,23 @@ sched_lookup (const char *name)
       return policies[i];
   return NULL;
 }
+
+const char *const sched_class_names[SCHED_CLASS_IDLE + 1] = {
+  [SCHED_CLASS_RT] = "rt", [SCHED_CLASS_BE] = "be",
+  [SCHED_CLASS_IDLE] = "idle", [0] = "",
+};
+
+const char *
+sched_class_name (unsigned c)
+{
+  return c <= SCHED_CLASS_IDLE ? sched_class_names[c] : "";
+}
+
+int
+sched_class_parse (const char *name)
+{
+  for (int c = SCHED_CLASS_RT; c <= SCHED_CLASS_IDLE; c++)
+    if (strcmp (name, sched_class_names[c]) == 0)
+      return c;
+  return -1;
+}

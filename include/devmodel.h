@@ -125,7 +125,9 @@ extern size_t devmodel_describe (const struct devmodel *dm, char *buf,
 /* Names of the parameters of this model, NULL-terminated. */
 extern const char *const *devmodel_params (const struct devmodel *dm);
 
-extern const char *devmodel_kind (const struct devmodel *dm); /* hdd, ssd */
+/* The two kinds, "hdd" and "ssd", NULL-terminated: the one list. */
+extern const char *const devmodel_kinds[];
+extern const char *devmodel_kind (const struct devmodel *dm); /* a kind */
 extern const char *devmodel_name (const struct devmodel *dm); /* or preset */
 extern bool devmodel_rotational (const struct devmodel *dm);
 extern uint64_t devmodel_capacity (const struct devmodel *dm);

@@ -62,6 +62,14 @@ enum sched_class {
   SCHED_CLASS_BE = 2,
   SCHED_CLASS_IDLE = 3,
 };
+/* The classes' names, indexed by enum sched_class ("" at 0): what the
+ * config's class = takes and every report prints.  The one list.
+ */
+extern const char *const sched_class_names[SCHED_CLASS_IDLE + 1];
+/* The name of class c, "" if c is none of them. */
+extern const char *sched_class_name (unsigned c);
+/* The class named name, or -1. */
+extern int sched_class_parse (const char *name);
 #define SCHED_LEVELS 8          /* levels 0 (highest) .. 7 */
 #define SCHED_WEIGHT_MIN 100
 #define SCHED_WEIGHT_MAX 1000

@@ -564,6 +564,8 @@ control_resume (struct ev_loop *loop, ev_timer *w, int revents)
 /* ---- accepting ------------------------------------------------------------------ */
 
 /* Log a refused client, at most once a second. */
+static void log_refusal (struct control *c, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
 static void
 log_refusal (struct control *c, const char *fmt, ...)
 {

@@ -35,7 +35,8 @@ struct strbuf {
 
 extern void strbuf_printf (struct strbuf *b, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
-extern void strbuf_vprintf (struct strbuf *b, const char *fmt, va_list ap);
+extern void strbuf_vprintf (struct strbuf *b, const char *fmt, va_list ap)
+  __attribute__ ((format (printf, 2, 0)));
 extern void strbuf_free (struct strbuf *b);
 
 typedef void (*control_fn) (void *opaque, const char *line,

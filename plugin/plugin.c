@@ -707,4 +707,8 @@ static struct nbdkit_plugin plugin = {
   .errno_is_preserved = 1,
 };
 
+/* Defined by NBDKIT_REGISTER_PLUGIN, declared by nobody: nbdkit finds it
+ * with dlsym.
+ */
+struct nbdkit_plugin *plugin_init (void);
 NBDKIT_REGISTER_PLUGIN (plugin)

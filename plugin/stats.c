@@ -357,7 +357,7 @@ stats_json (const struct tenants *tn, struct strbuf *o)
     strbuf_printf (o, "%s{\"name\":", i ? "," : "");
     json_str (o, g->cg->name);
     strbuf_printf (o, ",\"weight\":%u,\"class\":\"%s\",\"prio\":%u",
-                   g->weight, tn_class_names[g->cg->cls], g->cg->prio);
+                   g->weight, sched_class_name (g->cg->cls), g->cg->prio);
     if (tn_is_cfq (tn)) {
       struct cfq_group_stats gs;
 
@@ -485,7 +485,7 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
     strbuf_printf (o, "group ");
     flat_name (o, g->cg->name);
     strbuf_printf (o, " weight=%u class=%s prio=%u", g->weight,
-                   tn_class_names[g->cg->cls], g->cg->prio);
+                   sched_class_name (g->cg->cls), g->cg->prio);
     if (tn_is_cfq (tn)) {
       struct cfq_group_stats gs;
 

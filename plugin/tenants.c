@@ -288,8 +288,6 @@ sysfs_rotational (dev_t dev)
   return v;
 }
 
-const char *const tn_class_names[] = { "", "rt", "be", "idle" };
-
 int
 tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
 {

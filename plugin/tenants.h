@@ -135,9 +135,6 @@ struct tenants {
   uint64_t refused_log_at;      /* [atomic] ns: the last refusal logged */
 };
 
-/* Names of the model's enums, by value. */
-extern const char *const tn_class_names[];
-
 /* The scheduler is CFQ (it has tunables, groups' stats ...). */
 extern bool tn_is_cfq (const struct tenants *tn);
 /* Call fn on every iostat: groups, exports, connections, the total. */

@@ -3,7 +3,9 @@
 # malformed config, before serving anyone, with exit status 1 and the
 # config model's own "FILE:LINE: what is wrong" message; and every example
 # in configs/ starts (on a test image, via a file= override) and lists
-# exactly its [export] sections to `nbdinfo --list`.
+# exactly its [export] sections to `nbdinfo --list`.  Reservations adding
+# up to more than the emulated device gives are a warning at start, with
+# FILE:LINE, and the server serves.
 # timeout: 300
 . "$(dirname "$0")/tenant-functions.sh"
 tenant_requires
@@ -142,6 +144,19 @@ slice_idle = 8x
 EOF
 refuse time 4 "slice_idle = 8x: not a time (want a number with ns, us, ms or s; a bare number is ms)"
 
+# Caps and reservations (issue 13): a cap below a reservation of the same
+# unit can never give it, refused at the reservation's line.
+cat >"$TESTDIR/capres.conf" <<'EOF'
+[device]
+file = disk.img
+[group g]
+iops_max = 100
+iops_min = 150
+[export a]
+group = g
+EOF
+refuse capres 5 "iops_min = 150, iops_max = 100 (line 4): a cap below a reservation can never give it"
+
 # The config model's own reference file: every one of its errors, as the
 # model reports them (tests/config/bad.err, minus cfqconf's summary line).
 # Its device is 4G: point the override at a 4G sparse image.
@@ -176,6 +191,46 @@ grep -qF "command line: slice_idle=9x: not a time" "$TESTDIR/ovr.out" ||
 
 [ "$failures" = 0 ] || fail "$failures wrong refusals"
 echo "== every malformed config refused with its FILE:LINE message"
+
+# ---- reservations beyond the emulated device: a warning at start, still served ---------
+# A one-channel SSD of 2 ms reads gives about 500 requests/s; reservations
+# adding up to 600 are said at start, at the line of the last one counted,
+# and the server serves anyway.  At 400 nothing is said.
+for sum in 600 400; do
+  cat >"$TESTDIR/overres$sum.conf" <<EOF
+[device]
+file = disk.img
+emulate = ssd
+model.channels = 1
+model.read = 2ms
+[group g1]
+iops_min = 300
+[group g2]
+iops_min = $((sum - 300))
+[export a]
+group = g1
+size = 512M
+[export b]
+group = g2
+offset = 512M
+EOF
+  rm -f "$TESTDIR/mark/ran"
+  rc=0
+  timeout 60 nbdkit -U - "$CFQ_PLUGIN" config="$TESTDIR/overres$sum.conf" \
+    --run "touch $TESTDIR/mark/ran" >"$TESTDIR/overres$sum.out" 2>&1 </dev/null || rc=$?
+  echo "-- reservations adding up to $sum: exit $rc: $(tr '\n' ' ' <"$TESTDIR/overres$sum.out")"
+  [ "$rc" = 0 ] && [ -e "$TESTDIR/mark/ran" ] ||
+    fail "reservations adding up to $sum: the server did not serve (exit $rc)"
+  want="$TESTDIR/overres$sum.conf:9: warning: the reservations add up to $sum requests/s (iops_min), more than the emulated ssd gives"
+  if [ "$sum" = 600 ]; then
+    grep -qF -- "$want" "$TESTDIR/overres$sum.out" ||
+      fail "reservations adding up to 600: no \"$want\""
+  else
+    ! grep -q "warning" "$TESTDIR/overres$sum.out" ||
+      fail "reservations adding up to 400 (under 500): warned"
+  fi
+done
+echo "== reservations beyond the emulated device: warned at start with FILE:LINE, served"
 
 # ---- every example config starts and lists its exports ----------------------
 n=0

@@ -82,12 +82,6 @@ slurp (const char *path, char **text, size_t *len)
   return 0;
 }
 
-static const char *
-class_name (enum sched_class c)
-{
-  return c == SCHED_CLASS_RT ? "rt" : c == SCHED_CLASS_IDLE ? "idle" : "be";
-}
-
 static void
 print_net (const struct cfg_net *n)
 {
@@ -136,7 +130,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
   for (size_t i = 0; i < m->nr_groups; i++) {
     const struct cfg_group *g = &m->groups[i];
     printf ("  %-12s weight=%u class=%s prio=%u", g->name, g->weight,
-            class_name (g->cls), g->prio);
+            sched_class_name (g->cls), g->prio);
     for (size_t k = 0; k < qos_nr_keys; k++) {
       uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
       char b[32];
@@ -190,7 +184,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
             units_format_size (t->bs, b1, sizeof b1), t->iodepth,
             units_format_size (t->offset, b2, sizeof b2),
             units_format_size (t->offset + t->size, b3, sizeof b3));
-    printf (" class=%s prio=%u", class_name (t->cls), t->prio);
+    printf (" class=%s prio=%u", sched_class_name (t->cls), t->prio);
     if (t->workload != CFG_WORKLOAD_FIO)
       printf (" workload=%s", cfg_workload_names[t->workload]);
     printf ("\n");
@@ -282,7 +276,7 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     printf ("%s\n    {", i ? "," : "");
     jkv ("name", g->name, ", ");
     printf ("\"weight\": %u, ", g->weight);
-    jkv ("class", class_name (g->cls), ", ");
+    jkv ("class", sched_class_name (g->cls), ", ");
     printf ("\"prio\": %u, ", g->prio);
     for (size_t k = 0; k < qos_nr_keys; k++) {
       uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
@@ -339,7 +333,7 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
             t->fsync, (unsigned long long) t->offset,
             (unsigned long long) t->size, (unsigned long long) t->start,
             (unsigned long long) t->stop);
-    jkv ("class", class_name (t->cls), ", ");
+    jkv ("class", sched_class_name (t->cls), ", ");
     jkv ("workload", cfg_workload_names[t->workload], ", ");
     printf ("\"prio\": %u, \"line\": %u}", t->prio, t->line);
   }

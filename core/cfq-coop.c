@@ -1,0 +1,264 @@
+/* cfq-coop.c: cooperating queues, and the life of a connection's queue.
+ *
+ * Two clients reading one area in turns (a thread pool) look seeky one by
+ * one and sequential together.  Every queue with a next request is on its
+ * group's prio tree for its level, keyed by that request's sector
+ * (cfq_prio_tree_add; deviation 11).  When the active queue runs dry, the
+ * queue whose next request is within CFQQ_CLOSE_THR of the head is served
+ * instead of idling (cfq_close_cooperator), and the two are linked to
+ * merge (cfq_setup_merge, towards the queue with more connections).  The
+ * rules:
+ * - Only sync, non-seeky queues of the same group and the same RT-ness
+ *   cooperate, and only with merge=1.
+ * - The merge happens at the connection's next request (cfq_sync_queue):
+ *   it moves to the target queue, which is then shared (coop).
+ * - A shared queue that turns seeky is marked at its expiry and split at
+ *   each connection's next request: back to its own embedded queue, the
+ *   owner staying (deviation 14).
+ * - A connection and its embedded queue are freed when it is dead, has no
+ *   request pending, and no connection or merge link refers to its queue
+ *   (nr_conn, nr_rq, nr_link: the kernel's cfqq->ref by kind).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfq-priv.h"
+
+/* Cooperator lookup tree: queues by the sector of their next request. */
+void
+cfq_prio_tree_del (struct cfqq *cfqq)
+{
+  if (cfqq->p_root) {
+    rb_erase (cfqq->p_root, &cfqq->p_node);
+    cfqq->p_root = NULL;
+  }
+}
+
+void
+cfq_prio_tree_add (struct cfqd *cfqd, struct cfqq *cfqq)
+{
+  struct rb_node **p, *parent = NULL;
+  uint64_t sector;
+  bool left = true;
+
+  (void) cfqd;
+  cfq_prio_tree_del (cfqq);
+  if (cfq_class_idle (cfqq) || !cfqq->next_rq)
+    return;
+  cfqq->p_root = &cfqq->cfqg->prio_trees[cfqq->ioprio];
+  sector = rq_sector (cfqq->next_rq);
+  p = &cfqq->p_root->node;
+  while (*p) {
+    parent = *p;
+    if (sector < rq_sector (cfqq_of_p (parent)->next_rq))
+      p = &parent->left;
+    else {
+      p = &parent->right;
+      left = false;
+    }
+  }
+  rb_insert_at (cfqq->p_root, &cfqq->p_node, parent, p, left);
+}
+
+uint64_t
+cfq_dist_from_last (const struct cfqd *cfqd, const struct rq *rq)
+{
+  uint64_t s = rq_sector (rq);
+  return s >= cfqd->last_position ? s - cfqd->last_position
+                                  : cfqd->last_position - s;
+}
+
+bool
+cfq_rq_close (const struct cfqd *cfqd, const struct rq *rq)
+{
+  return cfq_dist_from_last (cfqd, rq) <= CFQQ_CLOSE_THR;
+}
+
+/* The queue in cur's prio tree whose next request is closest to the head,
+ * if close enough (cfqq_close).
+ */
+static struct cfqq *
+cfqq_close (struct cfqd *cfqd, struct cfqq *cur)
+{
+  struct rb_root *root = &cur->cfqg->prio_trees[cur->ioprio];
+  struct rb_node *n = root->node, *floor = NULL, *ceil = NULL;
+  uint64_t sector = cfqd->last_position;
+  struct cfqq *best = NULL;
+
+  while (n) {
+    uint64_t s = rq_sector (cfqq_of_p (n)->next_rq);
+    if (s == sector && cfqq_of_p (n) != cur)
+      return cfqq_of_p (n);
+    if (s < sector) {
+      floor = n;
+      n = n->right;
+    }
+    else {
+      ceil = n;
+      n = n->left;
+    }
+  }
+  if (floor && cfqq_of_p (floor) == cur)
+    floor = rb_prev (floor);
+  if (ceil && cfqq_of_p (ceil) == cur)
+    ceil = rb_next (ceil);
+  if (floor && cfq_rq_close (cfqd, cfqq_of_p (floor)->next_rq))
+    best = cfqq_of_p (floor);
+  if (ceil && cfq_rq_close (cfqd, cfqq_of_p (ceil)->next_rq)
+      && (!best || cfq_dist_from_last (cfqd, cfqq_of_p (ceil)->next_rq)
+          < cfq_dist_from_last (cfqd, best->next_rq)))
+    best = cfqq_of_p (ceil);
+  return best;
+}
+
+struct cfqq *
+cfq_close_cooperator (struct cfqd *cfqd, struct cfqq *cur)
+{
+  struct cfqq *cfqq;
+
+  if (!t_get (cfqd, T_MERGE))
+    return NULL;
+  if (cfq_class_idle (cur) || !cur->sync || CFQQ_SEEKY (cur))
+    return NULL;
+  /* Don't search if it's the only queue of the group. */
+  if (cur->cfqg->nr_cfqq == 1)
+    return NULL;
+  cfqq = cfqq_close (cfqd, cur);
+  if (!cfqq)
+    return NULL;
+  if (cur->cfqg != cfqq->cfqg)
+    return NULL;
+  if (!cfqq->sync || CFQQ_SEEKY (cfqq))
+    return NULL;
+  if (cfq_class_rt (cfqq) != cfq_class_rt (cur))
+    return NULL;
+  return cfqq;
+}
+
+/* Link cfqq to merge with new_cfqq at its connections' next request, in
+ * the direction of the lesser amount of work (cfq_setup_merge).
+ */
+void
+cfq_setup_merge (struct cfqq *cfqq, struct cfqq *new_cfqq)
+{
+  struct cfqq *c;
+  int guard = 0;
+
+  if (!new_cfqq->nr_conn)
+    return;
+  /* Avoid a circular list and skip interim queue merges. */
+  while ((c = new_cfqq->new_cfqq)) {
+    if (c == cfqq || ++guard > 64)
+      return;
+    new_cfqq = c;
+  }
+  if (!cfqq->nr_conn || !new_cfqq->nr_conn || cfqq == new_cfqq)
+    return;
+  if (new_cfqq->nr_conn >= cfqq->nr_conn) {
+    cfqq->new_cfqq = new_cfqq;
+    new_cfqq->nr_link++;
+  }
+  else {
+    new_cfqq->new_cfqq = cfqq;
+    cfqq->nr_link++;
+  }
+}
+
+/* ---- Connections, merging, freeing ------------------------------------ */
+
+static void
+cfq_drop_link (struct cfqd *cfqd, struct cfqq *cfqq)
+{
+  struct cfqq *target = cfqq->new_cfqq;
+
+  if (!target)
+    return;
+  cfqq->new_cfqq = NULL;
+  target->nr_link--;
+  if (target->owner)
+    cfq_conn_maybe_free (cfqd, target->owner);
+}
+
+/* A connection stops pointing at cfqq. */
+void
+cfq_put_conn_ref (struct cfqd *cfqd, struct cfqq *cfqq)
+{
+  cfqq->nr_conn--;
+  if (!cfqq->nr_conn)
+    cfq_drop_link (cfqd, cfqq);
+  if (cfqq->nr_conn < 2)
+    cfqq->coop = cfqq->split_coop = false;
+  if (cfqq->owner)
+    cfq_conn_maybe_free (cfqd, cfqq->owner);
+}
+
+void
+cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic)
+{
+  /* Freeing one connection drops its merge link, which may free the
+   * target's connection in turn: walk the chain (links never cycle).
+   */
+  while (cic) {
+    struct cfqq *own = &cic->own;
+    struct sched_queue *next = NULL;
+
+    if (!cic->dead || cic->nr_rq || own->nr_conn || own->nr_rq
+        || own->nr_link)
+      return;
+    if (cfqd->active_queue == own)
+      __cfq_slice_expired (cfqd, own, false, cfqd->now);
+    if (own->on_rr)
+      cfq_del_cfqq_rr (cfqd, own);
+    cfq_prio_tree_del (own);
+    if (own->new_cfqq) {
+      own->new_cfqq->nr_link--;
+      next = own->new_cfqq->owner;
+      own->new_cfqq = NULL;
+    }
+    list_del (&cic->link);
+    free (cic);
+    cic = next;
+  }
+}
+
+/* The sync queue a new request of cic goes to: split a shared queue that
+ * turned seeky, follow a pending merge (cfq_set_request).
+ */
+struct cfqq *
+cfq_sync_queue (struct cfqd *cfqd, struct sched_queue *cic)
+{
+  struct cfqq *cfqq = cic->cfqq;
+
+  if (cfqq->coop && cfqq->split_coop) {
+    if (cfqq->nr_conn == 1) {
+      cfqq->coop = cfqq->split_coop = false;
+    }
+    else if (cfqq != &cic->own) {
+      /* The owner of the shared queue stays in it; the others leave, each
+       * at its next request (the kernel gives the splitting connection a
+       * fresh queue instead, whichever it is).
+       */
+      struct cfqq *own = &cic->own;
+      cic->cfqq = own;
+      own->nr_conn++;
+      cfq_drop_link (cfqd, own);
+      own->coop = own->split_coop = false;
+      cfq_put_conn_ref (cfqd, cfqq);
+      cfqd->stats.splits++;
+      cfqq = own;
+    }
+  }
+  if (cfqq->new_cfqq) {
+    struct cfqq *target = cfqq->new_cfqq;
+    cic->cfqq = target;
+    target->nr_conn++;
+    target->coop = true;
+    cfq_put_conn_ref (cfqd, cfqq);
+    cfqd->stats.merges++;
+    cfqq = target;
+  }
+  return cfqq;
+}

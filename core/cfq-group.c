@@ -1,0 +1,350 @@
+/* cfq-group.c: groups (tenants) and their share of the disk.
+ *
+ * Each group has a virtual disk time, vdisktime: the service it got,
+ * scaled by 500/weight (cfq_scale_slice), so equal vdisktime means service
+ * in proportion to weight.  Busy groups sit on cfqd->grp_st, an rbtree by
+ * vdisktime, and the leftmost goes next (cfq_get_next_cfqg); min_vdisktime
+ * only moves forward.  The rules:
+ * - A group joins the tree at its end (last vdisktime + CFQ_IDLE_DELAY),
+ *   so it cannot bank service while idle; one back within CFQ_GROUP_KEEP
+ *   keeps its place instead (deviation 18).
+ * - When its queue's slice ends the group is charged (cfq_group_served):
+ *   the time used in time mode, the requests dispatched in IOPS mode
+ *   (iops_mode), the full slice for an async-only group, plus in time mode
+ *   the drain of its requests still in the driver (deviation 19).
+ * - The key never changes while the group is on the tree: a charge takes
+ *   it off and puts it back (cfq_group_charge).
+ * - A group's workload slice left over is saved and resumed at its next
+ *   turn (saved_workload_slice).
+ * The group's share of target_latency (cfq_group_slice) sizes workload
+ * slices and, with low_latency, queue slices.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfq-priv.h"
+
+/* ---- Group service tree ---------------------------------------------- */
+
+uint64_t
+cfq_scale_slice (uint64_t delta, const struct sched_group *cfqg)
+{
+  return (delta << CFQ_SERVICE_SHIFT) * CFQ_WEIGHT_DEFAULT / cfqg->weight;
+}
+
+static void
+update_min_vdisktime (struct cfq_grp_st *st)
+{
+  uint64_t vdisktime = st->min_vdisktime;
+
+  if (st->active)
+    vdisktime = st->active->vdisktime;
+  if (rb_first (&st->rb)) {
+    uint64_t v = cfqg_of (rb_first (&st->rb))->vdisktime;
+    if (!st->active || (int64_t) (v - vdisktime) < 0)
+      vdisktime = v;
+  }
+  if ((int64_t) (vdisktime - st->min_vdisktime) > 0)
+    st->min_vdisktime = vdisktime;
+}
+
+/* Busy queues of a class, averaged so that it follows rises at once and
+ * falls slowly (cfq_group_get_avg_queues).
+ */
+unsigned
+cfq_group_get_avg_queues (struct sched_group *cfqg, bool rt)
+{
+  unsigned mult = CFQ_HIST_DIVISOR - 1, round = CFQ_HIST_DIVISOR / 2;
+  unsigned busy = cfq_group_busy_queues_wl (rt, cfqg);
+  unsigned avg = cfqg->busy_queues_avg[rt];
+  unsigned min_q = avg < busy ? avg : busy, max_q = avg < busy ? busy : avg;
+
+  cfqg->busy_queues_avg[rt] = (mult * max_q + min_q + round)
+    / CFQ_HIST_DIVISOR;
+  return cfqg->busy_queues_avg[rt];
+}
+
+uint64_t
+cfq_group_slice (const struct cfqd *cfqd, const struct sched_group *cfqg)
+{
+  unsigned tw = cfqd->grp_st.total_weight;
+
+  if (!tw)
+    tw = cfqg->weight;
+  return t_get (cfqd, T_TARGET_LATENCY) * cfqg->weight / tw;
+}
+
+bool
+cfqg_less (const struct rb_node *a, const struct rb_node *b)
+{
+  return (int64_t) (cfqg_of (a)->vdisktime - cfqg_of (b)->vdisktime) < 0;
+}
+
+void
+cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct rb_node *n;
+
+  cfqg->nr_cfqq++;
+  if (cfqg->on_st)
+    return;
+  /* A group that becomes busy goes to the end of the tree, so it cannot
+   * bank service while idle.  As in 2.6.36 the CFQ_IDLE_DELAY offset is
+   * added unscaled to the shifted vdisktime: a few us of service.
+   * Deviation: a group back within CFQ_GROUP_KEEP of leaving keeps its
+   * own vdisktime, raised to min_vdisktime so it still banks nothing.
+   */
+  n = rb_last (&st->rb);
+  if (cfqg->has_left && cfqd->now - cfqg->left_at <= CFQ_GROUP_KEEP) {
+    if ((int64_t) (cfqg->vdisktime - st->min_vdisktime) < 0)
+      cfqg->vdisktime = st->min_vdisktime;
+    CFQ_TRACE (cfqd, NULL, "group %s back after %llu us: keeps its place",
+               cfqg->name,
+               (unsigned long long) ((cfqd->now - cfqg->left_at) / 1000));
+  }
+  else if (n)
+    cfqg->vdisktime = cfqg_of (n)->vdisktime + CFQ_IDLE_DELAY;
+  else
+    cfqg->vdisktime = st->min_vdisktime;
+  rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
+  cfqg->on_st = true;
+  st->total_weight += cfqg->weight;
+}
+
+void
+cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+
+  if (st->active == cfqg)
+    st->active = NULL;
+  cfqg->nr_cfqq--;
+  if (cfqg->nr_cfqq)
+    return;
+  cfqg->on_st = false;
+  cfqg->has_left = true;
+  cfqg->left_at = cfqd->now;
+  st->total_weight -= cfqg->weight;
+  if (rb_linked (&cfqg->rb_node))
+    rb_erase (&st->rb, &cfqg->rb_node);
+  cfqg->saved_workload_slice = 0;
+}
+
+uint64_t
+cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now)
+{
+  uint64_t used;
+
+  /* Expired before a request completed, or right at the first one:
+   * charge the time since it was made active (the seek), at least 1.
+   */
+  if (cfqq->slice_new || cfqq->slice_start == now)
+    used = umax64 (now - cfqq->dispatch_start, 1);
+  else {
+    used = now - cfqq->slice_start;
+    if (used > cfqq->allocated_slice)
+      used = cfqq->allocated_slice;
+  }
+  return used;
+}
+
+/* Add charge (ns of disk time) to the group's vdisktime, scaled by its
+ * weight.  The key may not change while the group is on the tree.
+ */
+void
+cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,
+                  uint64_t charge)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+
+  if (cfqg->on_st)
+    rb_erase (&st->rb, &cfqg->rb_node);
+  cfqg->vdisktime += cfq_scale_slice (charge, cfqg);
+  if (cfqg->on_st)
+    rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
+}
+
+/* Drain charge (ours, deviation 19): the time from the group's expiry
+ * until its last request in the driver completed, or until it is made
+ * active again, whichever comes first.
+ */
+void
+cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
+                      uint64_t now)
+{
+  if (!cfqg->drain_since)
+    return;
+  if (now > cfqg->drain_since) {
+    cfq_group_charge (cfqd, cfqg, now - cfqg->drain_since);
+    cfqg->st_used_ns += now - cfqg->drain_since;
+  }
+  cfqg->drain_since = 0;
+}
+
+void
+cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
+                  struct cfqq *cfqq, uint64_t now)
+{
+  unsigned nr_sync = cfqg->nr_cfqq - cfqg_busy_async_queues (cfqg)
+    - cfqg->st_idle.count;
+  uint64_t charge;
+
+  charge = cfq_cfqq_slice_usage (cfqq, now);
+  cfqg->st_used_ns += charge;
+  if (iops_mode (cfqd))
+    charge = (uint64_t) cfqq->slice_dispatch * CFQ_IOPS_CHARGE;
+  else if (!cfqq->sync && !nr_sync)
+    charge = cfqq->allocated_slice;     /* async-only group: full slice */
+  else if (cfqq->dispatched && !cfqq->slice_new)
+    /* Its requests still in the driver hold the disk after the expiry
+     * and delay the next queue's first completion, where that queue's
+     * slice starts: charge that time to this group as it drains.
+     */
+    cfqg->drain_since = now;
+
+  cfq_group_charge (cfqd, cfqg, charge);
+
+  /* Save the workload context: the group resumes it on its next turn. */
+  if (cfqd->workload_expires > now) {
+    cfqg->saved_workload_slice = cfqd->workload_expires - now;
+    cfqg->saved_workload = cfqd->serving_type;
+    cfqg->saved_serving_prio = cfqd->serving_prio;
+  }
+  else
+    cfqg->saved_workload_slice = 0;
+}
+
+static struct sched_group *
+cfq_get_next_cfqg (struct cfqd *cfqd)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct sched_group *cfqg;
+
+  if (rb_empty (&st->rb))
+    return NULL;
+  cfqg = cfqg_of (rb_first (&st->rb));
+  if (qos_on (&cfqd->qos) && !(cfqg = cfq_qos_next_cfqg (cfqd)))
+    return NULL;                /* every busy group held by a cap */
+  st->active = cfqg;
+  update_min_vdisktime (st);
+  return cfqg;
+}
+
+void
+cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
+{
+  struct sched_group *cfqg = cfq_get_next_cfqg (cfqd);
+
+  cfqd->serving_group = cfqg;
+  if (cfqg && cfqg->saved_workload_slice) {
+    /* Resume the workload the group was in. */
+    cfqd->workload_expires = now + cfqg->saved_workload_slice;
+    cfqd->serving_type = cfqg->saved_workload;
+    cfqd->serving_prio = cfqg->saved_serving_prio;
+  }
+  else
+    cfqd->workload_expires = 0;      /* expired: choose again */
+  choose_service_tree (cfqd, cfqg, now);
+}
+
+struct sched_group *
+cfq_group_alloc (struct cfqd *cfqd, const char *name, unsigned weight)
+{
+  struct sched_group *cfqg;
+
+  if (weight < SCHED_WEIGHT_MIN || weight > SCHED_WEIGHT_MAX)
+    return NULL;
+  cfqg = calloc (1, sizeof *cfqg);
+  if (!cfqg)
+    return NULL;
+  cfqg->cfqd = cfqd;
+  snprintf (cfqg->name, sizeof cfqg->name, "%s", name ? name : "");
+  cfqg->weight = weight;
+  rb_clear (&cfqg->rb_node);
+  qos_group_init (&cfqg->qos);
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++)
+      rb_root_init (&cfqg->st[i][j]);
+  rb_root_init (&cfqg->st_idle);
+  for (int i = 0; i < CFQ_PRIO_LISTS; i++)
+    rb_root_init (&cfqg->prio_trees[i]);
+  for (int l = 0; l < SCHED_LEVELS; l++) {
+    cfq_init_cfqq (cfqd, &cfqg->async_cfqq[0][l], cfqg, NULL, false,
+                   SCHED_CLASS_RT, l);
+    cfq_init_cfqq (cfqd, &cfqg->async_cfqq[1][l], cfqg, NULL, false,
+                   SCHED_CLASS_BE, l);
+  }
+  cfq_init_cfqq (cfqd, &cfqg->async_idle_cfqq, cfqg, NULL, false,
+                 SCHED_CLASS_IDLE, SCHED_LEVELS - 1);
+  list_add_tail (&cfqg->link, &cfqd->groups);
+  return cfqg;
+}
+
+struct sched_group *
+cfq_group_new (struct sched *s, const char *name, unsigned weight)
+{
+  return cfq_group_alloc (CFQD (s), name, weight);
+}
+
+int
+cfq_group_set_weight (struct sched *s, struct sched_group *cfqg, unsigned w)
+{
+  struct cfqd *cfqd = CFQD (s);
+
+  if (w < SCHED_WEIGHT_MIN || w > SCHED_WEIGHT_MAX)
+    return -ERANGE;
+  if (cfqg->on_st)
+    cfqd->grp_st.total_weight = cfqd->grp_st.total_weight - cfqg->weight + w;
+  cfqg->weight = w;
+  return 0;
+}
+
+int
+cfq_group_set_qos (struct sched *s, struct sched_group *cfqg,
+                   const struct qos_conf *c)
+{
+  struct cfqd *cfqd = CFQD (s);
+  const struct qos_key *k, *o;
+  char why[160];
+
+  if (qos_conf_check (c, why, sizeof why, &k, &o) < 0)
+    return -EINVAL;
+  qos_group_set (&cfqd->qos, &cfqg->qos, c, cfqd->now);
+  CFQ_TRACE (cfqd, NULL, "group %s: caps and reservation %s", cfqg->name,
+             cfqg->qos.on ? "set" : "removed");
+  return 0;
+}
+
+uint64_t
+cfq_group_vdisktime (struct sched *s, struct sched_group *cfqg)
+{
+  (void) s;
+  return cfqg->vdisktime;
+}
+
+void
+cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
+                     struct cfq_group_stats *st)
+{
+  st->weight = cfqg->weight;
+  st->vdisktime = cfqg->vdisktime;
+  st->busy_queues = cfqg->nr_cfqq;
+  st->in_driver = cfqg->dispatched;
+  st->on_service_tree = cfqg->on_st;
+  st->serving = CFQD (s)->serving_group == cfqg;
+  st->slices = cfqg->st_slices;
+  st->idle_arms = cfqg->st_idle_arms;
+  st->group_idle_arms = cfqg->st_group_idle_arms;
+  st->idle_hits = cfqg->st_idle_hits;
+  st->idle_timeouts = cfqg->st_idle_timeouts;
+  st->preemptions = cfqg->st_preemptions;
+  st->dispatched = cfqg->st_dispatched;
+  st->used_ns = cfqg->st_used_ns;
+  st->qos_held = qos_held (&cfqg->qos, CFQD (s)->now);
+  st->qos_throttled = cfqg->qos.st_held;
+  st->qos_reserved = cfqg->qos.st_reserved;
+}

@@ -1,0 +1,464 @@
+/* cfq-priv.h: what the core/cfq*.c files share, and nobody else.
+ *
+ * The policy is one object, struct cfqd, split over files along the
+ * kernel's seams (BFQ's way: bfq-iosched.c, bfq-wf2q.c, bfq-cgroup.c
+ * behind bfq-iosched.h).  This header holds its structures (cfqd, cfqg,
+ * cfqq, the connection), the constants of cfq-iosched.c at HZ=1000, the
+ * small helpers every part uses (t_get, cfqq_prio, service_tree_for ...),
+ * the trace macro, and the functions one file calls in another.  Outside
+ * core/cfq*.c only include/cfq.h and include/sched.h are the interface.
+ *
+ * Rules: nothing here allocates or reads a clock; one thread owns a cfqd.
+ * The tunables are read through t_get (cfqd, T_...), in the units of the
+ * table in cfq-tunables.c.
+ */
+#ifndef CFQ_CFQ_PRIV_H
+#define CFQ_CFQ_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfq.h"
+#include "qos.h"
+#include "sched.h"
+#include "units.h"
+
+#define MS NSEC_PER_MSEC
+
+enum {
+  T_QUANTUM,
+  T_FIFO_EXPIRE_SYNC,
+  T_FIFO_EXPIRE_ASYNC,
+  T_BACK_SEEK_MAX,
+  T_BACK_SEEK_PENALTY,
+  T_SLICE_SYNC,
+  T_SLICE_ASYNC,
+  T_SLICE_ASYNC_RQ,
+  T_SLICE_IDLE,
+  T_GROUP_IDLE,
+  T_LOW_LATENCY,
+  T_TARGET_LATENCY,
+  T_MODE,
+  T_ROTATIONAL,
+  T_GROUP_ISOLATION,
+  T_MERGE,
+  T_HW_TAG,
+  T_NR,
+};
+
+
+/* Constants of cfq-iosched.c, HZ=1000. */
+#define CFQ_IDLE_DELAY          (200 * MS)      /* HZ / 5 */
+/* ns: a group that left the tree and is back within this keeps its place
+ * (ours, deviation 18); HZ / 5 again, the kernel's idea of "idle".
+ */
+#define CFQ_GROUP_KEEP          CFQ_IDLE_DELAY
+#define CFQ_MIN_TT              (2 * MS)        /* 2 jiffies */
+#define CFQ_JIFFY               (1 * MS)
+#define CFQ_FRONT_OFFSET        1               /* ns before the first queue's
+                                                   key: add_front (the kernel's
+                                                   HZ, deviation 25) */
+#define CFQ_SLICE_SCALE         5
+#define CFQ_HW_QUEUE_MIN        5
+#define CFQ_HW_SAMPLES          50
+#define CFQ_SERVICE_SHIFT       12
+#define CFQ_WEIGHT_DEFAULT      500
+#define CFQ_ROOT_WEIGHT         1000    /* 2 * BLKIO_WEIGHT_DEFAULT */
+#define CFQ_IOPS_CHARGE         CFQ_JIFFY       /* one request, IOPS mode */
+#define CFQ_HIST_DIVISOR        4
+#define CFQQ_SEEK_THR           (8 * 100)       /* sectors */
+#define CFQQ_CLOSE_THR          (8 * 1024)      /* sectors */
+#define CFQQ_SECT_THR_NONROT    (2 * 32)        /* sectors */
+#define CFQ_PAGE_SIZE           4096
+#define CFQ_IDLE_GRACE          (100 * MS)      /* HZ / 10, CFQ <= 2.6.27 */
+#define CFQ_PRIO_LISTS          SCHED_LEVELS
+#define CFQ_PRIO_DEFAULT        4               /* IOPRIO_NORM */
+#define CFQ_SAMPLE_VALID(s)     ((s) > 80)
+/* Seek cost (ours): after this many seeky reads, a "rotational" device
+ * whose mean service time for them is under CFQ_SEEK_FAST is taken as
+ * non-rotational, and taken back as rotational above CFQ_SEEK_SLOW.
+ */
+#define CFQ_SEEK_SAMPLES        16
+#define CFQ_SEEK_FAST           (1 * MS)
+#define CFQ_SEEK_SLOW           (2 * MS)
+#define CFQ_RQ_SEEK             0x01    /* rq->pflags: a read dispatched
+                                           away from the head */
+
+/* ---- Structures --------------------------------------------------------- */
+
+enum wl_prio { BE_WORKLOAD = 0, RT_WORKLOAD = 1, IDLE_WORKLOAD = 2 };
+enum wl_type { ASYNC_WORKLOAD = 0, SYNC_NOIDLE_WORKLOAD = 1, SYNC_WORKLOAD = 2 };
+
+struct cfqd;
+
+/* A queue: the unit that gets time slices. */
+struct cfqq {
+  struct cfqd *cfqd;
+  struct sched_group *cfqg;     /* group charged for its service */
+  struct sched_queue *owner;    /* connection embedding it; NULL: async */
+
+  /* Position on a service tree while busy (on_rr). */
+  struct rb_node rb_node;
+  int64_t rb_key;               /* ns: virtual service start */
+  struct rb_root *service_tree; /* tree it is on, NULL if none */
+
+  /* Position on the group's prio tree (cooperator lookup). */
+  struct rb_node p_node;
+  struct rb_root *p_root;       /* NULL if not on one */
+
+  struct rb_root sort_list;     /* queued rqs by sector */
+  struct rq *next_rq;           /* best next rq after the head */
+  unsigned queued[2];           /* queued rqs: [async, sync] */
+  struct list fifo;             /* queued rqs by arrival */
+
+  uint64_t dispatch_start;      /* ns: made active */
+  uint64_t allocated_slice;     /* ns: slice length given */
+  uint64_t slice_start;         /* ns: first completion in slice */
+  uint64_t slice_end;           /* ns: slice ends (valid if !slice_new) */
+  int64_t slice_resid;          /* ns: unused slice carried (<0: overrun) */
+  unsigned slice_dispatch;      /* requests dispatched in this slice */
+  uint64_t last_served;         /* ns: end of its last slice that
+                                   dispatched (async deadline rule) */
+
+  unsigned meta_pending;        /* queued RQ_META rqs */
+  unsigned dispatched;          /* rqs in the driver */
+
+  unsigned short ioprio;        /* level 0..7 */
+  unsigned short ioprio_class;  /* enum sched_class */
+
+  uint32_t seek_history;        /* 1 bit per request: was it a seek */
+  unsigned seek_samples;        /* requests judged in seek_history, <= 32 */
+  bool seek_first;              /* no sample yet: its first request was far
+                                   from the head */
+  uint64_t last_request_pos;    /* sector after the last queued rq */
+
+  struct cfqq *new_cfqq;        /* merge target (cfq_setup_merge) */
+
+  /* The kernel's cfqq->ref, by kind.  Async cfqqs are never freed. */
+  unsigned nr_conn;             /* connections whose ->cfqq is this */
+  unsigned nr_rq;               /* rqs inserted here, not completed */
+  unsigned nr_link;             /* cfqqs whose new_cfqq is this */
+
+  /* State flags (cfq_cfqq_*). */
+  bool on_rr;                   /* on a service tree */
+  bool wait_request;            /* idle timer armed for it */
+  bool must_dispatch;           /* rq arrived while idling: let it out */
+  bool fifo_expire;             /* fifo checked in this slice */
+  bool idle_window;             /* idling enabled by history */
+  bool slice_new;               /* no completion yet in this slice */
+  bool sync;                    /* sync queue */
+  bool coop;                    /* shared by merged connections */
+  bool split_coop;              /* shared queue turned seeky: split */
+  bool deep;                    /* saw >= 4 queued rqs */
+  bool wait_busy;               /* slice extended to keep group busy */
+};
+
+/* A group (tenant): its queues' service trees and its share. */
+struct sched_group {
+  struct cfqd *cfqd;
+  struct list link;             /* on cfqd->groups */
+  char name[32];
+  unsigned weight;              /* 100..1000 */
+
+  struct rb_node rb_node;       /* on cfqd->grp_st while busy */
+  bool on_st;
+  uint64_t vdisktime;           /* (ns << 12) * 500 / weight, cumulative */
+  bool has_left;                /* left the tree at least once */
+  uint64_t left_at;             /* ns: when it last left the tree */
+
+  unsigned nr_cfqq;             /* busy queues of the group */
+  unsigned dispatched;          /* rqs of the group in the driver */
+  uint64_t drain_since;         /* ns: its slice expired with requests in
+                                   the driver, whose time is not charged
+                                   yet (drain charge); 0: none pending */
+  unsigned busy_queues_avg[2];  /* [BE, RT]: decaying average of busy */
+
+  /* Lifetime counters of what happened to the group's queues, the same
+   * events as cfqd->stats counts device-wide (cfq_group_get_stats).
+   */
+  uint64_t st_slices;           /* its queues made active */
+  uint64_t st_idle_arms;        /* idle timer armed for it (slice_idle) */
+  uint64_t st_group_idle_arms;  /* idle timer armed for it (group_idle) */
+  uint64_t st_idle_hits;        /* requests arriving while it idled */
+  uint64_t st_idle_timeouts;    /* its idle windows that ran out */
+  uint64_t st_preemptions;      /* its active queue preempted */
+  uint64_t st_dispatched;       /* requests dispatched, lifetime */
+  uint64_t st_used_ns;          /* ns: slice usage at each expiry plus
+                                   the drain charge */
+
+  struct rb_root st[2][3];      /* [BE, RT][ASYNC, SYNC_NOIDLE, SYNC] */
+  struct rb_root st_idle;       /* IDLE class: one tree */
+
+  uint64_t saved_workload_slice;        /* ns left of the workload slice */
+  enum wl_type saved_workload;
+  enum wl_prio saved_serving_prio;
+
+  struct rb_root prio_trees[CFQ_PRIO_LISTS];    /* cfqq by next_rq sector */
+
+  struct cfqq async_cfqq[2][SCHED_LEVELS];      /* [RT, BE][level] */
+  struct cfqq async_idle_cfqq;
+
+  struct qos_group qos;         /* caps and reservation (core/qos.c) */
+  unsigned qos_orphans;         /* its rqs in the driver when a cap ended
+                                   its turn, not charged yet (time mode) */
+};
+
+/* A connection (the kernel's cfq_io_context). */
+struct sched_queue {
+  struct cfqd *cfqd;
+  struct list link;             /* on cfqd->conns */
+  struct sched_group *cfqg;
+  unsigned short cls;           /* enum sched_class */
+  unsigned short level;         /* 0..7 */
+  struct cfqq *cfqq;            /* sync queue serving it now */
+  struct cfqq own;              /* storage of its own sync queue */
+
+  uint64_t last_end_request;    /* ns: last sync completion; NEVER: none */
+  struct sched_wstate wstate;   /* what sched_classify remembers */
+  uint64_t ttime_total;         /* think time EWMA numerator (ns * 256) */
+  uint64_t ttime_samples;       /* EWMA weight, 256 = one full sample */
+  uint64_t ttime_mean;          /* ns */
+  unsigned nr_rq;               /* its rqs inserted, not completed */
+  bool dead;                    /* queue_free called */
+};
+
+struct cfq_grp_st {
+  struct rb_root rb;            /* groups by vdisktime */
+  struct sched_group *active;   /* group being served */
+  uint64_t min_vdisktime;
+  unsigned total_weight;        /* of groups on the tree */
+};
+
+struct cfqd {
+  struct sched s;               /* must be first */
+  uint64_t tun[T_NR];           /* tunable values, units of the table */
+
+  struct cfq_grp_st grp_st;
+  struct list groups;           /* all groups */
+  struct list conns;            /* all connections, dead ones too */
+  struct sched_group *root_group;       /* for queues with no group */
+  struct sched_queue *root_conn;        /* for rqs with no queue */
+
+  enum wl_prio serving_prio;
+  enum wl_type serving_type;
+  uint64_t workload_expires;    /* ns */
+  struct sched_group *serving_group;
+
+  unsigned busy_queues;         /* queues on rr */
+  unsigned busy_idle_queues;    /* of which IDLE class */
+  uint64_t last_end_nonidle;    /* ns: last completion of a non-IDLE rq */
+  unsigned rq_queued;           /* rqs inserted, not dispatched */
+  unsigned rq_in_driver;        /* rqs dispatched, not completed */
+  unsigned rq_in_flight[2];     /* same, by queue sync-ness */
+
+  int hw_tag;                   /* -1 unknown, 0, 1 */
+  unsigned hw_tag_est_depth;    /* peak rq_in_driver */
+  unsigned hw_tag_samples;
+
+  uint64_t idle_timer;          /* ns: idle window end; NEVER: none */
+  struct cfqq *active_queue;
+  struct sched_queue *active_cic;       /* connection of 1st rq of slice */
+  uint64_t last_position;       /* sector after the last dispatched rq */
+  /* Seek cost (ours, deviation 22): service time of reads dispatched
+   * away from the head, as a think-time style EWMA.
+   */
+  uint64_t last_completion;     /* ns: latest completion of any rq */
+  uint64_t seek_total;          /* EWMA numerator (ns * 256) */
+  uint64_t seek_weight;         /* EWMA weight, 256 = one full sample */
+  uint64_t seek_cost;           /* ns: mean service time of those reads */
+  unsigned seek_seen;           /* such reads completed (saturates) */
+  bool seek_fast;               /* rotational=1, but seeks cost < 1 ms */
+  uint64_t last_delayed_sync;   /* ns: a sync rq completed late */
+  uint64_t now;                 /* ns: latest time passed in */
+  struct cfqq *run_queue;       /* queue the post-completion run serves */
+  struct cfqq *preempt_pending; /* preemption deferred until that run */
+
+  struct qos_sched qos;         /* groups with caps or a reservation */
+  bool qos_refused;             /* a cap refused the last request chosen */
+  uint64_t qos_last_done;       /* ns: last completion, while qos_on() */
+
+  struct cfq_stats stats;
+};
+
+#define CFQD(sp) container_of (sp, struct cfqd, s)
+
+static inline uint64_t t_get (const struct cfqd *cfqd, int t)
+{ return cfqd->tun[t]; }
+static inline uint64_t umin64 (uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t umax64 (uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static inline bool cfq_class_idle (const struct cfqq *cfqq)
+{ return cfqq->ioprio_class == SCHED_CLASS_IDLE; }
+static inline bool cfq_class_rt (const struct cfqq *cfqq)
+{ return cfqq->ioprio_class == SCHED_CLASS_RT; }
+/* Non-rotational as CFQ sees it: the device says so, or it says it seeks
+ * and the measured cost of seeky reads says it does not (seek cost).
+ */
+static inline bool cfq_nonrot (const struct cfqd *cfqd)
+{ return !t_get (cfqd, T_ROTATIONAL) || cfqd->seek_fast; }
+static inline uint32_t rq_sectors (const struct rq *rq)
+{ return (rq->len + 511) >> 9; }
+
+/* Seeky: more than one in eight of the requests judged were seeks, which
+ * with a full history is the kernel's "more than 4 of the last 32"; with
+ * none judged yet, its first request was far from the head (deviation
+ * 20, "Seek history of a new queue").
+ */
+#define CFQQ_SEEKY(cfqq) \
+  ((cfqq)->seek_samples \
+   ? (unsigned) __builtin_popcount ((cfqq)->seek_history) * 8 \
+     > (cfqq)->seek_samples \
+   : (cfqq)->seek_first)
+
+static inline bool
+iops_mode (const struct cfqd *cfqd)
+{
+  switch (t_get (cfqd, T_MODE)) {
+  case CFQ_MODE_TIME: return false;
+  case CFQ_MODE_IOPS: return true;
+  default:
+    /* Charge by requests on flash (ours: a device that does not seek has
+     * no time to share out), or by CFQ's test "!slice_idle && hw_tag",
+     * where hw_tag -1 counts as NCQ.
+     */
+    return cfq_nonrot (cfqd)
+      || (!t_get (cfqd, T_SLICE_IDLE) && cfqd->hw_tag != 0);
+  }
+}
+
+static inline enum wl_prio
+cfqq_prio (const struct cfqq *cfqq)
+{
+  if (cfq_class_idle (cfqq))
+    return IDLE_WORKLOAD;
+  if (cfq_class_rt (cfqq))
+    return RT_WORKLOAD;
+  return BE_WORKLOAD;
+}
+
+static inline enum wl_type
+cfqq_type (const struct cfqq *cfqq)
+{
+  if (!cfqq->sync)
+    return ASYNC_WORKLOAD;
+  if (!cfqq->idle_window)
+    return SYNC_NOIDLE_WORKLOAD;
+  return SYNC_WORKLOAD;
+}
+
+static inline struct rb_root *
+service_tree_for (struct sched_group *cfqg, enum wl_prio prio,
+                  enum wl_type type)
+{
+  if (!cfqg)
+    return NULL;
+  if (prio == IDLE_WORKLOAD)
+    return &cfqg->st_idle;
+  return &cfqg->st[prio][type];
+}
+
+static inline unsigned
+cfq_group_busy_queues_wl (enum wl_prio wl, struct sched_group *cfqg)
+{
+  if (wl == IDLE_WORKLOAD)
+    return cfqg->st_idle.count;
+  return cfqg->st[wl][ASYNC_WORKLOAD].count
+    + cfqg->st[wl][SYNC_NOIDLE_WORKLOAD].count
+    + cfqg->st[wl][SYNC_WORKLOAD].count;
+}
+
+static inline unsigned
+cfqg_busy_async_queues (struct sched_group *cfqg)
+{
+  return cfqg->st[RT_WORKLOAD][ASYNC_WORKLOAD].count
+    + cfqg->st[BE_WORKLOAD][ASYNC_WORKLOAD].count;
+}
+
+#define cfqq_of(n) container_of (n, struct cfqq, rb_node)
+#define cfqq_of_p(n) container_of (n, struct cfqq, p_node)
+#define cfqg_of(n) container_of (n, struct sched_group, rb_node)
+#define rq_of(n) container_of (n, struct rq, rb)
+
+/* Tracing (cfq_set_trace): a message per decision while a hook is set. */
+extern cfq_trace_fn cfq_trace_hook;
+extern void *cfq_trace_opaque;
+void cfq_trace (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
+#define CFQ_TRACE(cfqd, cfqq, ...) \
+  do { if (cfq_trace_hook) cfq_trace (cfqd, cfqq, __VA_ARGS__); } while (0)
+
+/* ---- Functions shared between the cfq*.c files ------------------------- */
+
+/* cfq.c */
+uint64_t cfq_prio_slice (const struct cfqd *cfqd, bool sync, unsigned prio);
+void __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
+                          uint64_t now);
+void cfq_slice_expired (struct cfqd *cfqd, bool timed_out, uint64_t now);
+void cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                          uint64_t now);
+void cfq_init_cfqq (struct cfqd *cfqd, struct cfqq *cfqq,
+                    struct sched_group *cfqg, struct sched_queue *owner,
+                    bool sync, unsigned cls, unsigned level);
+struct rq *cfq_dispatch_one (struct cfqd *cfqd, uint64_t now);
+
+/* cfq-group.c */
+uint64_t cfq_scale_slice (uint64_t delta, const struct sched_group *cfqg);
+unsigned cfq_group_get_avg_queues (struct sched_group *cfqg, bool rt);
+uint64_t cfq_group_slice (const struct cfqd *cfqd,
+                          const struct sched_group *cfqg);
+bool cfqg_less (const struct rb_node *a, const struct rb_node *b);
+void cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg);
+void cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg);
+uint64_t cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now);
+void cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,
+                       uint64_t charge);
+void cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
+                           uint64_t now);
+void cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
+                       struct cfqq *cfqq, uint64_t now);
+void cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now);
+struct sched_group *cfq_group_alloc (struct cfqd *cfqd, const char *name,
+                                     unsigned weight);
+struct sched_group *cfq_group_new (struct sched *s, const char *name,
+                                   unsigned weight);
+int cfq_group_set_weight (struct sched *s, struct sched_group *cfqg,
+                          unsigned w);
+int cfq_group_set_qos (struct sched *s, struct sched_group *cfqg,
+                       const struct qos_conf *c);
+
+/* cfq-tree.c */
+void cfq_service_tree_add (struct cfqd *cfqd, struct cfqq *cfqq,
+                           bool add_front, uint64_t now);
+void cfq_resort_rr_list (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
+void cfq_add_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
+void cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq);
+struct cfqq *cfq_get_next_queue (struct cfqd *cfqd);
+bool cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,
+                        enum wl_prio prio, uint64_t now);
+void choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
+                          uint64_t now);
+
+/* cfq-coop.c */
+void cfq_prio_tree_del (struct cfqq *cfqq);
+void cfq_prio_tree_add (struct cfqd *cfqd, struct cfqq *cfqq);
+uint64_t cfq_dist_from_last (const struct cfqd *cfqd, const struct rq *rq);
+bool cfq_rq_close (const struct cfqd *cfqd, const struct rq *rq);
+struct cfqq *cfq_close_cooperator (struct cfqd *cfqd, struct cfqq *cur);
+void cfq_setup_merge (struct cfqq *cfqq, struct cfqq *new_cfqq);
+void cfq_put_conn_ref (struct cfqd *cfqd, struct cfqq *cfqq);
+void cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic);
+struct cfqq *cfq_sync_queue (struct cfqd *cfqd, struct sched_queue *cic);
+
+/* cfq-qos.c */
+struct sched_group *cfq_qos_next_cfqg (struct cfqd *cfqd);
+bool cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                    uint64_t now);
+void cfq_qos_completed (struct cfqd *cfqd, struct rq *rq, uint64_t now);
+struct rq *cfq_qos_dispatch (struct cfqd *cfqd, uint64_t now);
+
+/* cfq-tunables.c */
+int cfq_set (struct sched *s, const char *key, uint64_t val);
+int cfq_get (struct sched *s, const char *key, uint64_t *val);
+
+#endif /* CFQ_CFQ_PRIV_H */

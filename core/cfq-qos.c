@@ -1,0 +1,291 @@
+/* cfq-qos.c: caps and reservations inside CFQ (deviation 29).
+ *
+ * The rules themselves (token buckets for caps, mClock tags for
+ * reservations) are core/qos.c's; this file applies them to CFQ's choices.
+ * Nothing here runs unless a group is capped or reserved (qos_on).
+ * - A reserved group whose tag is due dispatches before CFQ chooses, and
+ *   that service is not charged to its vdisktime.
+ * - A group its caps hold is skipped in the group choice, keeping its lag
+ *   for at most a round (target_latency); a refused request ends its turn.
+ * - A group released from a hold is served between turns while it is owed
+ *   service, charged as CFQ would charge it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfq-priv.h"
+
+/* ---- Caps and reservations (the rules: core/qos.c) ---------------------- */
+
+/* Rule 3: the leftmost group on the tree that no cap holds.  Held groups
+ * left of it keep their lag, but at most a round of virtual time
+ * (target_latency): enough to catch up on the turns their caps cut short,
+ * not enough to bank what a cap below their share refuses for ever.
+ */
+struct sched_group *
+cfq_qos_next_cfqg (struct cfqd *cfqd)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct sched_group *cfqg = NULL;
+  struct rb_node *n, *next;
+  uint64_t floor;
+
+  for (n = rb_first (&st->rb); n && !cfqg; n = rb_next (n))
+    if (!qos_held (&cfqg_of (n)->qos, cfqd->now))
+      cfqg = cfqg_of (n);
+  if (!cfqg)
+    return NULL;
+  floor = cfqg->vdisktime
+    - (t_get (cfqd, T_TARGET_LATENCY) << CFQ_SERVICE_SHIFT);
+  for (n = rb_first (&st->rb); n != &cfqg->rb_node; n = next) {
+    struct sched_group *held = cfqg_of (n);
+    next = rb_next (n);
+    if ((int64_t) (held->vdisktime - floor) < 0) {
+      rb_erase (&st->rb, n);
+      held->vdisktime = floor;
+      rb_insert (&st->rb, n, cfqg_less);
+    }
+  }
+  qos_turn (&cfqg->qos);
+  return cfqg;
+}
+
+/* Rule 4: may the active queue dispatch rq under its group's caps?  If
+ * not, its turn ends as if it had run dry, and the caller chooses again.
+ */
+bool
+cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+               uint64_t now)
+{
+  uint64_t until = qos_admit (&cfqq->cfqg->qos, rq, now);
+
+  if (!until)
+    return true;
+  CFQ_TRACE (cfqd, cfqq, "held by a cap for %llu us: slice ends",
+             (unsigned long long) ((until - now) / 1000));
+  cfqd->qos_refused = true;
+  cfq_slice_expired (cfqd, false, now);
+  /* Time mode: a turn a cap ends is charged the time up to now, which is
+   * nothing for the requests it leaves at the device; their device time
+   * is charged as they complete (cfq_qos_completed), or a capped group
+   * would use the disk for free whatever its weight.
+   */
+  if (!iops_mode (cfqd))
+    cfqq->cfqg->qos_orphans = cfqq->cfqg->dispatched;
+  return false;
+}
+
+/* A request completed: if its group's turn was ended by a cap with it at
+ * the device, charge the group its device time, estimated as the time
+ * since the previous completion or its dispatch, whichever is later (one
+ * request at a time on a disk).
+ */
+void
+cfq_qos_completed (struct cfqd *cfqd, struct rq *rq, uint64_t now)
+{
+  struct cfqq *cfqq = rq->sq;
+  struct sched_group *cfqg = cfqq->cfqg;
+  uint64_t start = umax64 (rq->t_dispatch, cfqd->qos_last_done);
+
+  if (cfqg->qos_orphans) {
+    cfqg->qos_orphans--;
+    if (now > start && !iops_mode (cfqd)) {
+      cfq_group_charge (cfqd, cfqg, now - start);
+      cfqg->st_used_ns += now - start;
+    }
+  }
+  cfqd->qos_last_done = now;
+}
+
+/* The first queue with requests of a group's tree (the active queue may
+ * have none left).
+ */
+static struct cfqq *
+cfq_qos_tree_first (struct rb_root *st)
+{
+  for (struct rb_node *n = rb_first (st); n; n = rb_next (n))
+    if (!rb_empty (&cfqq_of (n)->sort_list))
+      return cfqq_of (n);
+  return NULL;
+}
+
+/* The queue a reserved dispatch of cfqg takes its request from: the one
+ * CFQ would serve first in the group (RT, then BE, then IDLE; the workload
+ * whose first queue has the lowest key).
+ */
+static struct cfqq *
+cfq_qos_pick_queue (struct cfqd *cfqd, struct sched_group *cfqg)
+{
+  static const enum wl_prio prios[2] = { RT_WORKLOAD, BE_WORKLOAD };
+  struct cfqq *best = NULL;
+
+  for (int p = 0; p < 2 && !best; p++)
+    for (int t = 0; t <= SYNC_WORKLOAD; t++) {
+      struct cfqq *c = cfq_qos_tree_first (&cfqg->st[prios[p]][t]);
+      if (c && (!best || c->rb_key < best->rb_key))
+        best = c;
+    }
+  if (!best)
+    best = cfq_qos_tree_first (&cfqg->st_idle);
+  return best;
+}
+
+/* A request of cfqg dispatched outside CFQ's turns (rules 1 and 5), if
+ * its caps let it go: for the reservation the oldest request of the queue
+ * CFQ would serve first (mClock serves each client in arrival order),
+ * else the request CFQ would take next from it.  Only a released group's
+ * request is charged, as CFQ would charge it: one request in IOPS mode,
+ * its device time at completion in time mode.
+ */
+static struct rq *
+cfq_qos_dispatch_from (struct cfqd *cfqd, struct sched_group *cfqg,
+                       bool reserved, uint64_t now)
+{
+  struct cfqq *cfqq = cfq_qos_pick_queue (cfqd, cfqg);
+  struct sched_group *active;
+  struct rq *rq;
+
+  if (!cfqq)
+    return NULL;
+  /* The oldest: always for the reservation, and for a released group
+   * once its fifo deadline passed (CFQ looks at the fifo once per slice;
+   * between turns there is no slice, and a random reader's far request
+   * would wait for ever behind the near ones).
+   */
+  rq = list_entry (list_first (&cfqq->fifo), struct rq, fifo);
+  if (!reserved && now < rq->t_fifo)
+    rq = cfqq->next_rq;
+  if (qos_admit (&cfqg->qos, rq, now))
+    return NULL;                /* rule 6: its caps hold it */
+  cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  qos_account (&cfqg->qos, rq, now, reserved);
+  if (!reserved) {
+    if (iops_mode (cfqd))
+      cfq_group_charge (cfqd, cfqg, CFQ_IOPS_CHARGE);
+    else
+      cfqg->qos_orphans++;
+  }
+  CFQ_TRACE (cfqd, cfqq, "%s dispatch, tag %lld us from now",
+             reserved ? "reserved" : "released",
+             (long long) ((int64_t) (cfqg->qos.r_tag - now) / 1000));
+  /* Emptied: off the tree now, as an expiry would have done (the active
+   * queue stays until it expires).  The group keeps being the served one
+   * if it was.
+   */
+  active = cfqd->grp_st.active;
+  if (rb_empty (&cfqq->sort_list) && cfqq != cfqd->active_queue)
+    cfq_del_cfqq_rr (cfqd, cfqq);
+  if (active == cfqg && cfqg->on_st)
+    cfqd->grp_st.active = active;
+  return rq;
+}
+
+/* Rule 1: the reserved group whose tag is due goes first. */
+static struct rq *
+cfq_qos_dispatch_reserved (struct cfqd *cfqd, uint64_t now)
+{
+  for (int tries = 0; tries < 4; tries++) {
+    struct qos_group *qg = qos_due (&cfqd->qos, now);
+    struct rq *rq;
+
+    if (!qg)
+      return NULL;
+    rq = cfq_qos_dispatch_from (cfqd, container_of (qg, struct sched_group,
+                                                    qos), true, now);
+    if (rq)
+      return rq;
+  }
+  return NULL;
+}
+
+/* Is cfqg owed service next to the group being served?  Its vdisktime is
+ * not above the active group's with the service of this slice so far
+ * (what the expiry would charge).  On flash that is all: groups waiting
+ * for their turn are served a slice at a time, and counted against the
+ * one waiting longest a released group would lose its tokens whenever a
+ * turn is long (doc/qos.md).  On a disk, where each excursion costs two
+ * seeks, it must also be behind every other group no cap holds, so that
+ * it would be the next one chosen.
+ */
+static bool
+cfq_qos_owed (struct cfqd *cfqd, struct sched_group *cfqg, uint64_t now)
+{
+  struct cfqq *active = cfqd->active_queue;
+  uint64_t charge, v;
+
+  charge = iops_mode (cfqd)
+    ? (uint64_t) active->slice_dispatch * CFQ_IOPS_CHARGE
+    : cfq_cfqq_slice_usage (active, now);
+  v = active->cfqg->vdisktime + cfq_scale_slice (charge, active->cfqg);
+  if ((int64_t) (cfqg->vdisktime - v) > 0)
+    return false;
+  if (cfq_nonrot (cfqd))
+    return true;
+  for (struct rb_node *n = rb_first (&cfqd->grp_st.rb); n; n = rb_next (n)) {
+    struct sched_group *g = cfqg_of (n);
+    if (g == cfqg || g == active->cfqg || qos_held (&g->qos, now))
+      continue;
+    return (int64_t) (cfqg->vdisktime - g->vdisktime) < 0;
+  }
+  return true;
+}
+
+/* Rule 5: a group whose hold ended dispatches out of band while it is
+ * owed service: CFQ's turns are far longer than a cap's bucket, and ending
+ * the active slice for it instead was tried and starves a sequential
+ * reader on a disk (each cut finds its requests in flight, its group off
+ * the tree, and hands its turn to the next group; doc/qos.md).
+ */
+static struct rq *
+cfq_qos_dispatch_released (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *active = cfqd->active_queue;
+  struct list *p;
+
+  if (!active)
+    return NULL;                /* CFQ chooses a group now anyway */
+  list_for_each (p, &cfqd->qos.groups) {
+    struct qos_group *qg = list_entry (p, struct qos_group, link);
+    struct sched_group *cfqg = container_of (qg, struct sched_group, qos);
+    struct rq *rq;
+
+    if (!qos_released (qg, now) || !cfqg->on_st)
+      continue;
+    /* Served by CFQ now: back to CFQ's turns.  Not owed now: on flash
+     * maybe at the next call, as the active slice's service grows, so it
+     * stays released until CFQ gives it a turn (else its bucket overflows
+     * while it waits); on a disk, where every excursion to it costs two
+     * seeks, it goes back to CFQ's turns (doc/qos.md).
+     */
+    if (cfqg == active->cfqg)
+      qos_turn (qg);
+    else if (!cfq_qos_owed (cfqd, cfqg, now)) {
+      if (!cfq_nonrot (cfqd))
+        qos_turn (qg);
+    }
+    else if ((rq = cfq_qos_dispatch_from (cfqd, cfqg, false, now)))
+      return rq;
+  }
+  return NULL;
+}
+
+struct rq *
+cfq_qos_dispatch (struct cfqd *cfqd, uint64_t now)
+{
+  struct rq *rq;
+
+  rq = cfq_qos_dispatch_reserved (cfqd, now);
+  if (!rq)
+    rq = cfq_qos_dispatch_released (cfqd, now);
+  /* A refusal ends a turn (rule 4): choose again, a few times. */
+  for (int tries = 0; !rq && tries < 4; tries++) {
+    cfqd->qos_refused = false;
+    rq = cfq_dispatch_one (cfqd, now);
+    if (!cfqd->qos_refused)
+      break;
+  }
+  return rq;
+}
