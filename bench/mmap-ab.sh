@@ -13,7 +13,7 @@ for round in 1 2 3; do
   if [ $v = dyn ]; then export MALLOC_MMAP_THRESHOLD_=33554432; else unset MALLOC_MMAP_THRESHOLD_; fi
   nbdkit -f -U $S $P file=/var/tmp/lead/img & pid=$!
   unset MALLOC_MMAP_THRESHOLD_
-  for i in $(seq 50); do [ -S $S ] && break; sleep 0.1; done
+  for _ in $(seq 50); do [ -S $S ] && break; sleep 0.1; done
   r=$(fio --name=s --ioengine=nbd --uri="nbd+unix:///?socket=$S" --rw=read --bs=256k --iodepth=8 --runtime=6 --time_based --ramp_time=1 --output-format=json 2>/dev/null | sed -n "/^{/,\$p" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]["read"]; print("%.0f MiB/s p50 %.2f ms"%(j["bw"]/1024, j["clat_ns"]["percentile"]["50.000000"]/1e6))')
   cpu=$(awk '{print $14+$15}' /proc/$pid/stat)
   kill $pid; wait $pid 2>/dev/null
