@@ -97,12 +97,11 @@ UNIT_BIN := $(UNIT_SRC:.c=)
 NBDP_SRC := $(wildcard tests/nbd/*.c)
 NBDP_BIN := $(NBDP_SRC:.c=)
 
-# tests/fuzz/fuzz-NAME.c: libFuzzer targets of core/.  replay-NAME runs
+# tests/fuzz/fuzz-NAME.c: libFuzzer targets of core/, and of plugin/
+# without nbdkit (FUZZ_PLUGIN: the control protocol).  replay-NAME runs
 # one on its committed corpus (tests/fuzz/corpus/NAME) without libFuzzer:
 # built with the rest, run by make check.  fuzz-NAME itself needs clang
-# (make fuzz).  Still to come: a target for the control protocol
-# (plugin/ctlcmd.c), once it builds without nbdkit now that plugin/ is
-# split.
+# (make fuzz).
 FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_REPLAY := $(FUZZ_NAMES:%=tests/fuzz/replay-%)
 FUZZ_BIN    := $(FUZZ_NAMES:%=tests/fuzz/fuzz-%)
@@ -210,6 +209,24 @@ tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRC) $(wildcard include/*.h core/*
 	  tests/fuzz/fuzz.h tests/unit/check.h
 	$(FUZZ_CC) $(CPPFLAGS_ALL) -std=gnu11 $(WARN) $(WARN_STRICT) $(WERROR) \
 	  $(FUZZ_FLAGS) -o $@ $< $(CORE_SRC) $(INIH_LIBS) -lm
+
+# Targets of plugin/: every plugin file but plugin.c (nbdkit's edge; the
+# target stands in for the three nbdkit functions the rest calls).
+FUZZ_PLUGIN := tests/fuzz/fuzz-control
+FUZZ_PLUGIN_SRC := $(filter-out plugin/plugin.c,$(PLUGIN_SRC))
+FUZZ_PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) -lpthread -lm
+$(FUZZ_PLUGIN:tests/fuzz/fuzz-%=tests/fuzz/replay-%): tests/fuzz/replay-%: \
+	  tests/fuzz/replay.c tests/fuzz/fuzz-%.c $(FUZZ_PLUGIN_SRC:.c=.o) \
+	  $(CORE_LIB) tests/fuzz/fuzz.h tests/unit/check.h $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_STRICT) $(LDFLAGS_ALL) \
+	  -o $@ tests/fuzz/replay.c tests/fuzz/fuzz-$*.c \
+	  $(FUZZ_PLUGIN_SRC:.c=.o) $(CORE_LIB) $(FUZZ_PLUGIN_LIBS)
+$(FUZZ_PLUGIN): tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_PLUGIN_SRC) \
+	  $(CORE_SRC) $(wildcard include/*.h plugin/*.h) tests/fuzz/fuzz.h \
+	  tests/unit/check.h
+	$(FUZZ_CC) $(CPPFLAGS_ALL) -iquote plugin $(NBDKIT_CFLAGS) -std=gnu11 \
+	  $(WARN) $(WERROR) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_PLUGIN_SRC) \
+	  $(CORE_SRC) $(FUZZ_PLUGIN_LIBS)
 
 bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \

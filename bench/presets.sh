@@ -19,6 +19,12 @@
 #            than the NBD round trip) cannot be emulated faster than that;
 #            PRESETS_BACKEND=null takes the disk out and leaves the
 #            emulation mechanism and the NBD path.
+#   base     with PRESETS_BASE_PLUGIN=PATH (another build's
+#            nbdkit-cfq-plugin.so, main's say), the same server runs with
+#            that build too, in the same rounds, alternating: a change to
+#            the emulation's mechanism against its base, both against the
+#            model.  The table then gives IOPS (MB/s for seq) and fio's p50
+#            completion latency for the model, this build and the base.
 #
 # Each server run: drop the page cache, start the server, fio with
 # PRESETS_RAMP s unmeasured then PRESETS_RUNTIME s measured, stop it.
@@ -38,6 +44,8 @@
 #   PRESETS_OUT=bench/results        presets-DATE.md and the raw JSON
 #   PRESETS_LOCK=/work/wt/bench.lock
 #   PRESETS_SIM_DURATION=30s         cfqsim's virtual time per workload
+#   PRESETS_WORKLOADS=               only these of seq rand1 rand32 ... (all)
+#   PRESETS_BASE_PLUGIN=             another build to run side by side (none)
 #
 # Output: the table on stdout and in PRESETS_OUT/presets-DATE.md.  Exit
 # status is non-zero only when the harness fails, never for a ratio.
@@ -60,6 +68,8 @@ DIR=${PRESETS_DIR:-/var/tmp/presets}
 OUT=${PRESETS_OUT:-$ROOT/bench/results}
 LOCK=${PRESETS_LOCK:-/work/wt/bench.lock}
 SIM_DURATION=${PRESETS_SIM_DURATION:-30s}
+ONLY=${PRESETS_WORKLOADS:-}
+BASE=${PRESETS_BASE_PLUGIN:-}
 
 die() { echo "presets.sh: $*" >&2; exit 1; }
 
@@ -82,9 +92,13 @@ d = {1, 32} | {r["depth"] for r in m[sys.argv[2]].get("published", {}).get("rand
 print(" ".join(str(x) for x in sorted(d)))
 EOF
 ) || die "preset $1: not a device model"
-  echo -n "seq"
-  for d in $depths; do echo -n " rand$d"; done
-  echo
+  local all w out=""
+  all="seq"
+  for d in $depths; do all+=" rand$d"; done
+  for w in $all; do
+    if [ -z "$ONLY" ] || [[ " $ONLY " == *" $w "* ]]; then out+=" $w"; fi
+  done
+  echo "${out# }"
 }
 
 # ---- the model: cfqsim ------------------------------------------------------
@@ -123,8 +137,10 @@ done
 
 # ---- the server --------------------------------------------------------------
 
-server_run() {  # PRESET WORKLOAD ROUND
-  local p=$1 w=$2 sock=$DIR/sock.$$ pid fargs json=$raw/srv-$1-$2-$3.json
+server_run() {  # PRESET WORKLOAD ROUND [BUILD: srv or base]
+  local p=$1 w=$2 b=${4:-srv} sock=$DIR/sock.$$ pid fargs plugin=$PLUGIN
+  local json=$raw/${4:-srv}-$1-$2-$3.json
+  [ "$b" = srv ] || plugin=$BASE
   case $w in
     seq) fargs="--rw=read --bs=128k --iodepth=32" ;;
     rand*) fargs="--rw=randread --bs=4k --iodepth=${w#rand}" ;;
@@ -132,7 +148,7 @@ server_run() {  # PRESET WORKLOAD ROUND
   sync
   echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
   rm -f "$sock"
-  nbdkit -U "$sock" -f --exit-with-parent --threads 64 "$PLUGIN" \
+  nbdkit -U "$sock" -f --exit-with-parent --threads 64 "$plugin" \
     file="$DIR/image" scheduler=fifo backend="$BACKEND" emulate="$p" &
   pid=$!
   for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
@@ -158,6 +174,7 @@ if [ "$SERVER" = 1 ]; then
   command -v nbdkit >/dev/null || die "nbdkit not installed"
   command -v fio >/dev/null || die "fio not installed"
   [ -f "$PLUGIN" ] || die "$PLUGIN not built (make)"
+  [ -z "$BASE" ] || [ -f "$BASE" ] || die "PRESETS_BASE_PLUGIN: no $BASE"
   mkdir -p "$DIR"
   if [ ! -f "$DIR/image" ] ||
      [ "$(stat -c %s "$DIR/image")" != "$(numfmt --from=iec "$SIZE")" ]; then
@@ -170,7 +187,12 @@ if [ "$SERVER" = 1 ]; then
     # One round under the lock; the order rotates from round to round.
     runs=()
     for p in $PRESETS; do
-      for w in $(workloads "$p"); do runs+=("$p $w"); done
+      for w in $(workloads "$p"); do
+        # this build and the base, in turns: who goes first alternates
+        if [ -z "$BASE" ]; then runs+=("$p $w srv")
+        elif [ $((r % 2)) = 1 ]; then runs+=("$p $w srv" "$p $w base")
+        else runs+=("$p $w base" "$p $w srv"); fi
+      done
     done
     n=${#runs[@]}
     order=()
@@ -180,7 +202,8 @@ if [ "$SERVER" = 1 ]; then
     flock 9
     for pw in "${order[@]}"; do
       # shellcheck disable=SC2086
-      server_run $pw "$r"
+      set -- $pw
+      server_run "$1" "$2" "$r" "$3"
     done
     flock -u 9
   done
@@ -188,26 +211,32 @@ fi
 
 # ---- the table ---------------------------------------------------------------
 
-"$PY" - "$raw" "$PRESETS" "$ROUNDS" "$SERVER" "$BACKEND" <<'EOF' | tee "$OUT/presets-$stamp.md"
+"$PY" - "$raw" "$PRESETS" "$ROUNDS" "$SERVER" "$BACKEND" "$BASE" <<'EOF' | tee "$OUT/presets-$stamp.md"
 import glob, json, os, statistics, sys
 
-raw, presets, rounds, server, backend = sys.argv[1:6]
+raw, presets, rounds, server, backend, base = sys.argv[1:7]
 models = {m["name"]: m for m in json.load(open(os.path.join(raw, "models.json")))}
 
 def sim(p, w):
+    """The model's throughput and p50 latency (us)."""
     d = json.load(open(os.path.join(raw, "sim-%s-%s.json" % (p, w))))
     j = d["tenants"][0]
-    return j["bytes"] / d["duration_s"] / 1e6 if w == "seq" else j["iops"]
+    return (j["bytes"] / d["duration_s"] / 1e6 if w == "seq" else j["iops"],
+            j["lat_us"]["p50"])
 
-def srv(p, w):
-    vals = []
-    for f in sorted(glob.glob(os.path.join(raw, "srv-%s-%s-*.json" % (p, w)))):
+def srv(p, w, build="srv"):
+    """Median throughput, median p50 completion latency (us), runs."""
+    vals, p50s = [], []
+    for f in sorted(glob.glob(os.path.join(raw, "%s-%s-%s-*.json" % (build, p, w)))):
         try:
             r = json.load(open(f))["jobs"][0]["read"]
         except (ValueError, KeyError, IndexError):
             continue
         vals.append(r["bw_bytes"] / 1e6 if w == "seq" else r["iops"])
-    return (statistics.median(vals), len(vals)) if vals else (None, 0)
+        p50s.append(r["clat_ns"]["percentile"]["50.000000"] / 1e3)
+    if not vals:
+        return None, None, 0
+    return statistics.median(vals), statistics.median(p50s), len(vals)
 
 def fmt(x):
     if x is None:
@@ -226,14 +255,19 @@ print("cfqsim: fifo, one job, %s of virtual time.  server: nbdkit"
       " device (IOPS)." % (os.environ.get("PRESETS_SIM_DURATION", "30s"),
                            backend, rounds if server == "1" else "0"))
 print()
+if base:
+    print("base: %s, run in the same rounds, alternating with this build."
+          "  p50: completion latency in us (cfqsim's, fio's clat)." % base)
+    print()
 print("| preset | workload | published | cfqsim | cfqsim / published |"
-      " server | server / cfqsim |")
-print("|---|---|---|---|---|---|---|")
+      " server | server / cfqsim | p50 cfqsim | p50 server |" +
+      (" base | base / cfqsim | p50 base | server / base |" if base else ""))
+print("|---|---|---|---|---|---|---|---|---|" + ("---|---|---|---|" if base else ""))
 sources = []
 for p in presets.split():
     m = models[p]
     pub = m.get("published", {})
-    ws = sorted({"seq"} | {os.path.basename(f)[len("sim-%s-" % p):-5]
+    ws = sorted({os.path.basename(f)[len("sim-%s-" % p):-5]
                            for f in glob.glob(os.path.join(raw, "sim-%s-*.json" % p))},
                 key=lambda w: (w != "seq", int(w[4:]) if w != "seq" else 0))
     for w in ws:
@@ -242,10 +276,16 @@ for p in presets.split():
         else:
             want = next((r["iops"] for r in pub.get("rand", [])
                          if r["depth"] == int(w[4:])), None)
-        s = sim(p, w)
-        v, n = srv(p, w) if server == "1" else (None, 0)
-        print("| %s | %s | %s | %s | %s | %s | %s |" % (
-            p, w, fmt(want), fmt(s), ratio(s, want), fmt(v), ratio(v, s)))
+        s, sp50 = sim(p, w)
+        v, vp50, n = srv(p, w) if server == "1" else (None, None, 0)
+        line = "| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            p, w, fmt(want), fmt(s), ratio(s, want), fmt(v), ratio(v, s),
+            fmt(sp50), fmt(vp50))
+        if base:
+            bv, bp50, bn = srv(p, w, "base") if server == "1" else (None, None, 0)
+            line += " %s | %s | %s | %s |" % (fmt(bv), ratio(bv, s), fmt(bp50),
+                                              ratio(v, bv))
+        print(line)
     if pub:
         sources.append("- %s (%s): %s" % (p, m["about"], pub["source"]))
 print()

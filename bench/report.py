@@ -51,7 +51,10 @@ EXTRA = [
     ("fifo", "floop", "what the direct path buys: fifo vs fifo -D cfq.direct=0"),
     ("cfq", "cloop", "the direct path under cfq: cfq vs cfq -D cfq.direct=0"),
     ("null", "qnull", "nbdkit's NBD path vs QEMU's, neither touching a disk"),
-    ("page", "fwarm", "cache=page vs the file plugin's default, both warm"),
+    ("page", "fcache", "cache=page vs the file plugin's default cache, both cold"),
+    ("pwarm", "fwarm", "cache=page vs the file plugin's default cache, both warm"),
+    ("fifo", "bfifo", "this build vs BENCH_BASE_PLUGIN's, fifo"),
+    ("cfq", "bcfq", "this build vs BENCH_BASE_PLUGIN's, cfq"),
 ]
 
 
@@ -88,6 +91,13 @@ def fio_numbers(path):
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
+
+
+def ratio(a, b):
+    """Median IOPS of row a over row b, or None."""
+    if a is None or b is None or not b["iops"]:
+        return None
+    return a["iops"] / b["iops"]
 
 
 def fmt(x, spec):
@@ -338,6 +348,7 @@ def main():
     verdicts = []           # (workload, transport, what, threshold, met or None)
     goals = []              # (workload, transport, ratio or None)
     side = {}               # (workload, transport) -> {column: value}
+    allmeds = {}            # (workload, transport) -> {row: medians}
     for w in workloads:
         rw = rws.get(w, "")
         for tr in transports:
@@ -379,17 +390,13 @@ def main():
                    ("%" if m["spread"] is not None else ""), m["n"],
                    ("  (%d failed)" % len(fl)) if fl else ""))
             ours = meds.get(OURS)
+            allmeds[(w, tr)] = meds
             sd = side.setdefault((w, tr), {})
             if ours:
                 sd["ours"] = ours["iops"]
                 sd["mibs"] = ours["mibs"]
                 sd["cpu"] = ours["srv_cpu_us"]
                 sd["cs"] = ours["srv_cs"]
-
-            def ratio(a, b):
-                if a is None or b is None or not b["iops"]:
-                    return None
-                return a["iops"] / b["iops"]
 
             # ours against each peer (information) and the best of them (target)
             for peer, plabel in PEERS + CEILINGS:
@@ -486,6 +493,30 @@ def main():
                rx(sd.get("qsd")), rx(sd.get("best")), rx(sd.get("null")), rx(sd.get("raw")),
                rx(sd.get("min")), rx(sd.get("cfq")), fmt(sd.get("cpu"), ".1f"),
                fmt(sd.get("cs"), ".2f"), rx(sd.get("cpu_x"))))
+
+    # cache=page against the file plugin's page cache, cold and warm.
+    pairs = [("page", "fcache"), ("pwarm", "fwarm")]
+    if any(a in m or b in m for m in allmeds.values() for a, b in pairs):
+        p("")
+        p("cache=page side by side: median IOPS, ratio, and server CPU us per request;")
+        p("  page/fcache start cold (page cache dropped), pwarm/fwarm warm (image cached)")
+        p("  %-18s %-4s %8s %8s %7s %8s %8s %7s %6s %6s %6s %6s" %
+          ("workload", "tr", "page", "fcache", "ratio", "pwarm", "fwarm", "ratio",
+           "cpu p", "cpu fc", "cpu pw", "cpu fw"))
+        for w in workloads:
+            for tr in transports:
+                m = allmeds.get((w, tr), {})
+
+                def g(row, k):
+                    return m[row][k] if row in m else None
+                vals = []
+                for a, b in pairs:
+                    ra = ratio(m.get(a), m.get(b))
+                    vals += [fmt(g(a, "iops"), ".0f"), fmt(g(b, "iops"), ".0f"), rx(ra)]
+                p("  %-18s %-4s %8s %8s %7s %8s %8s %7s %6s %6s %6s %6s" %
+                  tuple([w, tr] + vals +
+                        [fmt(g(k, "srv_cpu_us"), ".1f")
+                         for k in ("page", "fcache", "pwarm", "fwarm")]))
 
     p("")
     p("targets (issue 10; ours = fifo row; ratios of median IOPS):")

@@ -16,6 +16,13 @@
 #   qsd    qemu-storage-daemon io_uring, O_DIRECT  QEMU's block layer
 #   fifo   our plugin, scheduler=fifo              what we ship
 #   cfq    our plugin, scheduler=cfq               target: >= 0.95x fifo
+#   page   our plugin, fifo, cache=page, cold      next to fcache
+#   pwarm  the same, the image in the page cache   next to fwarm
+#   fwarm  nbdkit file plugin, default cache, warm
+#
+# and, opt-in (BENCH_TARGETS): floop/cloop (no direct path), onull
+# (backend=null), qnull (qsd on null-co), bfifo/bcfq (another build of the
+# plugin, BENCH_BASE_PLUGIN=PATH: a branch against main in one run).
 #
 # each over a Unix socket and over TCP on 127.0.0.1 (BENCH_TRANSPORTS), then
 # the "tenants" section (bench/tenants.sh): three weighted tenants on one
@@ -26,7 +33,8 @@
 # workload and their order rotated from round to round, so a noisy spell hits
 # all rows alike; the table reports medians over rounds and the spread.  Each
 # run starts a fresh server, warms it with a short unmeasured fio run, syncs
-# and drops the page cache, then measures: fio's JSON for IOPS, bandwidth and
+# and drops the page cache (the warm rows: reads the whole image into it
+# instead), then measures: fio's JSON for IOPS, bandwidth and
 # completion latency, and the server's utime+stime and context switches
 # (bench/srvstat.sh, before the run and from fio's exec_postrun, while the
 # measured connection and its threads still exist) for CPU and context
@@ -45,7 +53,7 @@
 #   BENCH_IMAGE_SIZE=4G*    image size, preallocated with real data (quick: 512M)
 #   BENCH_THREADS=32        nbdkit --threads for every nbdkit row (>= deepest iodepth)
 #   BENCH_WORKLOADS="randread-4k-qd1 randread-4k-qd32 seqread-256k-qd8 randwrite-4k-qd32"
-#   BENCH_TARGETS="raw null fcache file qsd fifo cfq"
+#   BENCH_TARGETS="raw null fcache file qsd fifo cfq page pwarm fwarm"
 #   BENCH_TRANSPORTS="unix tcp"  (raw, which has none, runs once per round)
 #   BENCH_DIR=/var/tmp      where the image goes (must be a real disk, not tmpfs)
 #   BENCH_RESULTS=bench/results
@@ -68,7 +76,7 @@ else
 fi
 THREADS=${BENCH_THREADS:-32}
 WORKLOADS=${BENCH_WORKLOADS:-randread-4k-qd1 randread-4k-qd32 seqread-256k-qd8 randwrite-4k-qd32}
-TARGETS=${BENCH_TARGETS-raw null fcache file qsd fifo cfq}
+TARGETS=${BENCH_TARGETS-raw null fcache file qsd fifo cfq page pwarm fwarm}
 TRANSPORTS=${BENCH_TRANSPORTS:-unix tcp}
 LOCK=${BENCH_LOCK:-}
 DIR=${BENCH_DIR:-/var/tmp}
@@ -155,6 +163,13 @@ drop_caches() {
     say "cannot drop the page cache (not root?): continuing with BENCH_DROP_CACHES=0"
     DROP=0
   fi
+}
+
+# The whole image in the page cache (the warm rows): written back first,
+# then read once (from memory if it is there already).
+warm_cache() {
+  sync
+  dd if="$IMG" of=/dev/null bs=4M status=none || die "cannot read $IMG"
 }
 
 # shellcheck source=bench/targets.sh
@@ -260,7 +275,11 @@ run_one() {  # ROUND WORKLOAD TRANSPORT TARGET
     status=failed note="fio warm-up failed (see logs/${log##*/})"
   fi
   if [ $status = ok ]; then
-    drop_caches
+    if declare -F "t_${t}_warm" >/dev/null; then
+      warm_cache
+    else
+      drop_caches
+    fi
     rm -f "$s1"
     if [ -n "$SRV_PID" ]; then
       "$BENCH_HOME/srvstat.sh" "$SRV_PID" >"$s0"

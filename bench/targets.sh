@@ -16,6 +16,9 @@
 #                         is charged to the row); targets without a server
 #                         leave SRV_PID empty
 #   t_NAME_fio EP         print the fio options that point a job at the target
+#   t_NAME_warm           (optional) defined: the measured run starts with
+#                         the whole image in the page cache instead of a
+#                         dropped one (run.sh: warm_cache)
 #
 # To add a row: write the four functions and add NAME to BENCH_TARGETS (or to
 # the default list in run.sh).  Everything here may use IMG (the image path),
@@ -203,6 +206,54 @@ t_cfq_label() { echo "ours: nbdkit-cfq-plugin scheduler=cfq"; }
 t_cfq_check() { ours_check cfq; }
 t_cfq_start() { ours_start cfq "$@"; }
 t_cfq_fio() { nbd_fio "$1"; }
+
+# ---- page / pwarm: our plugin with cache=page ----------------------------------
+# scheduler=fifo cache=page: buffered io_uring through the page cache, the
+# scheduler still in front.  "page" starts cold like fcache (run.sh drops
+# the cache before the measured run); "pwarm" starts with the whole image
+# in the page cache, next to "fwarm", the file plugin's default cache warm.
+t_page_label() { echo "ours: nbdkit-cfq-plugin scheduler=fifo cache=page (cold)"; }
+t_page_check() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} cache=page" ours_check fifo; }
+t_page_start() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} cache=page" ours_start fifo "$@"; }
+t_page_fio() { nbd_fio "$1"; }
+t_pwarm_label() { echo "ours: nbdkit-cfq-plugin scheduler=fifo cache=page (warm: image in the page cache)"; }
+t_pwarm_check() { t_page_check; }
+t_pwarm_start() { t_page_start "$@"; }
+t_pwarm_fio() { nbd_fio "$1"; }
+t_pwarm_warm() { :; }
+
+# ---- fwarm: nbdkit file plugin, default cache, warm --------------------------
+t_fwarm_label() { echo "nbdkit file plugin, default cache (warm: image in the page cache)"; }
+t_fwarm_check() { return 0; }
+t_fwarm_start() { t_fcache_start "$@"; }
+t_fwarm_fio() { nbd_fio "$1"; }
+t_fwarm_warm() { :; }
+
+# ---- bfifo / bcfq: another build of our plugin (opt-in) ----------------------
+# BENCH_BASE_PLUGIN=PATH names another build's nbdkit-cfq-plugin.so (main's,
+# to measure a branch against it in the same run, rounds interleaved):
+# scheduler=fifo and scheduler=cfq with the same arguments as fifo and cfq.
+base_start() {  # SCHED WL EP LOG
+  local -a args
+  local sched=$1 ep=$3 log=$4
+  mapfile -t args < <(ours_args "$sched")
+  nbdkit_bg "$ep" "$log" "$BENCH_BASE_PLUGIN" "${args[@]}"
+}
+base_check() {
+  if [ -z "${BENCH_BASE_PLUGIN:-}" ]; then
+    echo "BENCH_BASE_PLUGIN is not set (another build's nbdkit-cfq-plugin.so)"
+    return 1
+  fi
+  PLUGIN=$BENCH_BASE_PLUGIN ours_check "$1"
+}
+t_bfifo_label() { echo "base: ${BENCH_BASE_PLUGIN:-BENCH_BASE_PLUGIN} scheduler=fifo"; }
+t_bfifo_check() { base_check fifo; }
+t_bfifo_start() { base_start fifo "$@"; }
+t_bfifo_fio() { nbd_fio "$1"; }
+t_bcfq_label() { echo "base: ${BENCH_BASE_PLUGIN:-BENCH_BASE_PLUGIN} scheduler=cfq"; }
+t_bcfq_check() { base_check cfq; }
+t_bcfq_start() { base_start cfq "$@"; }
+t_bcfq_fio() { nbd_fio "$1"; }
 
 # ---- floop: our plugin without the direct path (opt-in) -----------------------
 # scheduler=fifo with -D cfq.direct=0: every request goes through the

@@ -87,6 +87,8 @@
  * [event]: the lab and the simulator), config-qos.c (caps and
  * reservations), through core/config-priv.h.
  */
+#include <inttypes.h>
+
 #include "config-priv.h"
 
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
@@ -104,7 +106,7 @@ tunable_is_key (size_t i)
 
 const char *const gk_names[GK_TUNABLE] = {
   "file", "queue_depth", "mode", "emulate", "max_connections", "cache",
-  "scheduler",
+  "buffer_pool", "scheduler",
 };
 
 /* enum cfg_cache, in order. */
@@ -337,6 +339,16 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
     return -EINVAL;
   case GK_MAX_CONNS:
     return parse_max_conns (value, v, why, len);
+  case GK_BUFFER_POOL:
+    r = units_parse_size (value, v);
+    if (r == 0 && *v >= CFG_BUFFER_POOL_MIN && *v <= CFG_BUFFER_POOL_MAX)
+      return 0;
+    snprintf (why, len, "%s (want %" PRIu64 "M..%" PRIu64 "G: at least the"
+              " largest request, %uM, and its edge blocks)",
+              r < 0 ? "not a size" : "out of range",
+              CFG_BUFFER_POOL_MIN >> 20, CFG_BUFFER_POOL_MAX >> 30,
+              CFG_MAX_REQUEST >> 20);
+    return -EINVAL;
   case GK_MODE:
     t = cfq_tunable_lookup ("mode");
     break;
@@ -1162,6 +1174,8 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   cfg->m.dev.max_connections = gget (cfg, GK_MAX_CONNS,
                                      CFG_MAX_CONNECTIONS_DEFAULT);
   cfg->m.dev.cache = gget (cfg, GK_CACHE, CFG_CACHE_NONE);
+  cfg->m.dev.buffer_pool = gget (cfg, GK_BUFFER_POOL,
+                                 CFG_BUFFER_POOL_DEFAULT);
   ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   if (!ops)                     /* only if core/ was built without it */
     cerr (cfg, "scheduler %s is not built in",

@@ -46,6 +46,17 @@
 #define CFG_ALIGN 4096                  /* bytes: export offset/size unit */
 #define CFG_MAX_CONNECTIONS_DEFAULT 1024 /* client connections at once */
 #define CFG_MAX_CONNECTIONS_MAX 1000000
+/* Bytes: the largest read or write the server takes (advertised to
+ * clients as NBD's maximum block size, and enforced).
+ */
+#define CFG_MAX_REQUEST (32u << 20)
+/* [device] buffer_pool: bytes the server's aligned request buffers may
+ * take at once.  The least is the largest request's span, rounded out to
+ * blocks of up to 512 KiB on both sides.
+ */
+#define CFG_BUFFER_POOL_DEFAULT ((uint64_t) 256 << 20)
+#define CFG_BUFFER_POOL_MIN ((uint64_t) CFG_MAX_REQUEST + (1u << 20))
+#define CFG_BUFFER_POOL_MAX ((uint64_t) 64 << 30)
 #define CFG_DEFAULT_GROUP "default"     /* exports with no group= join it */
 #define CFG_DEFAULT_SCHEDULER "cfq"
 
@@ -76,6 +87,7 @@ struct cfg_device {
                                    for none: the real device's own timing */
   unsigned max_connections;     /* clients connected at once, all exports */
   enum cfg_cache cache;         /* [device] cache, default none */
+  uint64_t buffer_pool;         /* bytes: request buffers at once */
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
 };

@@ -21,9 +21,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BOUNCE_CAP_DEFAULT (256u << 20) /* bytes: buffer_pool= default */
-#define BOUNCE_CAP_MAX ((size_t) 64 << 30)
-
 /* What the pool holds and did (bytes and counts since bounce_init). */
 struct bounce_stats {
   size_t cap;                   /* bytes: most it allocates at once */

@@ -67,7 +67,6 @@
 #include "list.h"
 #include "units.h"
 
-#define CTL_LINE_MAX 4096               /* bytes: longest command line */
 #define CTL_OUT_MAX (16u << 20)         /* bytes: largest single answer */
 #define CTL_OUT_HIGH (1u << 20)         /* bytes unsent: commands wait */
 #define CTL_KEEP (64u << 10)            /* bytes: answer buffer kept */
@@ -78,6 +77,11 @@
 #define CTL_RETRY_S 0.25                /* s: accept paused (EMFILE) */
 #define CTL_BACKLOG 64                  /* listen(2) backlog */
 #define CTL_LOG_NS 1000000000ULL        /* ns: at most one refusal logged */
+
+/* -D cfq.control_duty=PCT: the duty cycle, for tests that send many
+ * commands (tests/fuzz/fuzz-control.c); 1..100, else CTL_DUTY_PCT.
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_control_duty = CTL_DUTY_PCT;
 
 struct ctl_client {
   ev_io r, w;                   /* readable / writable watchers */
@@ -108,6 +112,7 @@ struct control {
   unsigned iter;                /* ev_iteration of the slice below */
   uint64_t spent;               /* ns of commands in that iteration */
   int64_t tokens;               /* ns of command time we may spend now */
+  unsigned duty;                /* % of the time for commands */
   uint64_t refilled;            /* ns: when tokens were last topped up */
   bool pausing;                 /* accept failed for lack of resources */
   uint64_t pauses;              /* times accepting was paused, in a row */
@@ -315,13 +320,13 @@ client_progress (struct ctl_client *cl)
   ev_timer_again (cl->c->loop, &cl->idle);
 }
 
-/* Top up the command time: CTL_DUTY_PCT of the time since, at most
+/* Top up the command time: c->duty % of the time since, at most
  * CTL_BURST_NS saved up.
  */
 static void
 refill (struct control *c, uint64_t now)
 {
-  c->tokens += (int64_t) ((now - c->refilled) * CTL_DUTY_PCT / 100);
+  c->tokens += (int64_t) ((now - c->refilled) * c->duty / 100);
   if (c->tokens > CTL_BURST_NS)
     c->tokens = CTL_BURST_NS;
   c->refilled = now;
@@ -352,7 +357,7 @@ schedule_turn (struct control *c)
 
   refill (c, now_ns ());
   if (c->tokens <= 0)
-    after = (double) (-c->tokens) * 100 / CTL_DUTY_PCT / 1e9 + 1e-6;
+    after = (double) (-c->tokens) * 100 / c->duty / 1e9 + 1e-6;
   if (ev_is_active (&c->resume) &&
       ev_timer_remaining (c->loop, &c->resume) <= after)
     return;
@@ -779,6 +784,8 @@ control_start (struct ev_loop *loop, const char *path,
   c->o = *opts;
   c->tokens = CTL_BURST_NS;
   c->refilled = now_ns ();
+  c->duty = cfq_debug_control_duty >= 1 && cfq_debug_control_duty <= 100 ?
+    (unsigned) cfq_debug_control_duty : CTL_DUTY_PCT;
   list_init (&c->clients);
   if (clear_path (path, &sun, true) == -1)
     goto err;
@@ -836,6 +843,7 @@ control_get_stats (const struct control *c, struct control_stats *st)
   st->clients = c->nr_clients;
   st->max_clients = c->o.max_clients;
   st->timeout_ns = c->o.timeout;
+  st->duty_pct = c->duty;
 }
 
 void

@@ -42,6 +42,11 @@ extern void strbuf_free (struct strbuf *b);
 typedef void (*control_fn) (void *opaque, const char *line,
                             struct strbuf *out);
 
+/* Bytes: the longest command line, its newline included; a longer one
+ * closes its client.
+ */
+#define CTL_LINE_MAX 4096
+
 /* The control_* plugin parameters, with their limits. */
 #define CTL_MODE_DEFAULT 0600
 #define CTL_CLIENTS_DEFAULT 16
@@ -104,6 +109,8 @@ struct control_stats {
                                    duty cycle */
   uint64_t pauses;              /* accept paused (EMFILE ...) */
   uint64_t busy_ns;             /* time spent running commands */
+  unsigned duty_pct;            /* % of the dispatcher's time commands
+                                   may take */
 };
 extern void control_get_stats (const struct control *c,
                                struct control_stats *st);

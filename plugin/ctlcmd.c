@@ -13,7 +13,10 @@
  *
  * A command runs between two dispatch decisions, so a change takes
  * effect at the next one.  Answers end in a newline; an error starts
- * with "error: " and says what and why.
+ * with "error: " and says what and why.  A command is UTF-8 text whose
+ * only control character is the tab: anything else is refused before it
+ * is parsed, so what an error answer quotes from it is always printable
+ * text (the escaped form of the refused line is quoted).
  *
  * Threads: the dispatcher's loop, under the engine lock.
  */
@@ -28,6 +31,7 @@
 #include "qos.h"
 #include "stats.h"
 #include "units.h"
+#include "utf8.h"
 
 static void
 reset_one (struct iostat *io, uint64_t now)
@@ -217,12 +221,40 @@ cmd_qos (struct tenants *tn, struct strbuf *o, const char *name,
   strbuf_printf (o, "ok\n");
 }
 
+/* Is line text an answer may quote: valid UTF-8, no control character
+ * but the tab?
+ */
+static bool
+is_text (const char *line)
+{
+  size_t len = strlen (line), i = 0;
+
+  while (i < len) {
+    i += utf8_check (line + i, len - i, true);
+    if (i < len && line[i] != '\t')
+      return false;
+    if (i < len)
+      i++;
+  }
+  return true;
+}
+
 void
 ctlcmd_run (void *opaque, const char *line, struct strbuf *o)
 {
   struct tenants *tn = opaque;
   char verb[32] = "", a[256] = "", b[256] = "", extra[8] = "";
-  int n = sscanf (line, "%31s %255s %255s %7s", verb, a, b, extra);
+  int n;
+
+  if (!is_text (line)) {
+    char esc[128];
+
+    strbuf_printf (o, "error: a command is UTF-8 text without control "
+                   "characters (but tabs): %s\n",
+                   utf8_escape (line, esc, sizeof esc));
+    return;
+  }
+  n = sscanf (line, "%31s %255s %255s %7s", verb, a, b, extra);
 
   if (n <= 0) {
     strbuf_printf (o, "error: empty command\n");

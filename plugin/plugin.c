@@ -62,11 +62,7 @@
 #define CFQ_LIBURING_VERSION "unknown"
 #endif
 
-#define CFQP_MAX_REQUEST (32u << 20)    /* bytes: NBD's largest data request */
-/* bytes: the smallest buffer pool, enough for the largest request's span
- * (rounded out to blocks of up to 512 KiB on both sides).
- */
-#define CFQP_POOL_MIN (CFQP_MAX_REQUEST + (1u << 20))
+#define CFQP_MAX_REQUEST CFG_MAX_REQUEST /* bytes: NBD's largest data request */
 #define CFQP_PREFERRED_BLOCK 4096       /* bytes */
 
 /* ---- configuration (main thread, before get_ready) ------------------------- */
@@ -75,7 +71,6 @@ static char *cfqp_file;                 /* absolute path */
 static const struct sched_ops *cfqp_sched_ops;
 static unsigned cfqp_queue_depth = SCHED_DEPTH_DEFAULT;
 static const struct backend_ops *cfqp_bops; /* backend=; NULL: the first */
-static size_t cfqp_pool_cap = BOUNCE_CAP_DEFAULT;  /* bytes: buffer_pool= */
 static dev_t cfqp_st_dev;               /* device holding the file (sysfs) */
 static uint64_t cfqp_size;              /* bytes: the file's, at config time */
 
@@ -174,23 +169,9 @@ cfqp_config (const char *key, const char *value)
     }
     return tn_override (key, value);   /* the model decides (tn_sched_name) */
   }
-  else if (strcmp (key, "queue_depth") == 0)
+  else if (strcmp (key, "queue_depth") == 0 ||
+           strcmp (key, "buffer_pool") == 0)
     return tn_override (key, value);   /* parsed and checked by the model */
-  else if (strcmp (key, "buffer_pool") == 0) {
-    int64_t v = nbdkit_parse_size (value);
-
-    if (v == -1) {              /* nbdkit said what is wrong with it */
-      nbdkit_error ("cfq: buffer_pool=%s: not a size (e.g. 256M)", value);
-      return -1;
-    }
-    if ((uint64_t) v < CFQP_POOL_MIN || (uint64_t) v > BOUNCE_CAP_MAX) {
-      nbdkit_error ("cfq: buffer_pool=%s: must be between %u MiB (the "
-                    "largest request and its edge blocks) and %zu GiB",
-                    value, CFQP_POOL_MIN >> 20, BOUNCE_CAP_MAX >> 30);
-      return -1;
-    }
-    cfqp_pool_cap = (size_t) v;
-  }
   else if (strcmp (key, "backend") == 0) {
     char names[128] = "";
     size_t n = 0;
@@ -264,10 +245,40 @@ cfqp_config_complete (void)
 
 /* ---- starting and stopping ---------------------------------------------------- */
 
+/* glibc serves an allocation above the mmap threshold (128 KiB at
+ * start) with its own mmap, given back to the system when freed; below
+ * it, from the thread's arena, where freed memory stays as long as any
+ * chunk above it lives.  But glibc raises the threshold to the size of
+ * each mmapped chunk freed, up to 32 MiB: once the first large request
+ * buffer (nbdkit's, or one of our pool's) is freed, every later request
+ * buffer of up to that size comes from an arena.  With 64 connections
+ * dropped mid-request for 20 s (tests/stress/test-churn.sh), RSS grew
+ * from 63 to 105 MiB, held in a dozen arenas of 13 MiB that malloc_trim
+ * could not shrink; with the threshold fixed at 128 KiB, 30 to 34 MiB.
+ * Setting the threshold fixes it (glibc then stops adjusting it), for
+ * the whole nbdkit process, unless the environment already chose one
+ * (MALLOC_MMAP_THRESHOLD_, GLIBC_TUNABLES=glibc.malloc.mmap_threshold).
+ */
+#define CFQP_MMAP_THRESHOLD (128 << 10)         /* bytes: glibc's default */
+
+static void
+fix_mmap_threshold (void)
+{
+  const char *t = getenv ("GLIBC_TUNABLES");
+
+  if (getenv ("MALLOC_MMAP_THRESHOLD_") || (t && strstr (t, "mmap_threshold")))
+    return;
+  if (mallopt (M_MMAP_THRESHOLD, CFQP_MMAP_THRESHOLD) != 1)
+    nbdkit_debug ("cfq: mallopt M_MMAP_THRESHOLD failed: glibc's dynamic "
+                  "threshold stays");
+}
+
 static int
 cfqp_get_ready (void)
 {
   int err;
+
+  fix_mmap_threshold ();
 
   if (bk_open_all (cfqp_file, tn_model ()) == -1)
     return -1;
@@ -276,7 +287,7 @@ cfqp_get_ready (void)
     nbdkit_error ("cfq: posix_memalign: %s", strerror (-err));
     return -1;
   }
-  err = bounce_init (bk_buf_align (), cfqp_pool_cap);
+  err = bounce_init (bk_buf_align (), tn_model ()->dev.buffer_pool);
   if (err) {
     nbdkit_error ("cfq: the buffer pool: %s", strerror (-err));
     return -1;
@@ -441,11 +452,11 @@ cfqp_open (int readonly)
   return h;
 }
 
-/* Memory that connections leave behind.  Request buffers (nbdkit's,
- * and ours below the mmap threshold) come from glibc's per-thread
- * arenas, and a freed chunk that is not at the top of its arena stays in
- * the process: with clients coming and going, RSS crept up by 70 MiB a
- * minute (tests/stress/test-churn.sh).  So when a connection closes,
+/* Memory that connections leave behind.  Small allocations come from
+ * glibc's per-thread arenas (large ones are mmapped: see
+ * fix_mmap_threshold), and a freed chunk that is not at the top of its
+ * arena stays in the process: with clients coming and going, RSS crept
+ * up by 70 MiB a minute (tests/stress/test-churn.sh).  So when a connection closes,
  * at most once a second, the free memory of every arena is given back
  * (malloc_trim).  It runs on the closing connection's worker, which has
  * nothing else to do, never on the dispatcher.

@@ -323,6 +323,7 @@ stats_json (const struct tenants *tn, struct strbuf *o)
                    bs.in_use, bs.peak, bs.gets, bs.waits, bs.wait_ns / 1e6,
                    bs.allocs, bs.frees);
   }
+  strbuf_printf (o, ",\"max_request\":%u", CFG_MAX_REQUEST);
   strbuf_printf (o, ",\"connections\":%u,\"max_connections\":%u,"
                  "\"refused_connections\":%" PRIu64,
                  __atomic_load_n (&tn->nconns, __ATOMIC_RELAXED),
@@ -336,10 +337,11 @@ stats_json (const struct tenants *tn, struct strbuf *o)
                    "\"timeout_ms\":%" PRIu64 ",\"refused\":%" PRIu64
                    ",\"timeouts\":%" PRIu64 ",\"commands\":%" PRIu64
                    ",\"deferred\":%" PRIu64 ",\"accept_pauses\":%" PRIu64
-                   ",\"busy_ms\":%" PRIu64 "}", cs.clients, cs.max_clients,
+                   ",\"busy_ms\":%" PRIu64 ",\"duty_pct\":%u,"
+                   "\"line_max\":%u}", cs.clients, cs.max_clients,
                    cs.timeout_ns / 1000000, cs.refused, cs.timeouts,
                    cs.commands, cs.deferred, cs.pauses,
-                   cs.busy_ns / 1000000);
+                   cs.busy_ns / 1000000, cs.duty_pct, CTL_LINE_MAX);
   }
   if (tn->dm) {
     char buf[512];

@@ -7,9 +7,14 @@
 #   32 MiB at an unaligned offset at once (each needs a 33 MiB buffer: one
 #   fits) all get the right data: a request waits for a buffer, it does not
 #   fail.  The stats at exit
-#   show it: waits > 0, the peak within the cap, nothing left in use.
+#   show it: waits > 0, the peak within the cap, nothing left in use, and
+#   the request limit (max_request).
 # - buffer_pool values outside its range are refused at start-up, naming
 #   the key.
+# - buffer_pool is a [device] key of the config file too (the plugin's
+#   buffer_pool= overrides it): the pool's cap in stats is the file's, or
+#   the command line's when both are given; a bad value in the file is
+#   refused naming its line.
 # timeout: 300
 . "$(dirname "$0")/functions.sh"
 requires_plugin
@@ -76,8 +81,10 @@ stop_nbdkit srv
 [ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with ${NBDKIT_STATUS[srv]}"
 "$PYTHON" - "$TESTDIR/stats.json" <<'PY' || fail "buffer pool stats wrong"
 import json, sys
-b = json.load(open(sys.argv[1]))["device"]["buffers"]
-print("buffers:", b)
+d = json.load(open(sys.argv[1]))["device"]
+assert d["max_request"] == 32 << 20, "max_request %r, want 32 MiB" % d.get("max_request")
+b = d["buffers"]
+print("max_request:", d["max_request"], "buffers:", b)
 cap = 33 << 20
 assert b["cap"] == cap, "cap %d, want %d" % (b["cap"], cap)
 assert b["peak"] <= cap, "peak %d over the cap" % b["peak"]
@@ -97,4 +104,35 @@ for v in 1M 32M 65G nonsense; do  # 32M: less than a 32 MiB span needs
   fi
   echo "buffer_pool=$v refused: $(grep -i buffer_pool <<<"$out" | head -n1)"
 done
+# [device] buffer_pool: the config file's value, or the command line's.
+pool_cap ()
+{
+  "$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["buffers"]["cap"])' "$1"
+}
+printf '[device]\nfile = %s\nbuffer_pool = 40M\n[export]\n' "$TESTDIR/disk.img" \
+  >"$TESTDIR/pool.conf"
+for ovr in "" 48M; do
+  rm -f "$TESTDIR/pool.json"
+  rm -f "$TESTDIR/pool.sock"
+  nbdkit -f -U "$TESTDIR/pool.sock" "$CFQ_PLUGIN" config="$TESTDIR/pool.conf" \
+    ${ovr:+buffer_pool=$ovr} stats="$TESTDIR/pool.json" --run 'true' ||
+    fail "config with buffer_pool = 40M${ovr:+ and buffer_pool=$ovr}: not served"
+  want=40
+  [ -z "$ovr" ] || want=${ovr%M}
+  got=$(pool_cap "$TESTDIR/pool.json")
+  [ "$got" = $((want << 20)) ] ||
+    fail "buffer_pool = 40M in the file${ovr:+, $ovr on the command line}: cap $got, want $((want << 20))"
+  echo "[device] buffer_pool = 40M${ovr:+, buffer_pool=$ovr}: cap $got"
+done
+printf '[device]\nfile = %s\nbuffer_pool = 1M\n[export]\n' "$TESTDIR/disk.img" \
+  >"$TESTDIR/pool.conf"
+rc=0
+rm -f "$TESTDIR/pool.sock"
+out=$(nbdkit -f -U "$TESTDIR/pool.sock" "$CFQ_PLUGIN" config="$TESTDIR/pool.conf" \
+  --run 'echo SERVED' 2>&1) || rc=$?
+if [ "$rc" = 0 ] || grep -q SERVED <<<"$out" || ! grep -q "pool.conf:3: buffer_pool = 1M" <<<"$out"; then
+  echo "$out" >&2
+  fail "buffer_pool = 1M in the file: not refused naming its line (rc $rc)"
+fi
+echo "buffer_pool = 1M in the file refused: $(grep -i buffer_pool <<<"$out" | head -n1)"
 echo "== buffers: the size limit holds, the pool caps and waits"

@@ -5,7 +5,7 @@
 #  - fs_mark runs loops and reports files/s: it refuses a directory name of
 #    40 bytes or more with its usage, which the lab took for "fs_mark
 #    finished no loop" and failed every fs_mark scenario (seed000-fsmark*);
-#    the client now names the directory relative to the mount point;
+#    the client now gives it a short path to the directory;
 #  - fsync-tester and dd write and report their requests.
 # Each client runs about a second; nothing here is a speed.
 # timeout: 120

@@ -108,6 +108,8 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
           m->dev.queue_depth, cfq_mode_name (m->dev.mode),
           m->dev.emulate ? m->dev.emulate : "none");
   printf ("  max_connections = %u\n", m->dev.max_connections);
+  printf ("  buffer_pool = %s\n",
+          units_format_size (m->dev.buffer_pool, b1, sizeof b1));
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 

@@ -14,7 +14,8 @@
  *    "command line: ...", and a refused config has at least one;
  *  - a model is there exactly when cfg_validate() returned 0;
  *  - a valid model keeps its promises: queue depth and group weights,
- *    classes and levels in range, exports with distinct names found by
+ *    classes and levels in range, the buffer pool and connection limit in
+ *    range, exports with distinct names found by
  *    cfg_find_export(), each in a group that exists, regions aligned and
  *    inside the device, overlapping regions only between readonly
  *    exports, own-file exports without a region, tenants in range and on
@@ -85,6 +86,10 @@ check_model (const struct cfg_model *m, uint64_t devsize, bool sim)
 
   CHECK_GE (m->dev.queue_depth, 1);
   CHECK_LE (m->dev.queue_depth, SCHED_DEPTH_MAX);
+  CHECK_GE (m->dev.buffer_pool, CFG_BUFFER_POOL_MIN);
+  CHECK_LE (m->dev.buffer_pool, CFG_BUFFER_POOL_MAX);
+  CHECK_GE (m->dev.max_connections, 1);
+  CHECK_LE (m->dev.max_connections, CFG_MAX_CONNECTIONS_MAX);
   CHECK_GE (m->nr_groups, 1);
   CHECK_GE (m->nr_exports, 1);
   for (size_t i = 0; i < m->nr_groups; i++) {

@@ -1536,6 +1536,38 @@ test_hardening (void)
        " not in [group NAME]\n");
   BAD (DEV "[scheduler]\ntls = require\n[export a]\n",
        "t.conf:4: 'tls' belongs in [export NAME], not in [scheduler]\n");
+
+  /* [device] buffer_pool: 256M unless given, in the file or on the
+   * command line (the plugin's buffer_pool=, an override), from the
+   * largest request and its edge blocks (33M) to 64G.
+   */
+  cfg = GOOD (DEV "[export a]\n", NULL, G);
+  CHECK_EQ (cfg_model (cfg)->dev.buffer_pool, (uint64_t) 256 << 20);
+  cfg_free (cfg);
+  cfg = GOOD (DEV "buffer_pool = 33M\n[export a]\n", NULL, G);
+  CHECK_EQ (cfg_model (cfg)->dev.buffer_pool, (uint64_t) 33 << 20);
+  cfg_free (cfg);
+  {
+    static const char *const ovr[] = { "buffer_pool", "1G", NULL };
+
+    cfg = GOOD (DEV "buffer_pool = 64G\n[export a]\n", NULL, G);
+    CHECK_EQ (cfg_model (cfg)->dev.buffer_pool, (uint64_t) 64 << 30);
+    cfg_free (cfg);
+    cfg = GOOD (DEV "buffer_pool = 64M\n[export a]\n", ovr, G);
+    CHECK_EQ (cfg_model (cfg)->dev.buffer_pool, (uint64_t) 1 << 30);
+    cfg_free (cfg);
+  }
+  BAD (DEV "buffer_pool = 32M\n[export a]\n",
+       "t.conf:3: buffer_pool = 32M: out of range (want 33M..64G: at least"
+       " the largest request, 32M, and its edge blocks)\n");
+  BAD (DEV "buffer_pool = 65G\n[export a]\n",
+       "t.conf:3: buffer_pool = 65G: out of range (want 33M..64G: at least"
+       " the largest request, 32M, and its edge blocks)\n");
+  BAD (DEV "buffer_pool = lots\n[export a]\n",
+       "t.conf:3: buffer_pool = lots: not a size (want 33M..64G: at least"
+       " the largest request, 32M, and its edge blocks)\n");
+  BAD (DEV "[export a]\nbuffer_pool = 64M\n",
+       "t.conf:4: 'buffer_pool' belongs in [device], not in [export NAME]\n");
 }
 
 int
