@@ -8,7 +8,7 @@
 #  - per tenant, the bytes and requests fio saw are the server's for its
 #    export (within 2%), and fio's mean latency is the server's plus at
 #    most the NBD round trip;
-#  - the one-second series add up to the same bytes (within 5%);
+#  - the one-second series add up to the same bytes (within 1%);
 #  - the event was applied: the server ends with the new weight;
 #  - the shares follow the weights (Jain >= 0.95 on the steady bins; fifo
 #    would give 0.78 before the event);
@@ -113,7 +113,8 @@ command -v gnuplot >/dev/null && have=1
 HAVE_GNUPLOT=$have "$PYTHON" "$TESTDIR/check.py" "$out" ||
   fail "the lab's report disagrees with the server's own stats"
 
-# The one-second series add up to fio's bytes (the lab's resampling).
+# The one-second series add up to fio's bytes (the lab bins each request
+# fio logged; with fio's one-second averages they were up to 9% short).
 "$PYTHON" - "$out" <<'EOF' || fail "the series do not add up"
 import json, sys
 rep = json.load(open(sys.argv[1] + "/report.json"))
@@ -125,6 +126,6 @@ tot = sum(se["total"])
 got = sum(rnd["tenants"][t]["bytes"] for t in rnd["tenants"])
 rel = abs(tot - got) / got
 print("series total %.0f bytes, fio %d (%.1f%% apart)" % (tot, got, 100 * rel))
-sys.exit(0 if rel <= 0.05 else 1)
+sys.exit(0 if rel <= 0.01 else 1)
 EOF
 echo "== the lab's report matches the server's stats"
