@@ -3,7 +3,8 @@
  * node_exporter's textfile collector reads every *.prom file in a
  * directory whenever Prometheus scrapes it; a file it reads must never be
  * half written.  So each version goes to PATH.tmp, is closed, and is
- * renamed over PATH: a reader sees the old file or the new one, whole.
+ * renamed over PATH: a reader sees the old file or the new one, whole
+ * (rename replaces a symlink at PATH itself, never what it points to).
  * The dispatcher formats the text on its one-second tick (it owns the
  * numbers) and posts it here; this thread does the file system calls,
  * which may block on a busy disk, and skips versions it had no time for:
@@ -11,6 +12,7 @@
  * again only after a later write succeeded.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,14 +35,31 @@ struct metrics {
   bool failing;                 /* writer thread: the last write failed */
 };
 
+/* PATH.tmp is made afresh for each version: whatever is there (a stale
+ * copy, or a symlink planted by someone who can write the directory) is
+ * removed, and the new file is created exclusively without following a
+ * symlink, so the server's writes never land anywhere but in a new
+ * regular file of its own.  0644: node_exporter runs as its own user.
+ */
 static int
 write_file (struct metrics *m, const char *text)
 {
-  FILE *f = fopen (m->tmp, "we");
-  int err = 0;
+  FILE *f;
+  int fd, err = 0;
 
-  if (!f)
+  if (unlink (m->tmp) == -1 && errno != ENOENT)
     return -errno;
+  fd = open (m->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+             0644);
+  if (fd == -1)
+    return -errno;
+  f = fdopen (fd, "w");
+  if (!f) {
+    err = -errno;
+    close (fd);
+    unlink (m->tmp);
+    return err;
+  }
   if (fputs (text, f) == EOF)
     err = -errno;
   if (fclose (f) == EOF && !err)

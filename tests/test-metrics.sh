@@ -17,6 +17,8 @@
 #    completely, and no PATH.tmp is left after the server stops.
 #  - A metrics file that cannot be written is reported in the log, once,
 #    and the server keeps serving.
+#  - A symlink at PATH.tmp is not followed (it would let whoever can write
+#    the directory aim the server's writes at any file).
 # timeout: 240
 . "$(dirname "$0")/tenant-functions.sh"
 tenant_requires
@@ -247,4 +249,18 @@ stop_nbdkit srv
 [ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 [ ! -e "$TESTDIR/m/cfq.prom.tmp" ] || fail "cfq.prom.tmp left behind"
 "$PYTHON" "$TESTDIR/prom.py" "$TESTDIR/m/cfq.prom" || fail "the last file does not parse"
+# A symlink where the writer puts its next version (PATH.tmp) is never
+# written through: the file it points to stays as it was, and the
+# metrics file is still written, as a regular file.
+mkdir -p "$TESTDIR/m2"
+echo "not metrics" >"$TESTDIR/victim"
+ln -s "$TESTDIR/victim" "$TESTDIR/m2/cfq.prom.tmp"
+tenant_start srv2 "$TESTDIR/m.conf" metrics="$TESTDIR/m2/cfq.prom"
+wait_for "metrics file beside a symlinked PATH.tmp" 10 test -s "$TESTDIR/m2/cfq.prom"
+stop_nbdkit srv2
+[ "$(cat "$TESTDIR/victim")" = "not metrics" ] ||
+  fail "metrics= wrote through the symlink PATH.tmp"
+[ -f "$TESTDIR/m2/cfq.prom" ] && [ ! -L "$TESTDIR/m2/cfq.prom" ] ||
+  fail "the metrics file is not a regular file"
+"$PYTHON" "$TESTDIR/prom.py" "$TESTDIR/m2/cfq.prom" || fail "the file written beside the symlink does not parse"
 echo "== metrics: the socket and the file, Prometheus text, the server's numbers"
