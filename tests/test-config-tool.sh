@@ -62,6 +62,22 @@ $conf --size 1G 2>"$tmp/err" && die "nothing at all accepted"
 grep -qx 'command line: no device: give file=PATH or config=FILE' "$tmp/err" \
   || die "no device message: $(cat "$tmp/err")"
 
+# Every [device] and [export] key the server takes shows in --json, with
+# the value given (a key printed from the wrong field would show).
+printf '%s\n' '[device]' 'file = disk.img' 'queue_depth = 7' 'cache = page' \
+  'max_connections = 13' 'buffer_pool = 99M' '[group g]' '[export e]' \
+  'group = g' 'size = 1G' 'tls = require' 'max_connections = 3' >"$tmp/keys.conf"
+$conf --json --size 4G "$tmp/keys.conf" >"$tmp/keys.json" || die "keys.conf refused"
+/usr/bin/python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+d, e = j["device"], j["exports"][0]
+want = [(d["queue_depth"], 7), (d["cache"], "page"), (d["max_connections"], 13),
+        (d["buffer_pool"], 99 << 20), (e["tls"], "require"), (e["max_connections"], 3)]
+bad = [w for w in want if w[0] != w[1]]
+sys.exit("keys.conf: %s" % bad if bad else 0)' "$tmp/keys.json" ||
+  die "keys.conf: --json lacks a key or a value"
+
 # --check is quiet; usage errors exit 2.
 [ -z "$($conf --check --size 4G tests/config/good.conf)" ] || die "--check printed"
 $conf --size 4G a.conf b.conf 2>/dev/null; [ $? = 2 ] || die "two files: not 2"
