@@ -594,6 +594,7 @@ test_parsers_and_stats (void)
   CHECK_EQ (h.max, stats_percentile (vals, 10000, 100));
   CHECK_GT (stats_jain (eq, 4), 0.999999);
   CHECK (stats_jain (one, 4) > 0.249999 && stats_jain (one, 4) < 0.250001);
+  hist_free (&h);
 }
 
 int

@@ -64,6 +64,7 @@ main (void)
   /* A tick that does not move time forward changes nothing. */
   iostat_tick (&st, 13 * S);
   CHECK_EQ (st.iops, 0);
+  iostat_free (&st);
   printf ("iostat: ok\n");
   check_done ("test-iostat");
   return 0;
