@@ -364,6 +364,8 @@ sim_report (void)
     }
 out:
   for (size_t i = 0; i < m->nr_tenants; i++) {
+    hist_free (&tr[i].lat);
+    hist_free (&tr[i].fsync_lat);
     series_counts_free (&tr[i].by_win);
     series_counts_free (&tr[i].by_sec);
   }
