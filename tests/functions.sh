@@ -126,6 +126,13 @@ requires_cmd ()
   done
 }
 
+# requires_fio_nbd: skip unless fio is on PATH and has its nbd engine.
+requires_fio_nbd ()
+{
+  requires_cmd fio
+  fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
+}
+
 requires_root ()
 {
   [ "$(id -u)" = 0 ] || skip "requires root"
@@ -403,6 +410,31 @@ mount_tmpfs ()
   mkdir -p "$dir"
   mount -t tmpfs -o "size=$size" tmpfs "$dir" || return 1
   cleanup_fn umount -l "$dir"
+}
+
+# requires_lab: what tools/cfqlab's tests need: our plugin, fio's nbd
+# engine, and cfqconf and cfqsim built (a missing build FAILS).
+requires_lab ()
+{
+  local t
+  requires_plugin
+  plugin_is_ours || skip "the lab needs our plugin (CFQ_PLUGIN=$CFQ_PLUGIN)"
+  requires_fio_nbd
+  for t in cfqconf cfqsim; do
+    [ -x "$top/tools/$t" ] || fail "tools/$t is not built (run make)"
+  done
+}
+
+# lab_image_dir: set imgdir to a private 1G tmpfs when we may mount one
+# (the modelled device then alone decides the timing, whatever else the
+# real disk is doing), else to $TESTDIR.
+# shellcheck disable=SC2034 # imgdir is the caller's
+lab_image_dir ()
+{
+  imgdir=$TESTDIR
+  if [ "$(id -u)" = 0 ] && mount_tmpfs "$TESTDIR/img" 1G 2>/dev/null; then
+    imgdir=$TESTDIR/img
+  fi
 }
 
 # wait_for DESCRIPTION SECONDS CMD...: poll CMD every 0.1 s (bounded).

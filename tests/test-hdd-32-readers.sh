@@ -20,8 +20,7 @@
 . "$(dirname "$0")/functions.sh"
 requires_plugin
 plugin_is_ours || skip "scheduler comparison needs our plugin"
-requires_cmd fio
-fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
+requires_fio_nbd
 
 secs=${READERS_SECONDS:-10}
 make_image "$TESTDIR/disk.img" $((64 << 20))

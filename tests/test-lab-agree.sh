@@ -18,19 +18,8 @@
 # model decides are compared.
 # timeout: 600
 . "$(dirname "$0")/functions.sh"
-requires_plugin
-plugin_is_ours || skip "the lab needs our plugin (CFQ_PLUGIN=$CFQ_PLUGIN)"
-requires_cmd fio
-fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
-for t in cfqconf cfqsim; do
-  [ -x "$top/tools/$t" ] || fail "tools/$t is not built (run make)"
-done
-# The image on a private tmpfs when we may mount one: the modelled device
-# then alone decides the timing, whatever else the real disk is doing.
-imgdir=$TESTDIR
-if [ "$(id -u)" = 0 ] && mount_tmpfs "$TESTDIR/img" 1G 2>/dev/null; then
-  imgdir=$TESTDIR/img
-fi
+requires_lab
+lab_image_dir
 
 cat >"$TESTDIR/agree.py" <<'EOF2'
 import json, sys

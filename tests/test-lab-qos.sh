@@ -20,13 +20,7 @@
 # shape only (the cap's precision is test-tenant-caps.sh's and bench's).
 # timeout: 300
 . "$(dirname "$0")/functions.sh"
-requires_plugin
-plugin_is_ours || skip "the lab needs our plugin (CFQ_PLUGIN=$CFQ_PLUGIN)"
-requires_cmd fio
-fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
-for t in cfqconf cfqsim; do
-  [ -x "$top/tools/$t" ] || fail "tools/$t is not built (run make)"
-done
+requires_lab
 scn=$top/bench/scenarios/caps-reservations.conf
 
 # The lab's arithmetic, on its own functions.

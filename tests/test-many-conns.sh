@@ -13,8 +13,7 @@
 . "$(dirname "$0")/functions.sh"
 requires_plugin
 plugin_is_ours || skip "scheduler comparison needs our plugin"
-requires_cmd fio
-fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
+requires_fio_nbd
 
 secs=${MANY_SECONDS:-10}
 n=${MANY_CONNS:-32}

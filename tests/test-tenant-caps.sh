@@ -27,8 +27,7 @@
 # timeout: 240
 . "$(dirname "$0")/tenant-functions.sh"
 tenant_requires
-requires_cmd fio
-fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
+requires_fio_nbd
 
 make_sparse "$TESTDIR/disk.img" 1G
 cat >"$TESTDIR/qos.conf" <<'EOF'
