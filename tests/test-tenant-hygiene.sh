@@ -118,13 +118,19 @@ EOP
   holder=$!
   cleanup_fn kill "$holder"
   exec 7>"$TESTDIR/cmds"
+  # have_answers N: the holder has written N answer lines (counted afresh
+  # on each call: wait_for repeats the command, not its arguments).
+  have_answers ()
+  {
+    [ "$(wc -l <"$TESTDIR/answers")" -ge "$1" ]
+  }
   # ask "open a" EXPECT: send a command, wait for its answer line.
   n=0
   ask ()
   {
     echo "$1" >&7
     n=$((n + 1))
-    wait_for "answer $n to '$1'" 30 test "$(wc -l <"$TESTDIR/answers")" -ge "$n"
+    wait_for "answer $n to '$1'" 30 have_answers "$n"
     got=$(sed -n "${n}p" "$TESTDIR/answers")
     [ "$got" = "$2" ] || fail "'$1': got '$got', want '$2'"
   }
