@@ -106,12 +106,27 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
                cfqg->name,
                (unsigned long long) ((cfqd->now - cfqg->left_at) / 1000));
   }
-  else if (n)
+  else if (n) {
+    struct cfqq *aq = cfqd->active_queue;
     cfqg->vdisktime = cfqg_of (n)->vdisktime + CFQ_IDLE_DELAY;
+    /* Where groups may work-conserve (deviation 30), also behind what
+     * the active queue's expiry will charge if it still has requests:
+     * CFQ would finish its slice first, cfq_wc_dispatch expires it at
+     * once, and the newcomer must not get in front of it by that.
+     */
+    if (aq && !rb_empty (&aq->sort_list) && cfq_wc_applies (cfqd)) {
+      uint64_t v = aq->cfqg->vdisktime + CFQ_IDLE_DELAY
+        + cfq_scale_slice ((uint64_t) aq->slice_dispatch * CFQ_IOPS_CHARGE,
+                           aq->cfqg);
+      if ((int64_t) (v - cfqg->vdisktime) > 0)
+        cfqg->vdisktime = v;
+    }
+  }
   else
     cfqg->vdisktime = st->min_vdisktime;
   rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
   cfqg->on_st = true;
+  cfq_group_present (cfqd, cfqg);
   st->total_weight += cfqg->weight;
 }
 
@@ -126,6 +141,7 @@ cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg)
   if (cfqg->nr_cfqq)
     return;
   cfqg->on_st = false;
+  cfq_group_present (cfqd, cfqg);
   cfqg->has_left = true;
   cfqg->left_at = cfqd->now;
   st->total_weight -= cfqg->weight;
@@ -249,6 +265,203 @@ cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
   else
     cfqd->workload_expires = 0;      /* expired: choose again */
   choose_service_tree (cfqd, cfqg, now);
+}
+
+/* ---- Work-conserving groups (ours, deviation 30) ----------------------- */
+
+/* Where it applies: flash (or a disk whose seeks cost under 1 ms) that
+ * queues (hw_tag not ruled out), groups charged by requests.  There CFQ
+ * never idles for a queue (deviation 24), so a group's turn saves no seek
+ * and protects no idle window: it only caps the device at the active
+ * queue's quantum.  On a disk that seeks the turn is the point (it keeps
+ * each queue's run sequential and its idle window), and CFQ stays as is.
+ */
+bool
+cfq_wc_applies (const struct cfqd *cfqd)
+{
+  return t_get (cfqd, T_WC_DEPTH) && cfq_nonrot (cfqd) && cfqd->hw_tag != 0
+    && iops_mode (cfqd);
+}
+
+/* group_idle is for groups that think between requests: CFQ keeps such a
+ * group's turn through its think time so it keeps its share.  A present
+ * group with a connection whose think time is not known yet, or at least
+ * CFQ_WC_THINK, keeps CFQ's turns (and group_idle) for everyone.
+ */
+static bool
+cfq_wc_thinker (const struct cfqd *cfqd)
+{
+  const struct list *p;
+
+  list_for_each (p, &cfqd->conns) {
+    const struct sched_queue *cic = list_entry (p, struct sched_queue, link);
+    if (cic->dead || !cic->cfqq || !cic->cfqq->cfqg->present)
+      continue;
+    if (!CFQ_SAMPLE_VALID (cic->wc_ttime_samples)
+        || cic->wc_ttime_mean >= CFQ_WC_THINK)
+      return true;
+  }
+  return false;
+}
+
+/* ... with two groups or more present (with one, CFQ's turns are the
+ * same thing without a charge per request), and, with group_idle set, no
+ * present group that thinks between requests (cfq_wc_thinker).
+ */
+bool
+cfq_wc_on (const struct cfqd *cfqd)
+{
+  return cfq_wc_applies (cfqd) && cfqd->grp_st.nr_present >= 2
+    && !(t_get (cfqd, T_GROUP_IDLE) && cfq_wc_thinker (cfqd));
+}
+
+/* Present: busy, or with requests in the driver.  A group whose
+ * requests are all at the device is still competing: were the other one
+ * made active it would fill the driver alone.
+ */
+void
+cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg)
+{
+  bool present = cfqg->on_st || cfqg->dispatched;
+
+  if (present == cfqg->present)
+    return;
+  cfqg->present = present;
+  if (present)
+    cfqd->grp_st.nr_present++;
+  else
+    cfqd->grp_st.nr_present--;
+}
+
+/* The depth: wc_depth is the most, but the device may serve fewer at
+ * once, and a request queued inside the device is out of reach of the
+ * weights (a single-channel device given 16 serves them in arrival
+ * order).  So the limit moves with the latency of what completes, against
+ * a near-minimum per direction (the lowest seen, drifting up by 1/256 a
+ * request so it can forget): a request served in under 5/4 of it met no
+ * queue in the device, and with the limit reached the limit grows by one;
+ * one that took over 3/2 of it queued there, and the limit shrinks
+ * by one, to no less than 1.
+ */
+void
+cfq_wc_completed (struct cfqd *cfqd, const struct rq *rq, uint64_t now)
+{
+  const unsigned max = t_get (cfqd, T_WC_DEPTH);
+  uint64_t lat, *base;
+
+  if (rq->op != RQ_READ && rq->op != RQ_WRITE)
+    return;
+  if (cfqd->wc_limit > max || !cfqd->wc_limit)
+    cfqd->wc_limit = max ? max : 1;
+  lat = now > rq->t_dispatch ? now - rq->t_dispatch : 0;
+  base = &cfqd->wc_base[rq->op == RQ_WRITE];
+  if (!*base || lat < *base)
+    *base = lat;
+  else
+    *base += (*base >> 8) + 1;
+  if (lat * 4 <= *base * 5) {
+    if (cfqd->rq_in_driver >= cfqd->wc_limit && cfqd->wc_limit < max)
+      cfqd->wc_limit++;
+  }
+  else if (2 * lat > 3 * *base && cfqd->wc_limit > 1)
+    cfqd->wc_limit--;
+}
+
+/* The group's queue to serve: its highest busy class, as CFQ; inside it
+ * the queue with requests and the fewest in the driver, then the lowest
+ * rb_key, so a group's connections share its requests one by one.  An
+ * IDLE-class queue has at most one in the driver.
+ */
+static struct cfqq *
+cfq_wc_pick_queue (struct sched_group *cfqg)
+{
+  enum wl_prio prio;
+  struct cfqq *best = NULL;
+
+  if (cfq_group_busy_queues_wl (RT_WORKLOAD, cfqg))
+    prio = RT_WORKLOAD;
+  else if (cfq_group_busy_queues_wl (BE_WORKLOAD, cfqg))
+    prio = BE_WORKLOAD;
+  else
+    prio = IDLE_WORKLOAD;
+  for (int t = 0; t <= SYNC_WORKLOAD; t++) {
+    struct rb_root *st = service_tree_for (cfqg, prio, t);
+    for (struct rb_node *n = rb_first (st); n; n = rb_next (n)) {
+      struct cfqq *cfqq = cfqq_of (n);
+      if (rb_empty (&cfqq->sort_list))
+        continue;
+      if (cfq_class_idle (cfqq) && cfqq->dispatched)
+        continue;
+      if (!best || cfqq->dispatched < best->dispatched
+          || (cfqq->dispatched == best->dispatched
+              && cfqq->rb_key < best->rb_key))
+        best = cfqq;
+    }
+    if (prio == IDLE_WORKLOAD)
+      break;
+  }
+  return best;
+}
+
+/* The request cfqq sends: its fifo head if that expired, else next_rq. */
+static struct rq *
+cfq_wc_pick_rq (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  struct list *p = list_first (&cfqq->fifo);
+
+  if (p && now >= list_entry (p, struct rq, fifo)->t_fifo)
+    return list_entry (p, struct rq, fifo);
+  return cfqq->next_rq;
+}
+
+/* One request while cfq_wc_on: no active queue, no slice.  Below
+ * wc_depth requests in the driver, the busy group of least vdisktime
+ * (that no cap holds, and not behind a group holding the device) sends
+ * one request and is charged one request in IOPS units at once, so
+ * several groups are at the device together and weights still hold.
+ */
+struct rq *
+cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct sched_group *cfqg = NULL;
+  struct cfqq *cfqq = NULL;
+  struct rq *rq = NULL;
+  const bool qos = qos_on (&cfqd->qos);
+
+  if (cfqd->active_queue)
+    cfq_slice_expired (cfqd, false, now);
+  cfqd->serving_group = NULL;
+  if (!cfqd->wc_limit || cfqd->wc_limit > t_get (cfqd, T_WC_DEPTH))
+    cfqd->wc_limit = t_get (cfqd, T_WC_DEPTH);
+  if (cfqd->rq_in_driver >= cfqd->wc_limit)
+    return NULL;
+  for (struct rb_node *n = rb_first (&st->rb); n && !rq; n = rb_next (n)) {
+    cfqg = cfqg_of (n);
+    if (qos && qos_held (&cfqg->qos, now))
+      continue;
+    if (!(cfqq = cfq_wc_pick_queue (cfqg)))
+      continue;
+    rq = cfq_wc_pick_rq (cfqd, cfqq, now);
+    if (qos && qos_admit (&cfqg->qos, rq, now))
+      rq = NULL;                /* a cap holds it from now */
+  }
+  if (!rq)
+    return NULL;
+  if (rq != cfqq->next_rq)
+    cfqd->stats.fifo_expired++;
+  cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  if (qos) {
+    qos_account (&cfqg->qos, rq, now, false);
+    qos_turn (&cfqg->qos);
+  }
+  cfqq->last_served = now;
+  cfqd->stats.wc_dispatched++;
+  cfq_group_charge (cfqd, cfqg, CFQ_IOPS_CHARGE);
+  if (rb_empty (&cfqq->sort_list))
+    cfq_del_cfqq_rr (cfqd, cfqq);
+  update_min_vdisktime (st);
+  return rq;
 }
 
 struct sched_group *

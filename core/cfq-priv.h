@@ -43,6 +43,7 @@ enum {
   T_GROUP_ISOLATION,
   T_MERGE,
   T_HW_TAG,
+  T_WC_DEPTH,
   T_NR,
 };
 
@@ -74,6 +75,10 @@ enum {
 #define CFQ_PRIO_LISTS          SCHED_LEVELS
 #define CFQ_PRIO_DEFAULT        4               /* IOPRIO_NORM */
 #define CFQ_SAMPLE_VALID(s)     ((s) > 80)
+/* ns: a connection thinking this long between requests keeps CFQ's
+ * turns (deviation 30); half of CFQ_MIN_TT.
+ */
+#define CFQ_WC_THINK            (1 * MS)
 /* Seek cost (ours): after this many seeky reads, a "rotational" device
  * whose mean service time for them is under CFQ_SEEK_FAST is taken as
  * non-rotational, and taken back as rotational above CFQ_SEEK_SLOW.
@@ -162,6 +167,7 @@ struct sched_group {
 
   struct rb_node rb_node;       /* on cfqd->grp_st while busy */
   bool on_st;
+  bool present;                 /* on_st or rqs in the driver (dev. 30) */
   uint64_t vdisktime;           /* (ns << 12) * 500 / weight, cumulative */
   bool has_left;                /* left the tree at least once */
   uint64_t left_at;             /* ns: when it last left the tree */
@@ -218,6 +224,9 @@ struct sched_queue {
   uint64_t ttime_total;         /* think time EWMA numerator (ns * 256) */
   uint64_t ttime_samples;       /* EWMA weight, 256 = one full sample */
   uint64_t ttime_mean;          /* ns */
+  /* The same, not capped at 2 * slice_idle (deviation 30). */
+  unsigned wc_ttime_samples;
+  uint64_t wc_ttime_total, wc_ttime_mean;
   unsigned nr_rq;               /* its rqs inserted, not completed */
   bool dead;                    /* queue_free called */
 };
@@ -227,6 +236,7 @@ struct cfq_grp_st {
   struct sched_group *active;   /* group being served */
   uint64_t min_vdisktime;
   unsigned total_weight;        /* of groups on the tree */
+  unsigned nr_present;          /* groups busy or with rqs in the driver */
 };
 
 struct cfqd {
@@ -257,6 +267,8 @@ struct cfqd {
 
   uint64_t idle_timer;          /* ns: idle window end; NEVER: none */
   struct cfqq *active_queue;
+  unsigned wc_limit;            /* requests in the driver allowed now */
+  uint64_t wc_base[2];          /* ns: near-minimum latency, read/write */
   struct sched_queue *active_cic;       /* connection of 1st rq of slice */
   uint64_t last_position;       /* sector after the last dispatched rq */
   /* Seek cost (ours, deviation 22): service time of reads dispatched
@@ -433,6 +445,11 @@ void cfq_service_tree_add (struct cfqd *cfqd, struct cfqq *cfqq,
 void cfq_resort_rr_list (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
 void cfq_add_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
 void cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq);
+bool cfq_wc_on (const struct cfqd *cfqd);
+void cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg);
+bool cfq_wc_applies (const struct cfqd *cfqd);
+void cfq_wc_completed (struct cfqd *cfqd, const struct rq *rq, uint64_t now);
+struct rq *cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now);
 struct cfqq *cfq_get_next_queue (struct cfqd *cfqd);
 bool cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,
                         enum wl_prio prio, uint64_t now);

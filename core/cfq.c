@@ -501,6 +501,7 @@ cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   qos_dequeue (&cfqq->cfqg->qos, rq);
   cfqq->dispatched++;
   cfqq->cfqg->dispatched++;
+  cfq_group_present (cfqd, cfqq->cfqg);
   cfqd->rq_in_flight[cfqq->sync]++;
   /* cfq_activate_request */
   cfqd->rq_in_driver++;
@@ -763,6 +764,10 @@ cfq_update_io_thinktime (struct cfqd *cfqd, struct sched_queue *cic,
   cic->ttime_samples = (7 * cic->ttime_samples + 256) / 8;
   cic->ttime_total = (7 * cic->ttime_total + 256 * ttime) / 8;
   cic->ttime_mean = (cic->ttime_total + 128) / cic->ttime_samples;
+  ttime = umin64 (elapsed, NSEC_PER_SEC);
+  cic->wc_ttime_samples = (7 * cic->wc_ttime_samples + 256) / 8;
+  cic->wc_ttime_total = (7 * cic->wc_ttime_total + 256 * ttime) / 8;
+  cic->wc_ttime_mean = (cic->wc_ttime_total + 128) / cic->wc_ttime_samples;
 }
 
 /* Would a queue's first request be a seek?  On a disk it has no distance
@@ -1164,6 +1169,7 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   uint64_t next = cfqd->idle_timer;
   struct cfqq *cfqq = cfqd->active_queue;
 
+
   if (qos_on (&cfqd->qos))      /* a hold ends, a reservation comes due */
     next = umin64 (next, qos_next_event (&cfqd->qos, now));
   if (!cfqd->busy_queues)
@@ -1189,6 +1195,8 @@ cfq_dispatch_one (struct cfqd *cfqd, uint64_t now)
   struct rq *rq = NULL;
   struct cfqq *cfqq;
 
+  if (cfq_wc_on (cfqd))
+    return cfq_wc_dispatch (cfqd, now);
   if (cfqd->busy_queues && (cfqq = cfq_select_queue (cfqd, now)) != NULL
       && !rb_empty (&cfqq->sort_list)
       && (rq = cfq_dispatch_request (cfqd, cfqq, now)) != NULL) {
@@ -1341,9 +1349,11 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   cfq_update_hw_tag (cfqd);
   if (qos_on (&cfqd->qos))
     cfq_qos_completed (cfqd, rq, now);
+  cfq_wc_completed (cfqd, rq, now);
   cfqd->rq_in_driver--;
   cfqq->dispatched--;
   cfqq->cfqg->dispatched--;
+  cfq_group_present (cfqd, cfqq->cfqg);
   if (!cfqq->cfqg->dispatched)
     cfq_group_drain_done (cfqd, cfqq->cfqg, now);
   cfqd->rq_in_flight[cfqq->sync]--;
@@ -1393,7 +1403,7 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
    * would dispatch from it, a preemption arriving before our next
    * dispatch() waits until that request went (cfq_finish_queue_run).
    */
-  if (cfqd->busy_queues) {
+  if (cfqd->busy_queues && !cfq_wc_on (cfqd)) {
     struct cfqq *run = cfq_select_queue (cfqd, now);
     if (run && !rb_empty (&run->sort_list)) {
       /* That run looks at the fifo first (cfq_dispatch_request): an
