@@ -18,6 +18,13 @@
  *   turn (saved_workload_slice).
  * The group's share of target_latency (cfq_group_slice) sizes workload
  * slices and, with low_latency, queue slices.
+ * Work-conserving groups (ours, deviation 30): where a turn saves no seek
+ * and protects no idle window (flash that queues, IOPS mode), no group
+ * thinks between requests and two or more are present, there are no
+ * turns: each request comes from the busy group of least vdisktime and is
+ * charged at once (cfq_wc_dispatch), up to a depth that follows the
+ * device's latency (cfq_wc_completed), so several groups are at the
+ * device together and the weights still hold.
  */
 #include <errno.h>
 #include <stdarg.h>

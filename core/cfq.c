@@ -134,6 +134,10 @@
  *     quantum requests in the driver, even alone.
  * 29. Caps and reservations (ours): the rules in core/qos.c, applied in
  *     cfq-qos.c; with none configured none of it runs.
+ * 30. Work-conserving groups (ours, wc_depth): on flash that queues, in
+ *     IOPS mode, with two groups present and none thinking, each request
+ *     comes from the busy group of least vdisktime, charged at once, up
+ *     to a depth that follows the device's latency (cfq-group.c).
  * CFQ's own faults kept as the default, and the better settings: the end
  * of doc/cfq-notes.md.
  *
