@@ -22,9 +22,9 @@
  * and protects no idle window (flash that queues, IOPS mode), no group
  * thinks between requests and two or more are present, there are no
  * turns: each request comes from the busy group of least vdisktime and is
- * charged at once (cfq_wc_dispatch), up to a depth that follows the
- * device's latency (cfq_wc_completed), so several groups are at the
- * device together and the weights still hold.
+ * charged at once (cfq_wc_dispatch), up to wc_depth requests in the
+ * driver, so several groups are at the device together and the weights
+ * still hold.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -340,40 +340,6 @@ cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg)
     cfqd->grp_st.nr_present--;
 }
 
-/* The depth: wc_depth is the most, but the device may serve fewer at
- * once, and a request queued inside the device is out of reach of the
- * weights (a single-channel device given 16 serves them in arrival
- * order).  So the limit moves with the latency of what completes, against
- * a near-minimum per direction (the lowest seen, drifting up by 1/256 a
- * request so it can forget): a request served in under 5/4 of it met no
- * queue in the device, and with the limit reached the limit grows by one;
- * one that took over 3/2 of it queued there, and the limit shrinks
- * by one, to no less than 1.
- */
-void
-cfq_wc_completed (struct cfqd *cfqd, const struct rq *rq, uint64_t now)
-{
-  const unsigned max = t_get (cfqd, T_WC_DEPTH);
-  uint64_t lat, *base;
-
-  if (rq->op != RQ_READ && rq->op != RQ_WRITE)
-    return;
-  if (cfqd->wc_limit > max || !cfqd->wc_limit)
-    cfqd->wc_limit = max ? max : 1;
-  lat = now > rq->t_dispatch ? now - rq->t_dispatch : 0;
-  base = &cfqd->wc_base[rq->op == RQ_WRITE];
-  if (!*base || lat < *base)
-    *base = lat;
-  else
-    *base += (*base >> 8) + 1;
-  if (lat * 4 <= *base * 5) {
-    if (cfqd->rq_in_driver >= cfqd->wc_limit && cfqd->wc_limit < max)
-      cfqd->wc_limit++;
-  }
-  else if (2 * lat > 3 * *base && cfqd->wc_limit > 1)
-    cfqd->wc_limit--;
-}
-
 /* The group's queue to serve: its highest busy class, as CFQ; inside it
  * the queue with requests and the fewest in the driver, then the lowest
  * rb_key, so a group's connections share its requests one by one.  An
@@ -439,9 +405,7 @@ cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
   if (cfqd->active_queue)
     cfq_slice_expired (cfqd, false, now);
   cfqd->serving_group = NULL;
-  if (!cfqd->wc_limit || cfqd->wc_limit > t_get (cfqd, T_WC_DEPTH))
-    cfqd->wc_limit = t_get (cfqd, T_WC_DEPTH);
-  if (cfqd->rq_in_driver >= cfqd->wc_limit)
+  if (cfqd->rq_in_driver >= t_get (cfqd, T_WC_DEPTH))
     return NULL;
   for (struct rb_node *n = rb_first (&st->rb); n && !rq; n = rb_next (n)) {
     cfqg = cfqg_of (n);

@@ -267,8 +267,6 @@ struct cfqd {
 
   uint64_t idle_timer;          /* ns: idle window end; NEVER: none */
   struct cfqq *active_queue;
-  unsigned wc_limit;            /* requests in the driver allowed now */
-  uint64_t wc_base[2];          /* ns: near-minimum latency, read/write */
   struct sched_queue *active_cic;       /* connection of 1st rq of slice */
   uint64_t last_position;       /* sector after the last dispatched rq */
   /* Seek cost (ours, deviation 22): service time of reads dispatched
@@ -448,7 +446,6 @@ void cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq);
 bool cfq_wc_on (const struct cfqd *cfqd);
 void cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg);
 bool cfq_wc_applies (const struct cfqd *cfqd);
-void cfq_wc_completed (struct cfqd *cfqd, const struct rq *rq, uint64_t now);
 struct rq *cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now);
 struct cfqq *cfq_get_next_queue (struct cfqd *cfqd);
 bool cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,

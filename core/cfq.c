@@ -137,7 +137,7 @@
  * 30. Work-conserving groups (ours, wc_depth): on flash that queues, in
  *     IOPS mode, with two groups present and none thinking, each request
  *     comes from the busy group of least vdisktime, charged at once, up
- *     to a depth that follows the device's latency (cfq-group.c).
+ *     to wc_depth requests in the driver (cfq-group.c).
  * CFQ's own faults kept as the default, and the better settings: the end
  * of doc/cfq-notes.md.
  *
@@ -1353,7 +1353,6 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   cfq_update_hw_tag (cfqd);
   if (qos_on (&cfqd->qos))
     cfq_qos_completed (cfqd, rq, now);
-  cfq_wc_completed (cfqd, rq, now);
   cfqd->rq_in_driver--;
   cfqq->dispatched--;
   cfqq->cfqg->dispatched--;
