@@ -343,7 +343,10 @@ cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg)
 /* The group's queue to serve: its highest busy class, as CFQ; inside it
  * the queue with requests and the fewest in the driver, then the lowest
  * rb_key, so a group's connections share its requests one by one.  An
- * IDLE-class queue has at most one in the driver.
+ * IDLE-class queue is not held to one request in the driver as in CFQ:
+ * there it has the device to itself in its group's turn, here it would
+ * wait behind up to wc_depth others with each one (sixteen-mixed: the
+ * IDLE groups got half their share so).
  */
 static struct cfqq *
 cfq_wc_pick_queue (struct sched_group *cfqg)
@@ -362,8 +365,6 @@ cfq_wc_pick_queue (struct sched_group *cfqg)
     for (struct rb_node *n = rb_first (st); n; n = rb_next (n)) {
       struct cfqq *cfqq = cfqq_of (n);
       if (rb_empty (&cfqq->sort_list))
-        continue;
-      if (cfq_class_idle (cfqq) && cfqq->dispatched)
         continue;
       if (!best || cfqq->dispatched < best->dispatched
           || (cfqq->dispatched == best->dispatched
