@@ -17,7 +17,9 @@
  * - A group's workload slice left over is saved and resumed at its next
  *   turn (saved_workload_slice).
  * The group's share of target_latency (cfq_group_slice) sizes workload
- * slices and, with low_latency, queue slices.
+ * slices and, with low_latency, queue slices; the groups kept by deviation
+ * 18 count in it as if still on the tree, so a group alone for a moment
+ * gets no slice sized for being alone (deviation 30).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -67,11 +69,34 @@ cfq_group_get_avg_queues (struct sched_group *cfqg, bool rt)
   return cfqg->busy_queues_avg[rt];
 }
 
+/* Off the tree for less than CFQ_GROUP_KEEP: such a group keeps its place
+ * when it comes back (deviation 18) and still counts in the group slices
+ * (deviation 30).
+ */
+static bool
+cfq_group_kept (const struct cfqd *cfqd, const struct sched_group *cfqg)
+{
+  return !cfqg->on_st && cfqg->has_left
+    && cfqd->now - cfqg->left_at <= CFQ_GROUP_KEEP;
+}
+
+/* The group's share of target_latency.  CFQ divides by the weight of the
+ * groups on the tree now; a group alone for a moment (the others' clients
+ * descheduled) so got a slice sized for being alone, was charged for all of
+ * it and then waited seconds for the others to catch up.  Groups kept by
+ * deviation 18 still count (deviation 30, "Lone-group slice").
+ */
 uint64_t
 cfq_group_slice (const struct cfqd *cfqd, const struct sched_group *cfqg)
 {
   unsigned tw = cfqd->grp_st.total_weight;
+  const struct list *p;
 
+  list_for_each (p, &cfqd->groups) {
+    const struct sched_group *g = list_entry (p, struct sched_group, link);
+    if (cfq_group_kept (cfqd, g))
+      tw += g->weight;
+  }
   if (!tw)
     tw = cfqg->weight;
   return t_get (cfqd, T_TARGET_LATENCY) * cfqg->weight / tw;
@@ -99,7 +124,7 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
    * own vdisktime, raised to min_vdisktime so it still banks nothing.
    */
   n = rb_last (&st->rb);
-  if (cfqg->has_left && cfqd->now - cfqg->left_at <= CFQ_GROUP_KEEP) {
+  if (cfq_group_kept (cfqd, cfqg)) {
     if ((int64_t) (cfqg->vdisktime - st->min_vdisktime) < 0)
       cfqg->vdisktime = st->min_vdisktime;
     CFQ_TRACE (cfqd, NULL, "group %s back after %llu us: keeps its place",

@@ -134,6 +134,8 @@
  *     quantum requests in the driver, even alone.
  * 29. Caps and reservations (ours): the rules in core/qos.c, applied in
  *     cfq-qos.c; with none configured none of it runs.
+ * 30. Lone-group slice (ours): cfq_group_slice also counts the weight of
+ *     groups off the tree for less than 200 ms (those 18 keeps).
  * CFQ's own faults kept as the default, and the better settings: the end
  * of doc/cfq-notes.md.
  *

@@ -21,6 +21,8 @@
  * - A new queue joins the tree its first request says it belongs to.
  * - A lone writeback queue on a disk keeps at most quantum requests at
  *   the device.
+ * - A group alone on the tree for a moment gets no slice sized for being
+ *   alone, so it does not wait seconds once the others are back.
  */
 #include "cfq-harness.h"
 #include "check.h"
@@ -644,6 +646,72 @@ test_writeback_backlog (void)
   printf ("writeback backlog: ok\n");
 }
 
+/* The lone-group slice (doc/stall-t01.md, deviation 30).  On flash in
+ * IOPS mode a weight-100 group reads next to four weight-1000 groups; at
+ * 2 s the others' clients stop and new clients of the same groups start
+ * 100 ms later (a loaded machine descheduled them).  CFQ sized the lone
+ * group's slice for a group alone (target_latency * 100/100: its whole
+ * 100 ms sync slice, ~200 requests), charged all of it at 5x, and the
+ * others, back at its old vdisktime, took ~4 s to catch up while it
+ * waited.  The groups that left less than CFQ_GROUP_KEEP ago now count in
+ * the slice (7 ms here): the lone group waits no longer than between its
+ * turns before the others left (~0.6 s).
+ */
+static void
+test_lone_group_slice (void)
+{
+  struct harness h;
+  struct sched_group *ga, *go[4];
+  struct h_client *a;
+  uint64_t max_gap = 0, t, before;
+
+  h_init (&h, 2);
+  CHECK_EQ (sched_set (h.s, "rotational", 0), 0);
+  CHECK_EQ (sched_set (h.s, "slice_idle", 0), 0);
+  ga = sched_group_new (h.s, "lone", 100);
+  CHECK (ga);
+  a = h_client (&h, ga, SCHED_CLASS_BE, 4);
+  a->depth = 4;
+  a->random = true;
+  for (int i = 0; i < 4; i++) {
+    char name[8];
+    struct h_client *c;
+
+    snprintf (name, sizeof name, "o%d", i);
+    go[i] = sched_group_new (h.s, name, 1000);
+    CHECK (go[i]);
+    c = h_client (&h, go[i], SCHED_CLASS_BE, 4);
+    c->depth = 4;
+    c->random = true;
+    c->stop = 2000 * MS;
+    c = h_client (&h, go[i], SCHED_CLASS_BE, 4);
+    c->depth = 4;
+    c->random = true;
+    c->start = 2100 * MS;
+  }
+  h_run (&h, 2100 * MS);
+  before = a->dispatched;
+  /* From the others' return on: the longest the lone group goes without
+   * a dispatch, sampled every 10 ms.
+   */
+  for (t = 2110 * MS; t <= 6000 * MS; t += 10 * MS) {
+    h_run (&h, t);
+    if (t - a->last_dispatch > max_gap)
+      max_gap = t - a->last_dispatch;
+  }
+  printf ("lone group slice: %llu requests after the return, longest "
+          "wait %llu ms\n",
+          (unsigned long long) (a->dispatched - before),
+          (unsigned long long) (max_gap / MS));
+  CHECK_LT (max_gap, 1000 * MS);
+  /* Its share of the 3.9 s is still its weight's (100/4100 of ~7800
+   * requests, ~190), not more.
+   */
+  CHECK_LT (a->dispatched - before, 300);
+  h_fini (&h);
+  printf ("lone group slice: ok\n");
+}
+
 static const struct {
   const char *name;
   void (*fn) (void);
@@ -659,6 +727,7 @@ static const struct {
   { "classify", test_classify },
   { "first_tree", test_first_tree },
   { "writeback_backlog", test_writeback_backlog },
+  { "lone_group_slice", test_lone_group_slice },
 };
 
 /* test-cfq-fidelity [NAME...]: all tests, or the ones named. */
