@@ -7,7 +7,9 @@
  * only moves forward.  The rules:
  * - A group joins the tree at its end (last vdisktime + CFQ_IDLE_DELAY),
  *   so it cannot bank service while idle; one back within CFQ_GROUP_KEEP
- *   keeps its place instead (deviation 18).
+ *   keeps its place instead (deviation 18).  The end counts the charge the
+ *   group being served has run up in its slice so far, and that slice is
+ *   cut to what it would be given now (deviation 30).
  * - When its queue's slice ends the group is charged (cfq_group_served):
  *   the time used in time mode, the requests dispatched in IOPS mode
  *   (iops_mode), the full slice for an async-only group, plus in time mode
@@ -131,13 +133,29 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
                cfqg->name,
                (unsigned long long) ((cfqd->now - cfqg->left_at) / 1000));
   }
-  else if (n)
-    cfqg->vdisktime = cfqg_of (n)->vdisktime + CFQ_IDLE_DELAY;
+  else if (n) {
+    uint64_t v = cfqg_of (n)->vdisktime;
+    const struct cfqq *aq = cfqd->active_queue;
+
+    /* The end of the tree is where the group being served will be once
+     * charged for its slice so far (deviation 30).
+     */
+    if (aq && aq->cfqg != cfqg && aq->cfqg->on_st) {
+      uint64_t used = iops_mode (cfqd)
+        ? (uint64_t) aq->slice_dispatch * CFQ_IOPS_CHARGE
+        : aq->slice_new ? 0 : cfq_cfqq_slice_usage (aq, cfqd->now);
+      uint64_t a = aq->cfqg->vdisktime + cfq_scale_slice (used, aq->cfqg);
+      if ((int64_t) (a - v) > 0)
+        v = a;
+    }
+    cfqg->vdisktime = v + CFQ_IDLE_DELAY;
+  }
   else
     cfqg->vdisktime = st->min_vdisktime;
   rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
   cfqg->on_st = true;
   st->total_weight += cfqg->weight;
+  cfq_trim_slice (cfqd, cfqg, cfqd->now);
 }
 
 void
