@@ -76,7 +76,7 @@ enum {
 #define CFQ_PRIO_DEFAULT        4               /* IOPRIO_NORM */
 #define CFQ_SAMPLE_VALID(s)     ((s) > 80)
 /* ns: a connection thinking this long between requests keeps CFQ's
- * turns (deviation 30); half of CFQ_MIN_TT.
+ * turns (deviation 31); half of CFQ_MIN_TT.
  */
 #define CFQ_WC_THINK            (1 * MS)
 /* Seek cost (ours): after this many seeky reads, a "rotational" device
@@ -167,7 +167,7 @@ struct sched_group {
 
   struct rb_node rb_node;       /* on cfqd->grp_st while busy */
   bool on_st;
-  bool present;                 /* on_st or rqs in the driver (dev. 30) */
+  bool present;                 /* on_st or rqs in the driver (dev. 31) */
   uint64_t vdisktime;           /* (ns << 12) * 500 / weight, cumulative */
   bool has_left;                /* left the tree at least once */
   uint64_t left_at;             /* ns: when it last left the tree */
@@ -224,7 +224,7 @@ struct sched_queue {
   uint64_t ttime_total;         /* think time EWMA numerator (ns * 256) */
   uint64_t ttime_samples;       /* EWMA weight, 256 = one full sample */
   uint64_t ttime_mean;          /* ns */
-  /* The same, not capped at 2 * slice_idle (deviation 30). */
+  /* The same, not capped at 2 * slice_idle (deviation 31). */
   unsigned wc_ttime_samples;
   uint64_t wc_ttime_total, wc_ttime_mean;
   unsigned nr_rq;               /* its rqs inserted, not completed */
@@ -419,6 +419,8 @@ uint64_t cfq_group_slice (const struct cfqd *cfqd,
                           const struct sched_group *cfqg);
 bool cfqg_less (const struct rb_node *a, const struct rb_node *b);
 void cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg);
+void cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
+                     uint64_t now);
 void cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg);
 uint64_t cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now);
 void cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-sim-wc-groups.sh: work-conserving groups (deviation 30, wc_depth)
+# test-sim-wc-groups.sh: work-conserving groups (deviation 31, wc_depth)
 # on the ssd model in cfqsim.  Two groups 100/400 at depth 32 and sixteen
 # groups 100..880 at depth 8 (tests/sim/wc-groups-*.job): CFQ's defaults
 # give at least 0.9x fifo's total IOPS with every group's IOPS share
