@@ -7,7 +7,9 @@
  * only moves forward.  The rules:
  * - A group joins the tree at its end (last vdisktime + CFQ_IDLE_DELAY),
  *   so it cannot bank service while idle; one back within CFQ_GROUP_KEEP
- *   keeps its place instead (deviation 18).
+ *   keeps its place instead (deviation 18).  The end counts the charge the
+ *   group being served has run up in its slice so far, and that slice is
+ *   cut to what it would be given now (deviation 30).
  * - When its queue's slice ends the group is charged (cfq_group_served):
  *   the time used in time mode, the requests dispatched in IOPS mode
  *   (iops_mode), the full slice for an async-only group, plus in time mode
@@ -17,7 +19,9 @@
  * - A group's workload slice left over is saved and resumed at its next
  *   turn (saved_workload_slice).
  * The group's share of target_latency (cfq_group_slice) sizes workload
- * slices and, with low_latency, queue slices.
+ * slices and, with low_latency, queue slices; the groups kept by deviation
+ * 18 count in it as if still on the tree, so a group alone for a moment
+ * gets no slice sized for being alone (deviation 30).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -67,11 +71,34 @@ cfq_group_get_avg_queues (struct sched_group *cfqg, bool rt)
   return cfqg->busy_queues_avg[rt];
 }
 
+/* Off the tree for less than CFQ_GROUP_KEEP: such a group keeps its place
+ * when it comes back (deviation 18) and still counts in the group slices
+ * (deviation 30).
+ */
+static bool
+cfq_group_kept (const struct cfqd *cfqd, const struct sched_group *cfqg)
+{
+  return !cfqg->on_st && cfqg->has_left
+    && cfqd->now - cfqg->left_at <= CFQ_GROUP_KEEP;
+}
+
+/* The group's share of target_latency.  CFQ divides by the weight of the
+ * groups on the tree now; a group alone for a moment (the others' clients
+ * descheduled) so got a slice sized for being alone, was charged for all of
+ * it and then waited seconds for the others to catch up.  Groups kept by
+ * deviation 18 still count (deviation 30, "Lone-group slice").
+ */
 uint64_t
 cfq_group_slice (const struct cfqd *cfqd, const struct sched_group *cfqg)
 {
   unsigned tw = cfqd->grp_st.total_weight;
+  const struct list *p;
 
+  list_for_each (p, &cfqd->groups) {
+    const struct sched_group *g = list_entry (p, struct sched_group, link);
+    if (cfq_group_kept (cfqd, g))
+      tw += g->weight;
+  }
   if (!tw)
     tw = cfqg->weight;
   return t_get (cfqd, T_TARGET_LATENCY) * cfqg->weight / tw;
@@ -99,20 +126,36 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
    * own vdisktime, raised to min_vdisktime so it still banks nothing.
    */
   n = rb_last (&st->rb);
-  if (cfqg->has_left && cfqd->now - cfqg->left_at <= CFQ_GROUP_KEEP) {
+  if (cfq_group_kept (cfqd, cfqg)) {
     if ((int64_t) (cfqg->vdisktime - st->min_vdisktime) < 0)
       cfqg->vdisktime = st->min_vdisktime;
     CFQ_TRACE (cfqd, NULL, "group %s back after %llu us: keeps its place",
                cfqg->name,
                (unsigned long long) ((cfqd->now - cfqg->left_at) / 1000));
   }
-  else if (n)
-    cfqg->vdisktime = cfqg_of (n)->vdisktime + CFQ_IDLE_DELAY;
+  else if (n) {
+    uint64_t v = cfqg_of (n)->vdisktime;
+    const struct cfqq *aq = cfqd->active_queue;
+
+    /* The end of the tree is where the group being served will be once
+     * charged for its slice so far (deviation 30).
+     */
+    if (aq && aq->cfqg != cfqg && aq->cfqg->on_st) {
+      uint64_t used = iops_mode (cfqd)
+        ? (uint64_t) aq->slice_dispatch * CFQ_IOPS_CHARGE
+        : aq->slice_new ? 0 : cfq_cfqq_slice_usage (aq, cfqd->now);
+      uint64_t a = aq->cfqg->vdisktime + cfq_scale_slice (used, aq->cfqg);
+      if ((int64_t) (a - v) > 0)
+        v = a;
+    }
+    cfqg->vdisktime = v + CFQ_IDLE_DELAY;
+  }
   else
     cfqg->vdisktime = st->min_vdisktime;
   rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
   cfqg->on_st = true;
   st->total_weight += cfqg->weight;
+  cfq_trim_slice (cfqd, cfqg, cfqd->now);
 }
 
 void

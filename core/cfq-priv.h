@@ -409,6 +409,8 @@ uint64_t cfq_group_slice (const struct cfqd *cfqd,
                           const struct sched_group *cfqg);
 bool cfqg_less (const struct rb_node *a, const struct rb_node *b);
 void cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg);
+void cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
+                     uint64_t now);
 void cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg);
 uint64_t cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now);
 void cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,

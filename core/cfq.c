@@ -134,6 +134,10 @@
  *     quantum requests in the driver, even alone.
  * 29. Caps and reservations (ours): the rules in core/qos.c, applied in
  *     cfq-qos.c; with none configured none of it runs.
+ * 30. Lone-group slice (ours): cfq_group_slice also counts the weight of
+ *     groups off the tree for less than 200 ms (those 18 keeps); a group
+ *     joining the tree cuts the active queue's slice to what it would get
+ *     now and goes behind the active group's charge so far.
  * CFQ's own faults kept as the default, and the better settings: the end
  * of doc/cfq-notes.md.
  *
@@ -170,14 +174,17 @@ cfq_prio_to_slice (const struct cfqd *cfqd, const struct cfqq *cfqq)
   return cfq_prio_slice (cfqd, cfqq->sync, cfqq->ioprio);
 }
 
-static void
-cfq_set_prio_slice (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+/* The queue's slice, with low_latency scaled to its group's share of
+ * target_latency; iq: the queues of its class in the group expected to
+ * take turns.
+ */
+static uint64_t
+cfq_scaled_slice (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                  unsigned iq)
 {
   uint64_t slice = cfq_prio_to_slice (cfqd, cfqq);
 
   if (t_get (cfqd, T_LOW_LATENCY)) {
-    /* Queues of the same class in the group we expect to take turns. */
-    unsigned iq = cfq_group_get_avg_queues (cfqq->cfqg, cfq_class_rt (cfqq));
     uint64_t sync_slice = t_get (cfqd, T_SLICE_SYNC);
     uint64_t expect_latency = sync_slice * iq;
     uint64_t group_slice = cfq_group_slice (cfqd, cfqq->cfqg);
@@ -188,9 +195,44 @@ cfq_set_prio_slice (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
       slice = umax64 (slice * group_slice / expect_latency, low_slice);
     }
   }
+  return slice;
+}
+
+static void
+cfq_set_prio_slice (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  /* Queues of the same class in the group we expect to take turns. */
+  unsigned iq = cfq_group_get_avg_queues (cfqq->cfqg, cfq_class_rt (cfqq));
+  uint64_t slice = cfq_scaled_slice (cfqd, cfqq, iq);
+
   cfqq->slice_start = now;
   cfqq->slice_end = now + slice;
   cfqq->allocated_slice = slice;
+}
+
+/* A group joined the tree (deviation 30): the active queue of another
+ * group keeps no more of its slice than it would be given now, so a slice
+ * sized for a group alone ends when the others come.
+ */
+void
+cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
+                uint64_t now)
+{
+  struct cfqq *cfqq = cfqd->active_queue;
+  uint64_t slice, end;
+
+  if (!cfqq || cfqq->slice_new || cfqq->cfqg == joined)
+    return;
+  slice = cfq_scaled_slice (cfqd, cfqq,
+                            cfqq->cfqg->busy_queues_avg[cfq_class_rt (cfqq)]);
+  end = umax64 (cfqq->slice_start + slice, now);
+  if (end >= cfqq->slice_end)
+    return;
+  CFQ_TRACE (cfqd, cfqq, "group %s joined: slice cut by %llu us",
+             joined->name,
+             (unsigned long long) ((cfqq->slice_end - end) / 1000));
+  cfqq->slice_end = end;
+  cfqq->allocated_slice = end - cfqq->slice_start;
 }
 
 static bool

@@ -21,6 +21,8 @@
  * - A new queue joins the tree its first request says it belongs to.
  * - A lone writeback queue on a disk keeps at most quantum requests at
  *   the device.
+ * - A group alone on the tree for a moment gets no slice sized for being
+ *   alone, so it does not wait seconds once the others are back.
  */
 #include "cfq-harness.h"
 #include "check.h"
@@ -644,6 +646,87 @@ test_writeback_backlog (void)
   printf ("writeback backlog: ok\n");
 }
 
+/* The lone-group slice (doc/stall-t01.md, deviation 30).  On flash in
+ * IOPS mode a weight-100 group reads next to four weight-1000 groups
+ * whose clients come late or go away for a moment (a loaded machine
+ * descheduled them).  CFQ sized the lone group's slice for a group alone
+ * (target_latency * 100/100: its whole 100 ms sync slice, ~200 requests),
+ * charged all of it at 5x, and the others, placed at its vdisktime before
+ * that charge, took ~4 s to catch up while it waited.  Three ways in:
+ * - the others stop at 2 s and come back at 2.1 s, inside CFQ_GROUP_KEEP:
+ *   they still count in the slice, 7 ms here;
+ * - back at 2.5 s, too late to be kept: the lone slice is cut when they
+ *   join and they go behind the lone group's charge so far;
+ * - the others start 20 ms after the lone group, during its first slice.
+ * Each time the lone group waits no longer than between its ordinary
+ * turns (~0.6 s) and gets about its weight's share (100/4100 of ~7800
+ * requests in 3.9 s, ~190), no more.
+ */
+static void
+lone_group_run (uint64_t start, uint64_t stop, uint64_t back)
+{
+  struct harness h;
+  struct sched_group *ga, *go[4];
+  struct h_client *a;
+  uint64_t max_gap = 0, t, before;
+
+  h_init (&h, 2);
+  CHECK_EQ (sched_set (h.s, "rotational", 0), 0);
+  CHECK_EQ (sched_set (h.s, "slice_idle", 0), 0);
+  ga = sched_group_new (h.s, "lone", 100);
+  CHECK (ga);
+  a = h_client (&h, ga, SCHED_CLASS_BE, 4);
+  a->depth = 4;
+  a->random = true;
+  for (int i = 0; i < 4; i++) {
+    char name[8];
+    struct h_client *c;
+
+    snprintf (name, sizeof name, "o%d", i);
+    go[i] = sched_group_new (h.s, name, 1000);
+    CHECK (go[i]);
+    c = h_client (&h, go[i], SCHED_CLASS_BE, 4);
+    c->depth = 4;
+    c->random = true;
+    c->start = start;
+    c->stop = stop;
+    if (back) {
+      c = h_client (&h, go[i], SCHED_CLASS_BE, 4);
+      c->depth = 4;
+      c->random = true;
+      c->start = back;
+    }
+  }
+  if (!back)
+    back = start;
+  h_run (&h, back);
+  before = a->dispatched;
+  /* From the others' (re)start on: the longest the lone group goes
+   * without a dispatch, sampled every 10 ms.
+   */
+  for (t = back + 10 * MS; t <= back + 3900 * MS; t += 10 * MS) {
+    h_run (&h, t);
+    if (t - a->last_dispatch > max_gap)
+      max_gap = t - a->last_dispatch;
+  }
+  printf ("lone group slice, others at %llu ms: %llu requests in 3.9 s, "
+          "longest wait %llu ms\n", (unsigned long long) (back / MS),
+          (unsigned long long) (a->dispatched - before),
+          (unsigned long long) (max_gap / MS));
+  CHECK_LT (max_gap, 1000 * MS);
+  CHECK_LT (a->dispatched - before, 300);
+  h_fini (&h);
+}
+
+static void
+test_lone_group_slice (void)
+{
+  lone_group_run (0, 2000 * MS, 2100 * MS);
+  lone_group_run (0, 2000 * MS, 2500 * MS);
+  lone_group_run (20 * MS, UINT64_MAX, 0);
+  printf ("lone group slice: ok\n");
+}
+
 static const struct {
   const char *name;
   void (*fn) (void);
@@ -659,6 +742,7 @@ static const struct {
   { "classify", test_classify },
   { "first_tree", test_first_tree },
   { "writeback_backlog", test_writeback_backlog },
+  { "lone_group_slice", test_lone_group_slice },
 };
 
 /* test-cfq-fidelity [NAME...]: all tests, or the ones named. */

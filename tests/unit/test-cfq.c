@@ -953,11 +953,14 @@ test_ssd_group_place (void)
   vc = cfq_group_vdisktime (s, gc);
   CHECK_LT (cfq_group_vdisktime (s, ga), vc);
   /* a back 379 ms after it left: too long, it goes to the end of the
-   * tree, behind c, as in 2.6.36.
+   * tree, behind c, as in 2.6.36; but behind where c will be once charged
+   * for the request its slice has dispatched so far (deviation 30): one
+   * request, 1 ms << 12 scaled by 500/100.
    */
   mkrq (&ra[3], a, 24, 4096, RQ_SYNC);
   sched_insert (s, &ra[3], 400 * MS);
-  CHECK_EQ (cfq_group_vdisktime (s, ga), vc + 200 * MS);
+  CHECK_EQ (cfq_group_vdisktime (s, ga),
+            vc + (1 * MS << 12) * 500 / 100 + 200 * MS);
   CHECK_PTR_EQ (sched_dispatch (s, 400 * MS, &next), &ra[3]);
   sched_completed (s, &ra[3], 401 * MS);
   CHECK_NULL (sched_dispatch (s, 401 * MS, &next));
