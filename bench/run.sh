@@ -213,11 +213,27 @@ ln -sfn "$STAMP" "$RESULTS/latest"
 # ---- the image: real blocks, so reads hit the disk --------------------------
 # fallocate alone leaves unwritten extents that read back as zeroes without
 # touching the device; fill it once with O_DIRECT writes of fio's random data.
+# Hold BENCH_LOCK (if set) around one group of runs, and around the fill:
+# 4 GiB of O_DIRECT writes would disturb whoever is measuring meanwhile.
+LOCK_FD=
+lock_take() {
+  [ -n "$LOCK" ] || return 0
+  exec {LOCK_FD}>>"$LOCK"
+  flock "$LOCK_FD"
+}
+lock_give() {
+  [ -n "$LOCK_FD" ] || return 0
+  exec {LOCK_FD}>&-
+  LOCK_FD=
+}
+
 say "image: $SIZE on $DIR ($fstype), filling with data"
+lock_take
 fallocate -l "$IMG_BYTES" "$IMG" || die "fallocate $IMG"
 fio --name=fill --filename="$IMG" --size="$IMG_BYTES" --rw=write --bs=1M \
   --iodepth=16 --ioengine=io_uring --direct=1 --end_fsync=1 \
   --output="$WORK/fill.out" >/dev/null 2>&1 || die "filling the image failed: $(tail -n3 "$WORK/fill.out" 2>/dev/null)"
+lock_give
 
 # ---- which rows can run -------------------------------------------------------
 RUN_TARGETS=()
@@ -311,18 +327,6 @@ run_one() {  # ROUND WORKLOAD TRANSPORT TARGET
   fi
 }
 
-# Hold BENCH_LOCK (if set) around one group of runs.
-LOCK_FD=
-lock_take() {
-  [ -n "$LOCK" ] || return 0
-  exec {LOCK_FD}>>"$LOCK"
-  flock "$LOCK_FD"
-}
-lock_give() {
-  [ -n "$LOCK_FD" ] || return 0
-  exec {LOCK_FD}>&-
-  LOCK_FD=
-}
 
 n=${#RUN_TARGETS[@]}
 nw=$(wc -w <<<"$WORKLOADS")
