@@ -75,10 +75,6 @@ enum {
 #define CFQ_PRIO_LISTS          SCHED_LEVELS
 #define CFQ_PRIO_DEFAULT        4               /* IOPRIO_NORM */
 #define CFQ_SAMPLE_VALID(s)     ((s) > 80)
-/* ns: a connection thinking this long between requests keeps CFQ's
- * turns (deviation 31); half of CFQ_MIN_TT.
- */
-#define CFQ_WC_THINK            (1 * MS)
 /* Seek cost (ours): after this many seeky reads, a "rotational" device
  * whose mean service time for them is under CFQ_SEEK_FAST is taken as
  * non-rotational, and taken back as rotational above CFQ_SEEK_SLOW.
@@ -224,9 +220,6 @@ struct sched_queue {
   uint64_t ttime_total;         /* think time EWMA numerator (ns * 256) */
   uint64_t ttime_samples;       /* EWMA weight, 256 = one full sample */
   uint64_t ttime_mean;          /* ns */
-  /* The same, not capped at 2 * slice_idle (deviation 31). */
-  unsigned wc_ttime_samples;
-  uint64_t wc_ttime_total, wc_ttime_mean;
   unsigned nr_rq;               /* its rqs inserted, not completed */
   bool dead;                    /* queue_free called */
 };

@@ -139,7 +139,7 @@
  *     joining the tree cuts the active queue's slice to what it would get
  *     now and goes behind the active group's charge so far.
  * 31. Work-conserving groups (ours, wc_depth): on flash that queues, in
- *     IOPS mode, with two groups present and none thinking, each request
+ *     IOPS mode, with group_idle=0 and two groups present, each request
  *     comes from the busy group of least vdisktime, charged at once, up
  *     to wc_depth requests in the driver (cfq-group.c).
  * CFQ's own faults kept as the default, and the better settings: the end
@@ -810,10 +810,6 @@ cfq_update_io_thinktime (struct cfqd *cfqd, struct sched_queue *cic,
   cic->ttime_samples = (7 * cic->ttime_samples + 256) / 8;
   cic->ttime_total = (7 * cic->ttime_total + 256 * ttime) / 8;
   cic->ttime_mean = (cic->ttime_total + 128) / cic->ttime_samples;
-  ttime = umin64 (elapsed, NSEC_PER_SEC);
-  cic->wc_ttime_samples = (7 * cic->wc_ttime_samples + 256) / 8;
-  cic->wc_ttime_total = (7 * cic->wc_ttime_total + 256 * ttime) / 8;
-  cic->wc_ttime_mean = (cic->wc_ttime_total + 128) / cic->wc_ttime_samples;
 }
 
 /* Would a queue's first request be a seek?  On a disk it has no distance

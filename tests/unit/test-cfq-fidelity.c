@@ -733,12 +733,14 @@ test_lone_group_slice (void)
  * depth 32 each) and sixteen (100..880, depth 8 each) on a device that
  * serves 16 requests in parallel, 100 us each: cfq's total is at least
  * 0.9x fifo's and each group's share of the completions is within 10%
- * (relative) of weight / total.  With wc_depth=0 (CFQ's turns) the total
- * is below half of fifo's: the test sees the mode.
+ * (relative) of weight / total, with group_idle=0 (the mode's
+ * condition).  With wc_depth=0 (CFQ's turns) the total is below half of
+ * fifo's: the test sees the mode.  With group_idle at its default the
+ * mode is off: CFQ's turns, request for request what wc_depth=0 gives.
  */
 static uint64_t
 wc_groups_run (const char *sched, unsigned n, unsigned depth, int wc_depth,
-               double *share, double *ideal)
+               bool group_idle, double *share, double *ideal)
 {
   struct harness h;
   struct h_client *c[H_MAXC];
@@ -755,6 +757,8 @@ wc_groups_run (const char *sched, unsigned n, unsigned depth, int wc_depth,
     CHECK_EQ (sched_set (h.s, "rotational", 0), 0);
     if (wc_depth >= 0)
       CHECK_EQ (sched_set (h.s, "wc_depth", (uint64_t) wc_depth), 0);
+    if (!group_idle)
+      CHECK_EQ (sched_set (h.s, "group_idle", 0), 0);
   }
   for (unsigned i = 0; i < n; i++) {
     char name[16];
@@ -790,16 +794,26 @@ test_wc_groups (void)
   for (int k = 0; k < 2; k++) {
     double share[H_MAXC], ideal[H_MAXC];
     unsigned n = ns[k];
-    uint64_t fifo = wc_groups_run ("fifo", n, depths[k], -1, share, ideal);
-    uint64_t off = wc_groups_run ("cfq", n, depths[k], 0, share, ideal);
-    uint64_t cfq = wc_groups_run ("cfq", n, depths[k], -1, share, ideal);
+    uint64_t fifo = wc_groups_run ("fifo", n, depths[k], -1, false, share,
+                                   ideal);
+    uint64_t off = wc_groups_run ("cfq", n, depths[k], 0, false, share,
+                                  ideal);
+    uint64_t turns = wc_groups_run ("cfq", n, depths[k], 0, true, share,
+                                    ideal);
+    uint64_t dflt = wc_groups_run ("cfq", n, depths[k], -1, true, share,
+                                   ideal);
+    uint64_t cfq = wc_groups_run ("cfq", n, depths[k], -1, false, share,
+                                  ideal);
 
     printf ("%u groups: fifo %llu, cfq %llu (%.3fx), wc_depth=0 %llu (%.3fx)\n",
             n, (unsigned long long) fifo, (unsigned long long) cfq,
             (double) cfq / (double) fifo, (unsigned long long) off,
             (double) off / (double) fifo);
+    printf ("  group_idle at its default: %llu, %llu with wc_depth=0\n",
+            (unsigned long long) dflt, (unsigned long long) turns);
     CHECK_GE (cfq * 10, fifo * 9);
     CHECK_LT (off * 2, fifo);
+    CHECK_EQ (dflt, turns);
     for (unsigned i = 0; i < n; i++) {
       printf ("  g%02u: share %.4f, weight share %.4f\n", i, share[i],
               ideal[i]);
