@@ -22,6 +22,13 @@
  * slices and, with low_latency, queue slices; the groups kept by deviation
  * 18 count in it as if still on the tree, so a group alone for a moment
  * gets no slice sized for being alone (deviation 30).
+ * Work-conserving groups (ours, deviation 31): where a turn saves no seek
+ * and protects no idle window (flash that queues, IOPS mode), no group
+ * thinks between requests and two or more are present, there are no
+ * turns: each request comes from the busy group of least vdisktime and is
+ * charged at once (cfq_wc_dispatch), up to wc_depth requests in the
+ * driver, so several groups are at the device together and the weights
+ * still hold.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -154,6 +161,7 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
     cfqg->vdisktime = st->min_vdisktime;
   rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
   cfqg->on_st = true;
+  cfq_group_present (cfqd, cfqg);
   st->total_weight += cfqg->weight;
   cfq_trim_slice (cfqd, cfqg, cfqd->now);
 }
@@ -169,6 +177,7 @@ cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg)
   if (cfqg->nr_cfqq)
     return;
   cfqg->on_st = false;
+  cfq_group_present (cfqd, cfqg);
   cfqg->has_left = true;
   cfqg->left_at = cfqd->now;
   st->total_weight -= cfqg->weight;
@@ -292,6 +301,154 @@ cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
   else
     cfqd->workload_expires = 0;      /* expired: choose again */
   choose_service_tree (cfqd, cfqg, now);
+}
+
+/* ---- Work-conserving groups (ours, deviation 31) ----------------------- */
+
+/* Where it applies: flash (or a disk whose seeks cost under 1 ms) that
+ * queues (hw_tag not ruled out), groups charged by requests.  There CFQ
+ * never idles for a queue (deviation 24), so a group's turn saves no seek
+ * and protects no idle window: it only caps the device at the active
+ * queue's quantum.  On a disk that seeks the turn is the point (it keeps
+ * each queue's run sequential and its idle window), and CFQ stays as is.
+ */
+bool
+cfq_wc_applies (const struct cfqd *cfqd)
+{
+  return t_get (cfqd, T_WC_DEPTH) && cfq_nonrot (cfqd) && cfqd->hw_tag != 0
+    && iops_mode (cfqd);
+}
+
+/* ... with two groups or more present (with one, CFQ's turns are the
+ * same thing without a charge per request), and group_idle off.
+ * group_idle is how CFQ holds a group's weight when its requests do not
+ * keep it busy: the device waits for it.  Per-request turns cannot wait,
+ * so where the server and not the device is the bottleneck a group gets
+ * what its client sends (the lab, three-weights-disk on vda: Jain 0.956
+ * with the think-time rule tried first, 0.930 with group_idle=0, 0.9998
+ * with CFQ's turns).  group_idle=0 already says "do not hold the device
+ * for a group"; there turns only cost depth, and this is what replaces
+ * them.
+ */
+bool
+cfq_wc_on (const struct cfqd *cfqd)
+{
+  return cfq_wc_applies (cfqd) && cfqd->grp_st.nr_present >= 2
+    && !t_get (cfqd, T_GROUP_IDLE);
+}
+
+/* Present: busy, or with requests in the driver.  A group whose
+ * requests are all at the device is still competing: were the other one
+ * made active it would fill the driver alone.
+ */
+void
+cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg)
+{
+  bool present = cfqg->on_st || cfqg->dispatched;
+
+  if (present == cfqg->present)
+    return;
+  cfqg->present = present;
+  if (present)
+    cfqd->grp_st.nr_present++;
+  else
+    cfqd->grp_st.nr_present--;
+}
+
+/* The group's queue to serve: its highest busy class, as CFQ; inside it
+ * the queue with requests and the fewest in the driver, then the lowest
+ * rb_key, so a group's connections share its requests one by one.  An
+ * IDLE-class queue is not held to one request in the driver as in CFQ:
+ * there it has the device to itself in its group's turn, here it would
+ * wait behind up to wc_depth others with each one (sixteen-mixed: the
+ * IDLE groups got half their share so).
+ */
+static struct cfqq *
+cfq_wc_pick_queue (struct sched_group *cfqg)
+{
+  enum wl_prio prio;
+  struct cfqq *best = NULL;
+
+  if (cfq_group_busy_queues_wl (RT_WORKLOAD, cfqg))
+    prio = RT_WORKLOAD;
+  else if (cfq_group_busy_queues_wl (BE_WORKLOAD, cfqg))
+    prio = BE_WORKLOAD;
+  else
+    prio = IDLE_WORKLOAD;
+  for (int t = 0; t <= SYNC_WORKLOAD; t++) {
+    struct rb_root *st = service_tree_for (cfqg, prio, t);
+    for (struct rb_node *n = rb_first (st); n; n = rb_next (n)) {
+      struct cfqq *cfqq = cfqq_of (n);
+      if (rb_empty (&cfqq->sort_list))
+        continue;
+      if (!best || cfqq->dispatched < best->dispatched
+          || (cfqq->dispatched == best->dispatched
+              && cfqq->rb_key < best->rb_key))
+        best = cfqq;
+    }
+    if (prio == IDLE_WORKLOAD)
+      break;
+  }
+  return best;
+}
+
+/* The request cfqq sends: its fifo head if that expired, else next_rq. */
+static struct rq *
+cfq_wc_pick_rq (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
+{
+  struct list *p = list_first (&cfqq->fifo);
+
+  if (p && now >= list_entry (p, struct rq, fifo)->t_fifo)
+    return list_entry (p, struct rq, fifo);
+  return cfqq->next_rq;
+}
+
+/* One request while cfq_wc_on: no active queue, no slice.  Below
+ * wc_depth requests in the driver, the busy group of least vdisktime
+ * (that no cap holds, and not behind a group holding the device) sends
+ * one request and is charged one request in IOPS units at once, so
+ * several groups are at the device together and weights still hold.
+ */
+struct rq *
+cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct sched_group *cfqg = NULL;
+  struct cfqq *cfqq = NULL;
+  struct rq *rq = NULL;
+  const bool qos = qos_on (&cfqd->qos);
+
+  if (cfqd->active_queue)
+    cfq_slice_expired (cfqd, false, now);
+  cfqd->serving_group = NULL;
+  if (cfqd->rq_in_driver >= t_get (cfqd, T_WC_DEPTH))
+    return NULL;
+  for (struct rb_node *n = rb_first (&st->rb); n && !rq; n = rb_next (n)) {
+    cfqg = cfqg_of (n);
+    if (qos && qos_held (&cfqg->qos, now))
+      continue;
+    if (!(cfqq = cfq_wc_pick_queue (cfqg)))
+      continue;
+    rq = cfq_wc_pick_rq (cfqd, cfqq, now);
+    if (qos && qos_admit (&cfqg->qos, rq, now))
+      rq = NULL;                /* a cap holds it from now */
+  }
+  if (!rq)
+    return NULL;
+  if (rq != cfqq->next_rq)
+    cfqd->stats.fifo_expired++;
+  cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  if (qos) {
+    qos_account (&cfqg->qos, rq, now, false);
+    qos_turn (&cfqg->qos);
+  }
+  cfqq->last_served = now;
+  cfqd->stats.wc_dispatched++;
+  cfq_group_charge (cfqd, cfqg, CFQ_IOPS_CHARGE);
+  if (rb_empty (&cfqq->sort_list))
+    cfq_del_cfqq_rr (cfqd, cfqq);
+  update_min_vdisktime (st);
+  return rq;
 }
 
 struct sched_group *

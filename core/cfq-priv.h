@@ -43,6 +43,7 @@ enum {
   T_GROUP_ISOLATION,
   T_MERGE,
   T_HW_TAG,
+  T_WC_DEPTH,
   T_NR,
 };
 
@@ -162,6 +163,7 @@ struct sched_group {
 
   struct rb_node rb_node;       /* on cfqd->grp_st while busy */
   bool on_st;
+  bool present;                 /* on_st or rqs in the driver (dev. 31) */
   uint64_t vdisktime;           /* (ns << 12) * 500 / weight, cumulative */
   bool has_left;                /* left the tree at least once */
   uint64_t left_at;             /* ns: when it last left the tree */
@@ -227,6 +229,7 @@ struct cfq_grp_st {
   struct sched_group *active;   /* group being served */
   uint64_t min_vdisktime;
   unsigned total_weight;        /* of groups on the tree */
+  unsigned nr_present;          /* groups busy or with rqs in the driver */
 };
 
 struct cfqd {
@@ -435,6 +438,10 @@ void cfq_service_tree_add (struct cfqd *cfqd, struct cfqq *cfqq,
 void cfq_resort_rr_list (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
 void cfq_add_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
 void cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq);
+bool cfq_wc_on (const struct cfqd *cfqd);
+void cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg);
+bool cfq_wc_applies (const struct cfqd *cfqd);
+struct rq *cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now);
 struct cfqq *cfq_get_next_queue (struct cfqd *cfqd);
 bool cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,
                         enum wl_prio prio, uint64_t now);

@@ -138,6 +138,10 @@
  *     groups off the tree for less than 200 ms (those 18 keeps); a group
  *     joining the tree cuts the active queue's slice to what it would get
  *     now and goes behind the active group's charge so far.
+ * 31. Work-conserving groups (ours, wc_depth): on flash that queues, in
+ *     IOPS mode, with group_idle=0 and two groups present, each request
+ *     comes from the busy group of least vdisktime, charged at once, up
+ *     to wc_depth requests in the driver (cfq-group.c).
  * CFQ's own faults kept as the default, and the better settings: the end
  * of doc/cfq-notes.md.
  *
@@ -543,6 +547,7 @@ cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   qos_dequeue (&cfqq->cfqg->qos, rq);
   cfqq->dispatched++;
   cfqq->cfqg->dispatched++;
+  cfq_group_present (cfqd, cfqq->cfqg);
   cfqd->rq_in_flight[cfqq->sync]++;
   /* cfq_activate_request */
   cfqd->rq_in_driver++;
@@ -1206,6 +1211,7 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   uint64_t next = cfqd->idle_timer;
   struct cfqq *cfqq = cfqd->active_queue;
 
+
   if (qos_on (&cfqd->qos))      /* a hold ends, a reservation comes due */
     next = umin64 (next, qos_next_event (&cfqd->qos, now));
   if (!cfqd->busy_queues)
@@ -1231,6 +1237,8 @@ cfq_dispatch_one (struct cfqd *cfqd, uint64_t now)
   struct rq *rq = NULL;
   struct cfqq *cfqq;
 
+  if (cfq_wc_on (cfqd))
+    return cfq_wc_dispatch (cfqd, now);
   if (cfqd->busy_queues && (cfqq = cfq_select_queue (cfqd, now)) != NULL
       && !rb_empty (&cfqq->sort_list)
       && (rq = cfq_dispatch_request (cfqd, cfqq, now)) != NULL) {
@@ -1386,6 +1394,7 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   cfqd->rq_in_driver--;
   cfqq->dispatched--;
   cfqq->cfqg->dispatched--;
+  cfq_group_present (cfqd, cfqq->cfqg);
   if (!cfqq->cfqg->dispatched)
     cfq_group_drain_done (cfqd, cfqq->cfqg, now);
   cfqd->rq_in_flight[cfqq->sync]--;
@@ -1435,7 +1444,7 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
    * would dispatch from it, a preemption arriving before our next
    * dispatch() waits until that request went (cfq_finish_queue_run).
    */
-  if (cfqd->busy_queues) {
+  if (cfqd->busy_queues && !cfq_wc_on (cfqd)) {
     struct cfqq *run = cfq_select_queue (cfqd, now);
     if (run && !rb_empty (&run->sort_list)) {
       /* That run looks at the fifo first (cfq_dispatch_request): an

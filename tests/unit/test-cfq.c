@@ -24,7 +24,7 @@ test_tunables (void)
     { "low_latency", "bool", 1 }, { "target_latency", "ns", 300 * MS },
     { "mode", "mode", CFQ_MODE_AUTO }, { "rotational", "bool", 1 },
     { "group_isolation", "bool", 1 }, { "merge", "bool", 1 },
-    { "hw_tag", "mode", 2 },
+    { "hw_tag", "mode", 2 }, { "wc_depth", "requests", 16 },
   };
 
   CHECK (s);
