@@ -55,9 +55,9 @@ const struct cfq_tunable cfq_tunables[T_NR] = {
   [T_HW_TAG] = { "hw_tag", "mode", 2, 0, 2,
     "device queues: 0 no, 1 yes (forced), 2 detect (starts assuming yes)" },
   [T_WC_DEPTH] = { "wc_depth", "requests", 16, 0, 1024,
-    "queueing flash, IOPS mode, group_idle=0, 2+ busy groups: fill the driver to this"
-    " many requests, one at a time from the group of least vdisktime;"
-    " 0 off (groups take turns)" },
+    "queueing flash, IOPS mode, group_idle=0, 2+ busy groups: fill the"
+    " driver to this many requests, one at a time from the group of least"
+    " vdisktime; 0 off (groups take turns)" },
 };
 const size_t cfq_nr_tunables = T_NR;
 
