@@ -429,12 +429,17 @@ cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
       continue;
     if (!(cfqq = cfq_wc_pick_queue (cfqg)))
       continue;
+    /* IDLE class waits out its grace as on CFQ's path (deviation 10). */
+    if (cfq_class_idle (cfqq) && cfq_idle_grace_wait (cfqd, now))
+      continue;
     rq = cfq_wc_pick_rq (cfqd, cfqq, now);
     if (qos && qos_admit (&cfqg->qos, rq, now))
       rq = NULL;                /* a cap holds it from now */
   }
   if (!rq)
     return NULL;
+  if (qos)
+    cfq_qos_bound_lag (cfqd, cfqg);     /* rule 3, as on CFQ's path */
   if (rq != cfqq->next_rq)
     cfqd->stats.fifo_expired++;
   cfq_dispatch_insert (cfqd, cfqq, rq, now);

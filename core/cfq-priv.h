@@ -439,6 +439,7 @@ void cfq_resort_rr_list (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
 void cfq_add_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
 void cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq);
 bool cfq_wc_on (const struct cfqd *cfqd);
+bool cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now);
 void cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg);
 bool cfq_wc_applies (const struct cfqd *cfqd);
 struct rq *cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now);
@@ -461,6 +462,7 @@ struct cfqq *cfq_sync_queue (struct cfqd *cfqd, struct sched_queue *cic);
 
 /* cfq-qos.c */
 struct sched_group *cfq_qos_next_cfqg (struct cfqd *cfqd);
+void cfq_qos_bound_lag (struct cfqd *cfqd, const struct sched_group *cfqg);
 bool cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
                     uint64_t now);
 void cfq_qos_completed (struct cfqd *cfqd, struct rq *rq, uint64_t now);

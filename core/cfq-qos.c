@@ -30,27 +30,40 @@ cfq_qos_next_cfqg (struct cfqd *cfqd)
 {
   struct cfq_grp_st *st = &cfqd->grp_st;
   struct sched_group *cfqg = NULL;
-  struct rb_node *n, *next;
-  uint64_t floor;
+  struct rb_node *n;
 
   for (n = rb_first (&st->rb); n && !cfqg; n = rb_next (n))
     if (!qos_held (&cfqg_of (n)->qos, cfqd->now))
       cfqg = cfqg_of (n);
   if (!cfqg)
     return NULL;
-  floor = cfqg->vdisktime
+  cfq_qos_bound_lag (cfqd, cfqg);
+  qos_turn (&cfqg->qos);
+  return cfqg;
+}
+
+/* Rule 3's bound: the cap-held groups left of cfqg (the group served
+ * now) are brought up to at most target_latency of virtual time behind
+ * it.  Used by CFQ's turns and by the work-conserving dispatch alike.
+ */
+void
+cfq_qos_bound_lag (struct cfqd *cfqd, const struct sched_group *cfqg)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct rb_node *n, *next;
+  uint64_t floor = cfqg->vdisktime
     - (t_get (cfqd, T_TARGET_LATENCY) << CFQ_SERVICE_SHIFT);
-  for (n = rb_first (&st->rb); n != &cfqg->rb_node; n = next) {
+
+  for (n = rb_first (&st->rb); n && n != &cfqg->rb_node; n = next) {
     struct sched_group *held = cfqg_of (n);
     next = rb_next (n);
-    if ((int64_t) (held->vdisktime - floor) < 0) {
+    if (qos_held (&held->qos, cfqd->now)
+        && (int64_t) (held->vdisktime - floor) < 0) {
       rb_erase (&st->rb, n);
       held->vdisktime = floor;
       rb_insert (&st->rb, n, cfqg_less);
     }
   }
-  qos_turn (&cfqg->qos);
-  return cfqg;
 }
 
 /* Rule 4: may the active queue dispatch rq under its group's caps?  If

@@ -225,10 +225,12 @@ cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
   struct cfqq *cfqq = cfqd->active_queue;
   uint64_t slice, end;
 
-  if (!cfqq || cfqq->slice_new || cfqq->cfqg == joined)
+  if (!cfqq || cfqq->slice_new || cfqq->wait_busy || cfqq->cfqg == joined)
     return;
   slice = cfq_scaled_slice (cfqd, cfqq,
                             cfqq->cfqg->busy_queues_avg[cfq_class_rt (cfqq)]);
+  if (slice >= cfqq->allocated_slice)
+    return;
   end = umax64 (cfqq->slice_start + slice, now);
   if (end >= cfqq->slice_end)
     return;
@@ -608,7 +610,7 @@ cfq_prio_to_maxrq (const struct cfqd *cfqd, const struct cfqq *cfqq)
  * class order inside a group only.  Across groups an IDLE queue still gets
  * its group's turn while other groups are busy, as in 2.6.36.
  */
-static bool
+bool
 cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now)
 {
   return cfqd->busy_queues && cfqd->busy_queues == cfqd->busy_idle_queues
@@ -1320,6 +1322,10 @@ cfq_update_hw_tag (struct cfqd *cfqd)
   if (cfqq && cfqq->idle_window
       && cfqq->dispatched + cfqq->queued[0] + cfqq->queued[1] < CFQ_HW_QUEUE_MIN
       && cfqd->rq_in_driver < CFQ_HW_QUEUE_MIN)
+    return;
+  /* Nor from a driver that wc_depth keeps full (deviation 31). */
+  if (!cfqq && cfq_wc_on (cfqd)
+      && cfqd->rq_in_driver >= t_get (cfqd, T_WC_DEPTH))
     return;
   if (cfqd->hw_tag_samples++ < CFQ_HW_SAMPLES)
     return;

@@ -31,8 +31,9 @@ for n in (2, 16):
         ideal = g["weight"] / tw
         ok(abs(g["iops_share"] - ideal) <= 0.10 * ideal,
            f"{n} groups: {g['name']} (weight {g['weight']}) iops_share {g['iops_share']:.4f} within 10% of {ideal:.4f}")
-    d, t = J(f"dflt{n}")["total"]["iops"], J(f"turns{n}")["total"]["iops"]
-    ok(d == t, f"{n} groups, group_idle at its default: {d:.0f} IOPS, wc_depth=0 {t:.0f} (equal)")
+    d, t = J(f"dflt{n}"), J(f"turns{n}")
+    ok(d["total"] == t["total"] and d["groups"] == t["groups"],
+       f"{n} groups, group_idle at its default: {d['total']['iops']:.0f} IOPS, wc_depth=0 {t['total']['iops']:.0f} (totals and every group equal)")
     ok(off / fifo < 0.5,
        f"{n} groups, negative control: wc_depth=0 gives {off:.0f} IOPS = {off / fifo:.3f}x fifo (< 0.5)")
 PY
