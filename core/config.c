@@ -112,6 +112,12 @@ const char *const gk_names[GK_TUNABLE] = {
 /* enum cfg_cache, in order. */
 static const char *const cache_names[] = { "none", "page", NULL };
 
+const char *
+cfg_cache_name (enum cfg_cache c)
+{
+  return c <= CFG_CACHE_PAGE ? cache_names[c] : "?";
+}
+
 static const char *const sched_names[] = {
   CFG_DEFAULT_SCHEDULER, "fifo", NULL,
 };

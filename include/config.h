@@ -74,6 +74,7 @@ enum cfg_cache {
   CFG_CACHE_NONE = 0,           /* O_DIRECT: the disk's own timing */
   CFG_CACHE_PAGE,               /* buffered, through the page cache */
 };
+extern const char *cfg_cache_name (enum cfg_cache c); /* "none", "page" */
 
 struct cfg_device {
   const char *file;             /* path, or NULL if none given */

@@ -329,7 +329,7 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
                   "cache=%s %s", sched_name, cfq_mode_name (d->mode),
                   cfg_rotational (tn.m, tn.rotational),
                   d->emulate ? d->emulate : "none",
-                  d->cache == CFG_CACHE_PAGE ? "page" : "none", buf);
+                  cfg_cache_name (d->cache), buf);
   }
   return 0;
 }

@@ -107,7 +107,7 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
   printf ("  queue_depth = %u\n  mode = %s\n  emulate = %s\n",
           m->dev.queue_depth, cfq_mode_name (m->dev.mode),
           m->dev.emulate ? m->dev.emulate : "none");
-  printf ("  cache = %s\n", m->dev.cache == CFG_CACHE_PAGE ? "page" : "none");
+  printf ("  cache = %s\n", cfg_cache_name (m->dev.cache));
   printf ("  max_connections = %u\n", m->dev.max_connections);
   printf ("  buffer_pool = %s\n",
           units_format_size (m->dev.buffer_pool, b1, sizeof b1));
@@ -244,7 +244,7 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
           (unsigned long long) m->dev.size, m->dev.queue_depth);
   jkv ("mode", cfq_mode_name (m->dev.mode), ", ");
   jkv ("emulate", m->dev.emulate ? m->dev.emulate : "none", ", ");
-  jkv ("cache", m->dev.cache == CFG_CACHE_PAGE ? "page" : "none", ", ");
+  jkv ("cache", cfg_cache_name (m->dev.cache), ", ");
   printf ("\"max_connections\": %u, \"buffer_pool\": %llu, ",
           m->dev.max_connections, (unsigned long long) m->dev.buffer_pool);
   printf ("\"model\": {");
