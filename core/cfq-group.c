@@ -23,12 +23,12 @@
  * 18 count in it as if still on the tree, so a group alone for a moment
  * gets no slice sized for being alone (deviation 30).
  * Work-conserving groups (ours, deviation 31): where a turn saves no seek
- * and protects no idle window (flash that queues, IOPS mode), no group
- * thinks between requests and two or more are present, there are no
- * turns: each request comes from the busy group of least vdisktime and is
- * charged at once (cfq_wc_dispatch), up to wc_depth requests in the
- * driver, so several groups are at the device together and the weights
- * still hold.
+ * and protects no idle window (flash that queues, IOPS mode), group_idle
+ * is 0 and two or more groups are present, there are no turns: each
+ * request comes from the busy group of least vdisktime and is charged at
+ * once (cfq_wc_dispatch), up to wc_depth requests in the driver, so
+ * several groups are at the device together and the weights still hold
+ * while the device is the bottleneck.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -305,36 +305,26 @@ cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
 
 /* ---- Work-conserving groups (ours, deviation 31) ----------------------- */
 
-/* Where it applies: flash (or a disk whose seeks cost under 1 ms) that
+/* Where it runs: flash (or a disk whose seeks cost under 1 ms) that
  * queues (hw_tag not ruled out), groups charged by requests.  There CFQ
  * never idles for a queue (deviation 24), so a group's turn saves no seek
  * and protects no idle window: it only caps the device at the active
  * queue's quantum.  On a disk that seeks the turn is the point (it keeps
  * each queue's run sequential and its idle window), and CFQ stays as is.
- */
-bool
-cfq_wc_applies (const struct cfqd *cfqd)
-{
-  return t_get (cfqd, T_WC_DEPTH) && cfq_nonrot (cfqd) && cfqd->hw_tag != 0
-    && iops_mode (cfqd);
-}
-
-/* ... with two groups or more present (with one, CFQ's turns are the
- * same thing without a charge per request), and group_idle off.
- * group_idle is how CFQ holds a group's weight when its requests do not
- * keep it busy: the device waits for it.  Per-request turns cannot wait,
- * so where the server and not the device is the bottleneck a group gets
- * what its client sends (the lab, three-weights-disk on vda: Jain 0.956
- * with the think-time rule tried first, 0.930 with group_idle=0, 0.9998
- * with CFQ's turns).  group_idle=0 already says "do not hold the device
- * for a group"; there turns only cost depth, and this is what replaces
- * them.
+ * Two groups or more present (with one, CFQ's turns are the same thing
+ * without a charge per request), and group_idle off: group_idle is how
+ * CFQ holds a group's weight when its requests do not keep it busy (the
+ * device waits for it), which per-request turns cannot do; where the
+ * server and not the device is the bottleneck they let the weights slip
+ * (doc/cfq-notes.md, 31, has the numbers).  group_idle=0 already says
+ * "do not hold the device for a group"; there turns only cost depth.
  */
 bool
 cfq_wc_on (const struct cfqd *cfqd)
 {
-  return cfq_wc_applies (cfqd) && cfqd->grp_st.nr_present >= 2
-    && !t_get (cfqd, T_GROUP_IDLE);
+  return t_get (cfqd, T_WC_DEPTH) && !t_get (cfqd, T_GROUP_IDLE)
+    && cfq_nonrot (cfqd) && cfqd->hw_tag != 0 && iops_mode (cfqd)
+    && cfqd->grp_st.nr_present >= 2;
 }
 
 /* Present: busy, or with requests in the driver.  A group whose
@@ -448,7 +438,6 @@ cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
     qos_turn (&cfqg->qos);
   }
   cfqq->last_served = now;
-  cfqd->stats.wc_dispatched++;
   cfq_group_charge (cfqd, cfqg, CFQ_IOPS_CHARGE);
   if (rb_empty (&cfqq->sort_list))
     cfq_del_cfqq_rr (cfqd, cfqq);

@@ -441,7 +441,6 @@ void cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq);
 bool cfq_wc_on (const struct cfqd *cfqd);
 bool cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now);
 void cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg);
-bool cfq_wc_applies (const struct cfqd *cfqd);
 struct rq *cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now);
 struct cfqq *cfq_get_next_queue (struct cfqd *cfqd);
 bool cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,

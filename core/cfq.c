@@ -1213,7 +1213,6 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   uint64_t next = cfqd->idle_timer;
   struct cfqq *cfqq = cfqd->active_queue;
 
-
   if (qos_on (&cfqd->qos))      /* a hold ends, a reservation comes due */
     next = umin64 (next, qos_next_event (&cfqd->qos, now));
   if (!cfqd->busy_queues)

@@ -102,7 +102,6 @@ struct cfq_stats {
   uint64_t merges;              /* connections moved into a shared queue */
   uint64_t splits;              /* connections split back out */
   uint64_t wait_busy;           /* slices extended to keep a group busy */
-  uint64_t wc_dispatched;       /* requests sent by work-conserving groups */
 };
 
 extern void cfq_get_stats (struct sched *s, struct cfq_stats *st);
