@@ -1541,21 +1541,24 @@ test_hardening (void)
    * command line (the plugin's buffer_pool=, an override), from the
    * largest request and its edge blocks (33M) to 64G.
    */
-  cfg = GOOD (DEV "[export a]\n", NULL, G);
-  CHECK_EQ (cfg_model (cfg)->dev.buffer_pool, (uint64_t) 256 << 20);
-  cfg_free (cfg);
-  cfg = GOOD (DEV "buffer_pool = 33M\n[export a]\n", NULL, G);
-  CHECK_EQ (cfg_model (cfg)->dev.buffer_pool, (uint64_t) 33 << 20);
-  cfg_free (cfg);
   {
     static const char *const ovr[] = { "buffer_pool", "1G", NULL };
+    static const struct {
+      const char *text;
+      const char *const *ovr;
+      uint64_t want;
+    } pools[] = {
+      { DEV "[export a]\n", NULL, (uint64_t) 256 << 20 },
+      { DEV "buffer_pool = 33M\n[export a]\n", NULL, (uint64_t) 33 << 20 },
+      { DEV "buffer_pool = 64G\n[export a]\n", NULL, (uint64_t) 64 << 30 },
+      { DEV "buffer_pool = 64M\n[export a]\n", ovr, (uint64_t) 1 << 30 },
+    };
 
-    cfg = GOOD (DEV "buffer_pool = 64G\n[export a]\n", NULL, G);
-    CHECK_EQ (cfg_model (cfg)->dev.buffer_pool, (uint64_t) 64 << 30);
-    cfg_free (cfg);
-    cfg = GOOD (DEV "buffer_pool = 64M\n[export a]\n", ovr, G);
-    CHECK_EQ (cfg_model (cfg)->dev.buffer_pool, (uint64_t) 1 << 30);
-    cfg_free (cfg);
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++) {
+      cfg = GOOD (pools[i].text, pools[i].ovr, G);
+      CHECK_EQ (cfg_model (cfg)->dev.buffer_pool, pools[i].want);
+      cfg_free (cfg);
+    }
   }
   BAD (DEV "buffer_pool = 32M\n[export a]\n",
        "t.conf:3: buffer_pool = 32M: out of range (want 33M..64G: at least"
