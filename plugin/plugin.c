@@ -62,7 +62,6 @@
 #define CFQ_LIBURING_VERSION "unknown"
 #endif
 
-#define CFQP_MAX_REQUEST CFG_MAX_REQUEST /* bytes: NBD's largest data request */
 #define CFQP_PREFERRED_BLOCK 4096       /* bytes */
 
 /* ---- configuration (main thread, before get_ready) ------------------------- */
@@ -136,7 +135,7 @@ cfqp_dump_plugin (void)
     printf ("%s%s", i ? "," : "", cfqp_backends[i]->name);
   printf ("\n");
   printf ("cfq_queue_depth_default=%d\n", SCHED_DEPTH_DEFAULT);
-  printf ("cfq_max_request=%u\n", CFQP_MAX_REQUEST);
+  printf ("cfq_max_request=%u\n", CFG_MAX_REQUEST);
   printf ("cfq_config=yes\n");
   printf ("cfq_control=yes\n");
   {
@@ -546,7 +545,7 @@ cfqp_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
   /* Buffered (cache=page, or O_DIRECT refused): any alignment is native. */
   *minimum = h->io.b->direct && h->io.size % bs == 0 ? bs : 1;
   *preferred = bs > CFQP_PREFERRED_BLOCK ? bs : CFQP_PREFERRED_BLOCK;
-  *maximum = CFQP_MAX_REQUEST;
+  *maximum = CFG_MAX_REQUEST;
   return 0;
 }
 
@@ -621,7 +620,7 @@ static int
 too_large (const char *what, uint32_t count)
 {
   nbdkit_error ("cfq: %s of %" PRIu32 " bytes: more than the maximum "
-                "request (%u bytes): refused", what, count, CFQP_MAX_REQUEST);
+                "request (%u bytes): refused", what, count, CFG_MAX_REQUEST);
   nbdkit_set_error (EINVAL);
   errno = EINVAL;
   return -1;
@@ -634,7 +633,7 @@ cfqp_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   struct cfqp_handle *h = handle;
   int err;
 
-  if (count > CFQP_MAX_REQUEST)   /* nbdkit 1.32 does not enforce it */
+  if (count > CFG_MAX_REQUEST)   /* nbdkit 1.32 does not enforce it */
     return too_large ("pread", count);
   err = io_pread (&h->io, buf, count, offset);
   return err ? fail ("pread", err) : 0;
@@ -647,7 +646,7 @@ cfqp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   struct cfqp_handle *h = handle;
   int err;
 
-  if (count > CFQP_MAX_REQUEST)
+  if (count > CFG_MAX_REQUEST)
     return too_large ("pwrite", count);
   err = io_pwrite (&h->io, buf, count, offset, flags & NBDKIT_FLAG_FUA);
   return err ? fail ("pwrite", err) : 0;
