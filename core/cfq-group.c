@@ -425,13 +425,19 @@ cfq_wc_pick_queue (struct sched_group *cfqg)
   return best;
 }
 
-/* The request cfqq sends: its fifo head if that expired, else next_rq. */
+/* The request cfqq sends: its fifo head if that expired, else next_rq.
+ * With group_lag (deviation 32) always the fifo head: a group held by the
+ * bound has its requests queued, and on flash the sector order saves
+ * nothing while the requests behind the head's sweep wait for
+ * fifo_expire_sync.
+ */
 static struct rq *
 cfq_wc_pick_rq (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   struct list *p = list_first (&cfqq->fifo);
 
-  if (p && now >= list_entry (p, struct rq, fifo)->t_fifo)
+  if (p && (t_get (cfqd, T_GROUP_LAG)
+            || now >= list_entry (p, struct rq, fifo)->t_fifo))
     return list_entry (p, struct rq, fifo);
   return cfqq->next_rq;
 }
