@@ -29,6 +29,17 @@
  * once (cfq_wc_dispatch), up to wc_depth requests in the driver, so
  * several groups are at the device together and the weights still hold
  * while the device is the bottleneck.
+ * Bounded lag (ours, deviation 32): with group_lag set the same dispatch
+ * also runs with group_idle on, as weighted fair queueing with a timed
+ * anticipation: a group stays present for group_idle after its last
+ * request completed with nothing queued (its lag window, CFQ's group
+ * idling at request granularity), and no group sends while its vdisktime
+ * is more than group_lag requests at weight 500 ahead of a present group
+ * with nothing queued; the device waits for that group until its window
+ * ends or its next request comes.  So the weights hold where the server,
+ * not the device, is the bottleneck, and no group waits a whole round of
+ * turns.  A group back inside its window keeps its vdisktime (at most
+ * group_lag behind the others), and each queue sends in arrival order.
  */
 #include <errno.h>
 #include <stdarg.h>

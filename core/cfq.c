@@ -142,6 +142,10 @@
  *     IOPS mode, with group_idle=0 and two groups present, each request
  *     comes from the busy group of least vdisktime, charged at once, up
  *     to wc_depth requests in the driver (cfq-group.c).
+ * 32. Bounded lag (ours, group_lag): 31 also with group_idle on; a group
+ *     stays present for group_idle after its last completion, and none
+ *     sends while more than group_lag requests ahead of a present group
+ *     with nothing queued (cfq-group.c).
  * CFQ's own faults kept as the default, and the better settings: the end
  * of doc/cfq-notes.md.
  *
