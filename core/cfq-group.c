@@ -335,6 +335,8 @@ cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
  * server and not the device is the bottleneck they let the weights slip
  * (doc/cfq-notes.md, 31, has the numbers).  group_idle=0 already says
  * "do not hold the device for a group"; there turns only cost depth.
+ * With group_lag (deviation 32) the mode also runs with group_idle on:
+ * the bound and the lag windows wait for a group as group_idle does.
  */
 bool
 cfq_wc_on (const struct cfqd *cfqd)
