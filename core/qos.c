@@ -269,9 +269,8 @@ cap_bytes (unsigned c)
   return c >= QOS_BPS_MAX;
 }
 
-/* Does cap c count requests going direction d? */
-static bool
-cap_applies (unsigned c, enum qos_dir d)
+bool
+qos_cap_applies (unsigned c, enum qos_dir d)
 {
   switch (c) {
   case QOS_READ_IOPS_MAX: case QOS_READ_BPS_MAX: return d == QOS_READ;
@@ -470,7 +469,7 @@ static bool
 cap_waiting (const struct qos_group *qg, unsigned c)
 {
   for (int d = 0; d < QOS_NR_DIRS; d++)
-    if (qg->queued[d] && cap_applies (c, d))
+    if (qg->queued[d] && qos_cap_applies (c, d))
       return true;
   return false;
 }
@@ -551,7 +550,7 @@ qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
     qos_level x = cost (c, rq), depth;
     uint64_t w;
 
-    if (!cc->rate || !cap_applies (c, d) || !x)
+    if (!cc->rate || !qos_cap_applies (c, d) || !x)
       continue;
     depth = cap_depth (qg, c);
     w = bucket_wait (qg->level[c], x, depth,
@@ -606,7 +605,7 @@ qos_account (struct qos_group *qg, const struct rq *rq, uint64_t now,
   for (unsigned c = 0; c < QOS_NR_CAPS; c++) {
     const struct qos_cap_conf *cc = &qg->conf.cap[c];
 
-    if (!cc->rate || !cap_applies (c, d))
+    if (!cc->rate || !qos_cap_applies (c, d))
       continue;
     qg->level[c] += cost (c, rq);
     if (cc->burst)

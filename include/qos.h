@@ -106,6 +106,9 @@ extern int qos_conf_set (struct qos_conf *c, const struct qos_key *k,
 
 extern bool qos_conf_empty (const struct qos_conf *c);
 
+/* Does cap C (enum qos_cap) count requests going direction D? */
+extern bool qos_cap_applies (unsigned c, enum qos_dir d);
+
 /* Check a whole conf: a burst below its cap or without one, burst seconds
  * without a burst, a reservation above a cap of the same unit.  0, or
  * -EINVAL for the first fault found, with the key at fault (and the other

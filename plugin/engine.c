@@ -318,10 +318,13 @@ finish_now (struct engine *e, struct creq *r, int res, uint64_t now)
   if (e->hooks->policy)
     e->hooks->policy (e, e->opaque, ENGINE_CALL_COMPLETED, r, now);
   /* Never below 0, whatever a completion does: no assert on a path a
-   * request takes (an abort would stop every tenant).
+   * request takes (an abort would stop every tenant), but counted, and
+   * reported at unload, so that an accounting bug is seen, not hidden.
    */
   if (e->inflight > 0)
     __atomic_store_n (&e->inflight, e->inflight - 1, __ATOMIC_RELAXED);
+  else
+    e->st.underflows++;
   if (e->hooks->done)
     e->hooks->done (e, e->opaque, r, res, now);
   r->res = res;

@@ -148,6 +148,7 @@ struct engine_stats {
   uint64_t dispatched;          /* requests the scheduler handed out */
   uint64_t worker_ops;          /* of which run by their worker (EOP_WORKER) */
   unsigned max_inflight;        /* requests: most at the device at once */
+  uint64_t underflows;          /* completions with none in flight: a bug */
 };
 
 /* Start the dispatcher thread (call from nbdkit's .after_fork). */

@@ -331,13 +331,18 @@ cfqp_cleanup (void)
 {
   struct engine_stats st;
 
-  if (engine_stop (&st))
+  if (engine_stop (&st)) {
+    if (st.underflows)
+      nbdkit_error ("cfq: dispatcher: %" PRIu64 " completions arrived with "
+                    "no request in flight (an accounting bug: please "
+                    "report it)", st.underflows);
     nbdkit_debug ("cfq: dispatcher: %" PRIu64 " requests in %" PRIu64
                   " submits over %" PRIu64 " passes (%" PRIu64
                   " direct, %" PRIu64 " worker reaps); %" PRIu64
                   " run by workers; at most %u at the device",
                   st.dispatched, st.submits, st.passes, st.direct, st.reaps,
                   st.worker_ops, st.max_inflight);
+  }
   bk_close_all ();
   io_fini ();
 }

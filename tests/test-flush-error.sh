@@ -21,7 +21,11 @@
 #  4. B flushes again: ok (it was told once, as the kernel tells each
 #     open file once);
 #  5. a connection D that opened after the error flushes: ok;
-#  6. stats counts the file's write-back errors.
+#  6. E and F connect; the trigger is set; E's FUA write into the block
+#     fails with EIO (its write-back failed); the trigger is removed;
+#  7. E flushes: ok (it was told, on the write, as the kernel tells an
+#     O_DSYNC writer once); F flushes: EIO (it was not told);
+#  8. stats counts the file's write-back errors.
 # Skips without root, /dev/fuse, nbdfuse, a loop device, mkfs.ext4 or
 # nbdkit's error filter.
 # timeout: 180
@@ -70,8 +74,25 @@ rb = flush(b)
 rb2 = flush(b)
 d = conn()
 rd = flush(d)
-print("A: %s, B: %s, B again: %s, D (new): %s" % (ra, rb, rb2, rd))
+e, f = conn(), conn()
+open(trig, "w").close()
+try:
+    e.pwrite(b"E" * 100, tail, nbd.CMD_FLAG_FUA)
+    re = "ok"
+except nbd.Error as ex:
+    re = "EIO" if ex.errnum == errno.EIO else "errno %d" % ex.errnum
+os.unlink(trig)
+re2 = flush(e)
+rf = flush(f)
+print("A: %s, B: %s, B again: %s, D (new): %s, E's FUA write: %s, E: %s, F: %s"
+      % (ra, rb, rb2, rd, re, re2, rf))
 ok = True
+if re != "EIO":
+    print("FAIL: E's FUA write with write-back failing: %s (want EIO)" % re); ok = False
+if re2 != "ok":
+    print("FAIL: E's flush after its failed FUA write: %s (want ok: it was told on the write)" % re2); ok = False
+if rf != "EIO":
+    print("FAIL: F's flush after E's failed FUA write: %s (want EIO: F was not told)" % rf); ok = False
 if ra != "EIO":
     print("FAIL: A's flush after the failed write-back: %s (want EIO: the setup did not fail write-back)" % ra); ok = False
 if rb != "EIO":

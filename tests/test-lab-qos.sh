@@ -45,10 +45,19 @@ for unit in ("ios", "bytes"):
     near(e["capped"], 0.150, unit + ": capped's want")
     near(e["reserved"], (300 + 550 / 9) / 1000, unit + ": reserved's want")
     near(e["bulk"], (550 * 8 / 9) / 1000, unit + ": bulk's want")
+# The limits the lab knows come from core's key table through cfqconf.
+kinds = {q["name"]: (q["kind"], q["unit"], q["dir"]) for q in scn.qos_keys}
+want = {"iops_max": ("cap", "ios", None), "read_iops_max": ("cap", "ios", "read"),
+        "write_iops_max": ("cap", "ios", "write"), "bps_max": ("cap", "bytes", None),
+        "read_bps_max": ("cap", "bytes", "read"), "write_bps_max": ("cap", "bytes", "write"),
+        "iops_min": ("reservation", "ios", None), "bps_min": ("reservation", "bytes", None)}
+if kinds != want:
+    bad.append("qos_keys: %r, want %r" % (kinds, want))
+    print("FAIL:", bad[-1])
 # Without the limits: the weights alone.
 for g in scn.groups.values():
-    for k in lab.QOS_CAPS + lab.QOS_FLOORS:
-        g.pop(k, None)
+    for q in scn.qos_keys:
+        g.pop(q["name"], None)
 e = lab.expected_shares(scn, ts, w, 1000.0, {}, "ios")
 near(e["capped"], 4 / 13, "no limits: capped")
 near(e["reserved"], 1 / 13, "no limits: reserved")

@@ -368,6 +368,31 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     }
     printf ("\"line\": %u}", ev->line);
   }
+  /* The limits a group can set (core/qos.c's key table), so that a
+   * reader such as cfqlab knows which group keys are caps and which are
+   * reservations without a list of its own.  Bursts are left out: they
+   * shape a cap, they are not a limit of their own.
+   */
+  printf ("],\n  \"qos_keys\": [");
+  for (size_t k = 0, n = 0; k < qos_nr_keys; k++) {
+    const struct qos_key *q = &qos_keys[k];
+    const char *kind, *dir = NULL;
+    if (q->field == QOS_F_RATE) {
+      bool r = qos_cap_applies (q->cap, QOS_READ);
+      bool w = qos_cap_applies (q->cap, QOS_WRITE);
+      kind = "cap";
+      dir = r && !w ? "read" : w && !r ? "write" : NULL;
+    }
+    else if (q->field == QOS_F_IOPS_MIN || q->field == QOS_F_BPS_MIN)
+      kind = "reservation";
+    else
+      continue;
+    printf ("%s\n    {", n++ ? "," : "");
+    jkv ("name", q->name, ", ");
+    jkv ("kind", kind, ", ");
+    jkv ("unit", q->unit == QOS_U_BPS ? "bytes" : "ios", ", ");
+    jkv ("dir", dir, "}");
+  }
   printf ("],\n  \"sim\": {\"duration_ns\": %llu, \"seed\": %llu,"
           " \"line\": %u}\n}\n", (unsigned long long) m->sim.duration,
           (unsigned long long) m->sim.seed, m->sim.line);
