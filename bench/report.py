@@ -85,6 +85,7 @@ def fio_numbers(path):
         "ios": ios,
         "cli_cpu_us": ((job["usr_cpu"] + job["sys_cpu"]) / 100.0 * runtime_s * 1e6 / ios
                        if ios else None),
+        "cli_sys_us": (job["sys_cpu"] / 100.0 * runtime_s * 1e6 / ios if ios else None),
     }
 
 
@@ -375,7 +376,7 @@ def main():
                     continue
                 m = {k: med([s[k] for s in ss]) for k in
                      ("iops", "mibs", "p50_us", "p99_us", "srv_cpu_us", "srv_cs",
-                      "srv_ics", "cli_cpu_us")}
+                      "srv_ics", "cli_cpu_us", "cli_sys_us")}
                 iops = [s["iops"] for s in ss]
                 m["spread"] = (max(iops) - min(iops)) / m["iops"] if m["iops"] else None
                 m["n"] = len(ss)
@@ -449,6 +450,20 @@ def main():
                 else:
                     verdicts.append((w, tr, "server CPU/request vs null", CPU_VS_NULL, None))
                     p("  %-19s     n/a" % "cpu ours/null")
+                # The kernel's disk path alone: fio's own CPU per request on
+                # the raw row (io_uring on the image, no server), its sys
+                # part the kernel's (submission, the doorbell, completion).
+                # A server that reads the disk pays at least that on top of
+                # what the null plugin pays: null + disk against 2 x null.
+                rc = meds["raw"]["cli_cpu_us"] if "raw" in meds else None
+                rs = meds["raw"]["cli_sys_us"] if "raw" in meds else None
+                if rc is not None and rs is not None and nc:
+                    tsum["disk_path"] = {"raw_fio_cpu_us": rc, "raw_fio_sys_us": rs,
+                                         "null_plus_sys_x": (nc + rs) / nc}
+                    p("  %-19s %6.1f us/request fio usr+sys on raw, %.1f of it sys (the kernel's);"
+                      % ("disk path alone", rc, rs))
+                    p("  %-19s %6.1f us = %.2fx null's %.1f (null + raw's sys; the target is %.1fx)"
+                      % ("  null + disk", nc + rs, (nc + rs) / nc, nc, CPU_VS_NULL))
 
             # cfq against fifo, one client: the scheduler's cost, with a target.
             cfq_listed = any(name == "cfq" for name, _, _, _ in targets)

@@ -280,6 +280,8 @@ struct cfqd {
   unsigned seek_seen;           /* such reads completed (saturates) */
   bool seek_fast;               /* rotational=1, but seeks cost < 1 ms */
   uint64_t last_delayed_sync;   /* ns: a sync rq completed late */
+  uint64_t last_sync;           /* ns: a sync rq inserted or completed;
+                                   NEVER: none yet (deviation 28) */
   uint64_t now;                 /* ns: latest time passed in */
   struct cfqq *run_queue;       /* queue the post-completion run serves */
   struct cfqq *preempt_pending; /* preemption deferred until that run */

@@ -131,7 +131,9 @@
  *     history nor the head.
  * 27. Plain writes are sync or async by sched_classify (core/sched.c).
  * 28. Writeback backlog (ours): on a disk an async queue gets at most
- *     quantum requests in the driver, even alone.
+ *     quantum requests in the driver, even alone, while sync I/O was
+ *     seen in the last second (SCHED_WAIT_WINDOW); with none, the
+ *     kernel's rule: the sole busy queue has no limit.
  * 29. Caps and reservations (ours): the rules in core/qos.c, applied in
  *     cfq-qos.c; with none configured none of it runs.
  * 30. Lone-group slice (ours): cfq_group_slice also counts the weight of
@@ -716,6 +718,17 @@ cfq_async_depth (const struct cfqd *cfqd, uint64_t now)
   return depth > 1u << 30 ? 1u << 30 : (unsigned) depth;
 }
 
+/* A sync request was inserted or completed within SCHED_WAIT_WINDOW:
+ * sync I/O is about, and more of it may come while an async backlog is
+ * at the device (deviation 28).
+ */
+static bool
+cfq_sync_lately (const struct cfqd *cfqd, uint64_t now)
+{
+  return cfqd->last_sync != SCHED_NEVER
+    && now - cfqd->last_sync <= SCHED_WAIT_WINDOW;
+}
+
 static bool
 cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
@@ -746,11 +759,13 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
     /* Others wait: no more from this one if its slice ends soon. */
     if (cfqd->busy_queues > 1 && cfq_slice_used_soon (cfqd, cfqq, now))
       return false;
-    /* Sole busy queue: no limit, except for writeback on a disk (ours,
+    /* Sole busy queue: no limit, except for writeback on a disk while
+     * sync I/O is about, which would wait behind its backlog (ours,
      * deviation 28, "Writeback backlog"); else deeper early in the
      * slice.
      */
-    if (cfqd->busy_queues == 1 && (cfqq->sync || cfq_nonrot (cfqd)))
+    if (cfqd->busy_queues == 1
+        && (cfqq->sync || cfq_nonrot (cfqd) || !cfq_sync_lately (cfqd, now)))
       max_dispatch = ~0u;
     else
       max_dispatch = t_get (cfqd, T_QUANTUM);
@@ -1103,6 +1118,7 @@ cfq_create (void)
    */
   cfqd->last_delayed_sync = (uint64_t) 0 - NSEC_PER_SEC;
   cfqd->last_end_nonidle = (uint64_t) 0 - NSEC_PER_SEC;
+  cfqd->last_sync = SCHED_NEVER;
   cfqd->root_group = cfq_group_alloc (cfqd, "root", CFQ_ROOT_WEIGHT);
   if (!cfqd->root_group)
     goto err;
@@ -1184,6 +1200,8 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
   cfqq->nr_rq++;
   rq->sq = cfqq;
   rq->t_insert = now;
+  if (rq_is_sync (rq))
+    cfqd->last_sync = now;
   rq->t_fifo = now + t_get (cfqd, rq_is_sync (rq) ? T_FIFO_EXPIRE_SYNC
                                                   : T_FIFO_EXPIRE_ASYNC);
   rq->t_dispatch = 0;
@@ -1421,6 +1439,7 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
 
   if (sync) {
     cic->last_end_request = now;
+    cfqd->last_sync = now;
     if (rq->t_insert + t_get (cfqd, T_FIFO_EXPIRE_SYNC) <= now)
       cfqd->last_delayed_sync = now;
   }
