@@ -29,6 +29,17 @@
  * once (cfq_wc_dispatch), up to wc_depth requests in the driver, so
  * several groups are at the device together and the weights still hold
  * while the device is the bottleneck.
+ * Bounded lag (ours, deviation 32): with group_lag set the same dispatch
+ * also runs with group_idle on, as weighted fair queueing with a timed
+ * anticipation: a group stays present for group_idle after its last
+ * request completed with nothing queued (its lag window, CFQ's group
+ * idling at request granularity), and no group sends while its vdisktime
+ * is more than group_lag requests at weight 500 ahead of a present group
+ * with nothing queued; the device waits for that group until its window
+ * ends or its next request comes.  So the weights hold where the server,
+ * not the device, is the bottleneck, and no group waits a whole round of
+ * turns.  A group back inside its window keeps its vdisktime (at most
+ * group_lag behind the others), and each queue sends in arrival order.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -133,7 +144,13 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
    * own vdisktime, raised to min_vdisktime so it still banks nothing.
    */
   n = rb_last (&st->rb);
-  if (cfq_group_kept (cfqd, cfqg)) {
+  if (cfqg->present && cfqg->has_left && t_get (cfqd, T_GROUP_LAG)) {
+    /* Back inside its lag window (deviation 32): the others ran at most
+     * group_lag ahead of it meanwhile, so it keeps that much and no more.
+     */
+    CFQ_TRACE (cfqd, NULL, "group %s back in its lag window", cfqg->name);
+  }
+  else if (cfq_group_kept (cfqd, cfqg)) {
     if ((int64_t) (cfqg->vdisktime - st->min_vdisktime) < 0)
       cfqg->vdisktime = st->min_vdisktime;
     CFQ_TRACE (cfqd, NULL, "group %s back after %llu us: keeps its place",
@@ -318,31 +335,70 @@ cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
  * server and not the device is the bottleneck they let the weights slip
  * (doc/cfq-notes.md, 31, has the numbers).  group_idle=0 already says
  * "do not hold the device for a group"; there turns only cost depth.
+ * With group_lag (deviation 32) the mode also runs with group_idle on:
+ * the bound and the lag windows wait for a group as group_idle does.
  */
 bool
 cfq_wc_on (const struct cfqd *cfqd)
 {
-  return t_get (cfqd, T_WC_DEPTH) && !t_get (cfqd, T_GROUP_IDLE)
+  return t_get (cfqd, T_WC_DEPTH)
+    && (!t_get (cfqd, T_GROUP_IDLE) || t_get (cfqd, T_GROUP_LAG))
     && cfq_nonrot (cfqd) && cfqd->hw_tag != 0 && iops_mode (cfqd)
     && cfqd->grp_st.nr_present >= 2;
 }
 
 /* Present: busy, or with requests in the driver.  A group whose
  * requests are all at the device is still competing: were the other one
- * made active it would fill the driver alone.
+ * made active it would fill the driver alone.  With group_lag (deviation
+ * 32) a group also stays present for group_idle after it last had either,
+ * the window CFQ's group idling would give it: its lag window.
  */
 void
 cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg)
 {
+  struct cfq_grp_st *st = &cfqd->grp_st;
   bool present = cfqg->on_st || cfqg->dispatched;
+  bool in_window = false;
 
+  if (!present && cfqg->present && !cfqg->in_window
+      && t_get (cfqd, T_GROUP_LAG)) {
+    cfqg->window_end = cfqd->now + t_get (cfqd, T_GROUP_IDLE);
+    in_window = cfqd->now < cfqg->window_end;
+  }
+  else if (!present && cfqg->in_window)
+    in_window = cfqd->now < cfqg->window_end;
+  if (in_window != cfqg->in_window) {
+    cfqg->in_window = in_window;
+    if (in_window)
+      st->nr_window++;
+    else
+      st->nr_window--;
+  }
+  present = present || in_window;
   if (present == cfqg->present)
     return;
   cfqg->present = present;
   if (present)
-    cfqd->grp_st.nr_present++;
+    st->nr_present++;
   else
-    cfqd->grp_st.nr_present--;
+    st->nr_present--;
+}
+
+/* Lag windows that ended by now stop counting (deviation 32); every
+ * entry point calls this first, as it fires the idle timer.
+ */
+void
+cfq_group_windows_expire (struct cfqd *cfqd, uint64_t now)
+{
+  const struct list *p;
+
+  if (!cfqd->grp_st.nr_window)
+    return;
+  list_for_each (p, &cfqd->groups) {
+    struct sched_group *g = list_entry (p, struct sched_group, link);
+    if (g->in_window && now >= g->window_end)
+      cfq_group_present (cfqd, g);
+  }
 }
 
 /* The group's queue to serve: its highest busy class, as CFQ; inside it
@@ -382,15 +438,58 @@ cfq_wc_pick_queue (struct sched_group *cfqg)
   return best;
 }
 
-/* The request cfqq sends: its fifo head if that expired, else next_rq. */
+/* The request cfqq sends: its fifo head if that expired, else next_rq.
+ * With group_lag (deviation 32) always the fifo head: a group held by the
+ * bound has its requests queued, and on flash the sector order saves
+ * nothing while the requests behind the head's sweep wait for
+ * fifo_expire_sync.
+ */
 static struct rq *
 cfq_wc_pick_rq (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   struct list *p = list_first (&cfqq->fifo);
 
-  if (p && now >= list_entry (p, struct rq, fifo)->t_fifo)
+  if (p && (t_get (cfqd, T_GROUP_LAG)
+            || now >= list_entry (p, struct rq, fifo)->t_fifo))
     return list_entry (p, struct rq, fifo);
   return cfqq->next_rq;
+}
+
+/* Bounded lag (ours, deviation 32): with group_lag set, cfqg may not
+ * send while its vdisktime is more than group_lag requests at weight 500
+ * ahead of a group that is present but has nothing queued: one whose
+ * requests are all in the driver, or inside its lag window.  That is
+ * group_idle at request granularity: the device waits for the lagging
+ * group at most until its window ends (wc_lag_wake, returned as the next
+ * deadline), or until its next request comes in, and meanwhile the
+ * others stay within the bound of it.  Where the server and not the
+ * device is the bottleneck, each group is often empty for a moment;
+ * without the bound whoever is back first takes the device, and the
+ * shares follow the server's path, not the weights.
+ */
+static bool
+cfq_wc_lag_held (struct cfqd *cfqd, const struct sched_group *cfqg)
+{
+  uint64_t lag = t_get (cfqd, T_GROUP_LAG);
+  uint64_t wake = SCHED_NEVER;
+  bool held = false;
+  const struct list *p;
+
+  if (!lag)
+    return false;
+  lag = (lag * CFQ_IOPS_CHARGE) << CFQ_SERVICE_SHIFT;
+  list_for_each (p, &cfqd->groups) {
+    const struct sched_group *g = list_entry (p, struct sched_group, link);
+    if (!g->present || g->on_st
+        || (int64_t) (cfqg->vdisktime - g->vdisktime) <= (int64_t) lag)
+      continue;
+    held = true;
+    if (g->in_window && g->window_end < wake)
+      wake = g->window_end;
+  }
+  if (wake < cfqd->wc_lag_wake)
+    cfqd->wc_lag_wake = wake;
+  return held;
 }
 
 /* One request while cfq_wc_on: no active queue, no slice.  Below
@@ -417,6 +516,9 @@ cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
     cfqg = cfqg_of (n);
     if (qos && qos_held (&cfqg->qos, now))
       continue;
+    /* The tree is in vdisktime order: the rest are further ahead. */
+    if (cfq_wc_lag_held (cfqd, cfqg))
+      break;
     if (!(cfqq = cfq_wc_pick_queue (cfqg)))
       continue;
     /* IDLE class waits out its grace as on CFQ's path (deviation 10). */

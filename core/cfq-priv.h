@@ -44,6 +44,7 @@ enum {
   T_MERGE,
   T_HW_TAG,
   T_WC_DEPTH,
+  T_GROUP_LAG,
   T_NR,
 };
 
@@ -163,7 +164,10 @@ struct sched_group {
 
   struct rb_node rb_node;       /* on cfqd->grp_st while busy */
   bool on_st;
-  bool present;                 /* on_st or rqs in the driver (dev. 31) */
+  bool present;                 /* on_st or rqs in the driver (dev. 31),
+                                   or in its lag window (dev. 32) */
+  bool in_window;               /* present only by its lag window */
+  uint64_t window_end;          /* ns: when that window ends */
   uint64_t vdisktime;           /* (ns << 12) * 500 / weight, cumulative */
   bool has_left;                /* left the tree at least once */
   uint64_t left_at;             /* ns: when it last left the tree */
@@ -229,7 +233,9 @@ struct cfq_grp_st {
   struct sched_group *active;   /* group being served */
   uint64_t min_vdisktime;
   unsigned total_weight;        /* of groups on the tree */
-  unsigned nr_present;          /* groups busy or with rqs in the driver */
+  unsigned nr_present;          /* groups busy or with rqs in the driver,
+                                   or in their lag window */
+  unsigned nr_window;           /* groups present only by their window */
 };
 
 struct cfqd {
@@ -259,6 +265,8 @@ struct cfqd {
   unsigned hw_tag_samples;
 
   uint64_t idle_timer;          /* ns: idle window end; NEVER: none */
+  uint64_t wc_lag_wake;         /* ns: a lag window that holds dispatch
+                                   ends (dev. 32); NEVER: none */
   struct cfqq *active_queue;
   struct sched_queue *active_cic;       /* connection of 1st rq of slice */
   uint64_t last_position;       /* sector after the last dispatched rq */
@@ -443,6 +451,7 @@ void cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq);
 bool cfq_wc_on (const struct cfqd *cfqd);
 bool cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now);
 void cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg);
+void cfq_group_windows_expire (struct cfqd *cfqd, uint64_t now);
 struct rq *cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now);
 struct cfqq *cfq_get_next_queue (struct cfqd *cfqd);
 bool cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,

@@ -58,6 +58,10 @@ const struct cfq_tunable cfq_tunables[T_NR] = {
     "queueing flash, IOPS mode, group_idle=0, 2+ busy groups: fill the"
     " driver to this many requests, one at a time from the group of least"
     " vdisktime; 0 off (groups take turns)" },
+  [T_GROUP_LAG] = { "group_lag", "requests", 0, 0, 1024,
+    "work-conserving groups with group_idle on: no group runs more than"
+    " this many requests (at weight 500) ahead of a group that is present"
+    " but empty, for up to group_idle after its last completion; 0 off" },
 };
 const size_t cfq_nr_tunables = T_NR;
 

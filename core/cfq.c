@@ -144,6 +144,10 @@
  *     IOPS mode, with group_idle=0 and two groups present, each request
  *     comes from the busy group of least vdisktime, charged at once, up
  *     to wc_depth requests in the driver (cfq-group.c).
+ * 32. Bounded lag (ours, group_lag): 31 also with group_idle on; a group
+ *     stays present for group_idle after its last completion, and none
+ *     sends while more than group_lag requests ahead of a present group
+ *     with nothing queued (cfq-group.c).
  * CFQ's own faults kept as the default, and the better settings: the end
  * of doc/cfq-notes.md.
  *
@@ -1036,6 +1040,7 @@ expire:
 static void
 cfq_run_timer (struct cfqd *cfqd, uint64_t now)
 {
+  cfq_group_windows_expire (cfqd, now);
   if (cfqd->idle_timer != SCHED_NEVER && now >= cfqd->idle_timer)
     cfq_idle_slice_timer (cfqd, now);
 }
@@ -1104,6 +1109,7 @@ cfq_create (void)
   list_init (&cfqd->conns);
   cfqd->hw_tag = -1;
   cfqd->idle_timer = SCHED_NEVER;
+  cfqd->wc_lag_wake = SCHED_NEVER;
   cfqd->serving_type = SYNC_NOIDLE_WORKLOAD;
   /* Start as if no sync request was delayed in the last second, so async
    * gets some depth at once (CFQ: jiffies - HZ).  now is 0 here; the
@@ -1237,6 +1243,8 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
     return next;
   if (!cfqq && cfq_idle_grace_wait (cfqd, now))
     next = umin64 (next, cfqd->last_end_nonidle + CFQ_IDLE_GRACE);
+  if (cfqd->wc_lag_wake > now)  /* a lag window holding dispatch ends */
+    next = umin64 (next, cfqd->wc_lag_wake);
   if (cfqq && !cfqq->slice_new && cfqq->slice_end > now)
     next = umin64 (next, cfqq->slice_end);
   if (cfqq && !cfqq->sync && !rb_empty (&cfqq->sort_list)
@@ -1307,6 +1315,7 @@ cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
 
   cfqd->now = now;
   cfq_run_timer (cfqd, now);
+  cfqd->wc_lag_wake = SCHED_NEVER;
   rq = cfq_dispatch_requests (cfqd, now);
   if (cfqd->run_queue || cfqd->preempt_pending) {
     bool pending = cfqd->preempt_pending != NULL;

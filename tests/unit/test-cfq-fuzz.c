@@ -81,6 +81,7 @@ set_random_tunable (struct sched *s)
     { "target_latency", { 50 * MS, 300 * MS, 300 * MS, 600 * MS } },
     { "hw_tag", { 0, 1, 2, 2 } },
     { "merge", { 0, 1, 1, 1 } },
+    { "group_lag", { 0, 1, 4, 64 } },
   };
   unsigned i = rnd (sizeof opts / sizeof opts[0]);
   uint64_t v = opts[i].v[rnd (4)], back;

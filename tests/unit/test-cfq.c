@@ -25,6 +25,7 @@ test_tunables (void)
     { "mode", "mode", CFQ_MODE_AUTO }, { "rotational", "bool", 1 },
     { "group_isolation", "bool", 1 }, { "merge", "bool", 1 },
     { "hw_tag", "mode", 2 }, { "wc_depth", "requests", 16 },
+    { "group_lag", "requests", 0 },
   };
 
   CHECK (s);
