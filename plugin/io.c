@@ -51,13 +51,15 @@
  * RWF_DSYNC write, a failed write through the buffered descriptor.  A
  * connection remembers the count at its last flush (and at its start);
  * its next flush fails with EIO if the count has moved meanwhile, even
- * when its own fsync succeeded.  A failed RWF_DSYNC write counts as told
- * to the connection that sent it, as the kernel's own O_DSYNC sync
- * consumes the error for its file.  So every connection that flushes after
- * a failed write-back hears of it once, as every open file does from the
+ * when its own fsync succeeded.  So every connection that flushes after
+ * a failed write-back hears of it, as every open file does from the
  * kernel, and no write is ever acknowledged as durable when it may not
- * be.  A flush may fail for another tenant's write on the same file: on a
- * shared file that is the only safe answer.
+ * be.  A connection whose RWF_DSYNC write failed hears of it again at its
+ * next flush: the kernel's mark on the direct descriptor, which flushes
+ * use, still holds that error, and it may hold another connection's lost
+ * write-back too that nobody has heard of; a mark cannot be split, so it
+ * is reported, not consumed.  A flush may fail for another tenant's
+ * write on the same file: on a shared file that is the only safe answer.
  *
  * Threads: nbdkit's workers, one command each.  The capability flags are
  * shared and atomic; the zero buffer is read-only after io_init.
@@ -212,21 +214,6 @@ run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
   if (err && op == RQ_WRITE &&
       ((rw_flags & RWF_DSYNC) || file == FILE_BUFFERED || !c->b->direct))
     wb_error (c);
-  /* A failed RWF_DSYNC write is this connection's report, as the kernel
-   * advances the file's errseq in an O_DSYNC write's own sync: its next
-   * flush does not tell it again (the others' do).  The kernel keeps a
-   * mark per open file, and flushes go to the direct descriptor: after a
-   * failure through the buffered one, that descriptor's mark is taken
-   * too, by a sync whose answer is this same report.
-   */
-  if (err && op == RQ_WRITE && (rw_flags & RWF_DSYNC)) {
-    if (file == FILE_BUFFERED && c->b->direct &&
-        !creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
-      (void) engine_run (&r);
-    __atomic_store_n (&c->wb_seen,
-                      __atomic_load_n (&c->b->shared->wb_errors,
-                                       __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
-  }
   return err;
 }
 
