@@ -602,7 +602,7 @@ test_first_tree (void)
  * only writes is as deep at the device under cfq as under fifo.  On
  * flash, and for a sync queue, no limit.
  */
-enum { WB_CAPPED, WB_FLASH, WB_SYNC, WB_ALONE, WB_OLD_READ, WB_NR };
+enum { WB_CAPPED, WB_FLASH, WB_SYNC, WB_ALONE, WB_OLD_READ, WB_READ_2S, WB_NR };
 #define WB_LATELY (30 * NSEC_PER_SEC)    /* core's CFQ_SYNC_LATELY */
 
 static void
@@ -610,7 +610,10 @@ test_writeback_backlog (void)
 {
   for (int v = 0; v < WB_NR; v++) {
     const bool sync = v == WB_SYNC;
-    const bool capped = v == WB_CAPPED;
+    /* A read 2 s before still caps: fsyncs 1.2-2 s apart waited behind a
+     * refilled backlog with a window of 1 s.
+     */
+    const bool capped = v == WB_CAPPED || v == WB_READ_2S;
     struct sched *s = sched_create (&cfq_ops);
     struct sched_queue *w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct sched_queue *r = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
@@ -635,7 +638,8 @@ test_writeback_backlog (void)
       t += 1 * MS;
       sched_completed (s, &rr, t);
       CHECK (!sched_dispatch (s, t, &next));
-      t += v == WB_OLD_READ ? WB_LATELY + 1 * NSEC_PER_SEC : 20 * MS;
+      t += v == WB_OLD_READ ? WB_LATELY + 1 * NSEC_PER_SEC
+        : v == WB_READ_2S ? 2 * NSEC_PER_SEC : 20 * MS;
     }
     for (int i = 0; i < 16; i++) {
       mkrq (&rw[i], w, (1ULL << 30) + 2048 * i, 1 << 20, sync ? RQ_SYNC : 0);
