@@ -33,13 +33,17 @@
  * also runs with group_idle on, as weighted fair queueing with a timed
  * anticipation: a group stays present for group_idle after its last
  * request completed with nothing queued (its lag window, CFQ's group
- * idling at request granularity), and no group sends while its vdisktime
+ * idling at request granularity) if that stretch was deep (CFQ_LAG_DEEP
+ * requests) and not IDLE class, and no group sends while its vdisktime
  * is more than group_lag requests at weight 500 ahead of a present group
  * with nothing queued; the device waits for that group until its window
  * ends or its next request comes.  So the weights hold where the server,
  * not the device, is the bottleneck, and no group waits a whole round of
  * turns.  A group back inside its window keeps its vdisktime (at most
- * group_lag behind the others), and each queue sends in arrival order.
+ * group_lag and a request behind the others), each queue sends in
+ * arrival order, and a group's queues take turns by last service.  A
+ * tenant that keeps several requests out and thinks between them still
+ * paces the others (doc/cfq-notes.md, 32): for full queues only.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -145,9 +149,18 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
    */
   n = rb_last (&st->rb);
   if (cfqg->present && cfqg->has_left && t_get (cfqd, T_GROUP_LAG)) {
-    /* Back inside its lag window (deviation 32): the others ran at most
-     * group_lag ahead of it meanwhile, so it keeps that much and no more.
+    /* Back inside its lag window (deviation 32): it keeps the lag the
+     * bound let the others run ahead of it (group_lag, plus the one
+     * request that crossed it, at most a request at the lowest weight),
+     * and banks no more where the bound was not in force (a disk, time
+     * mode, wc off).
      */
+    uint64_t lag = ((t_get (cfqd, T_GROUP_LAG) * CFQ_IOPS_CHARGE)
+                    << CFQ_SERVICE_SHIFT)
+      + ((CFQ_IOPS_CHARGE << CFQ_SERVICE_SHIFT) * CFQ_WEIGHT_DEFAULT
+         / SCHED_WEIGHT_MIN);
+    if ((int64_t) (st->min_vdisktime - cfqg->vdisktime) > (int64_t) lag)
+      cfqg->vdisktime = st->min_vdisktime - lag;
     CFQ_TRACE (cfqd, NULL, "group %s back in its lag window", cfqg->name);
   }
   else if (cfq_group_kept (cfqd, cfqg)) {
@@ -362,8 +375,15 @@ cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg)
 
   if (!present && cfqg->present && !cfqg->in_window
       && t_get (cfqd, T_GROUP_LAG)) {
-    cfqg->window_end = cfqd->now + t_get (cfqd, T_GROUP_IDLE);
-    in_window = cfqd->now < cfqg->window_end;
+    /* A window only after a deep stretch (CFQ_LAG_DEEP): a group whose
+     * client sends one request at a time with a pause between would hold
+     * every other group to its own pace, the device idle meanwhile.
+     */
+    if (cfqg->stretch_rqs >= CFQ_LAG_DEEP) {
+      cfqg->window_end = cfqd->now + t_get (cfqd, T_GROUP_IDLE);
+      in_window = cfqd->now < cfqg->window_end;
+    }
+    cfqg->stretch_rqs = 0;
   }
   else if (!present && cfqg->in_window)
     in_window = cfqd->now < cfqg->window_end;
@@ -402,8 +422,10 @@ cfq_group_windows_expire (struct cfqd *cfqd, uint64_t now)
 }
 
 /* The group's queue to serve: its highest busy class, as CFQ; inside it
- * the queue with requests and the fewest in the driver, then the lowest
- * rb_key, so a group's connections share its requests one by one.  An
+ * the queue with requests and the fewest in the driver, then the one
+ * served least recently, so a group's connections share its requests one
+ * by one (by rb_key, a queue that never empties never moves, and the
+ * first few would take every turn).  An
  * IDLE-class queue is not held to one request in the driver as in CFQ:
  * there it has the device to itself in its group's turn, here it would
  * wait behind up to wc_depth others with each one (sixteen-mixed: the
@@ -429,7 +451,7 @@ cfq_wc_pick_queue (struct sched_group *cfqg)
         continue;
       if (!best || cfqq->dispatched < best->dispatched
           || (cfqq->dispatched == best->dispatched
-              && cfqq->rb_key < best->rb_key))
+              && cfqq->last_served < best->last_served))
         best = cfqq;
     }
     if (prio == IDLE_WORKLOAD)
@@ -480,7 +502,8 @@ cfq_wc_lag_held (struct cfqd *cfqd, const struct sched_group *cfqg)
   lag = (lag * CFQ_IOPS_CHARGE) << CFQ_SERVICE_SHIFT;
   list_for_each (p, &cfqd->groups) {
     const struct sched_group *g = list_entry (p, struct sched_group, link);
-    if (!g->present || g->on_st
+    /* CFQ never idles for the IDLE class: no more does the bound. */
+    if (!g->present || g->on_st || g->wc_idle
         || (int64_t) (cfqg->vdisktime - g->vdisktime) <= (int64_t) lag)
       continue;
     held = true;
@@ -532,8 +555,9 @@ cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
     return NULL;
   if (qos)
     cfq_qos_bound_lag (cfqd, cfqg);     /* rule 3, as on CFQ's path */
-  if (rq != cfqq->next_rq)
+  if (rq != cfqq->next_rq && now >= rq->t_fifo)
     cfqd->stats.fifo_expired++;
+  cfqg->wc_idle = cfq_class_idle (cfqq);
   cfq_dispatch_insert (cfqd, cfqq, rq, now);
   if (qos) {
     qos_account (&cfqg->qos, rq, now, false);

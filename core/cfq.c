@@ -132,7 +132,7 @@
  * 27. Plain writes are sync or async by sched_classify (core/sched.c).
  * 28. Writeback backlog (ours): on a disk an async queue gets at most
  *     quantum requests in the driver, even alone, while sync I/O was
- *     seen in the last second (SCHED_WAIT_WINDOW); with none, the
+ *     seen in the last 30 s (CFQ_SYNC_LATELY); with none, the
  *     kernel's rule: the sole busy queue has no limit.
  * 29. Caps and reservations (ours): the rules in core/qos.c, applied in
  *     cfq-qos.c; with none configured none of it runs.
@@ -145,7 +145,7 @@
  *     comes from the busy group of least vdisktime, charged at once, up
  *     to wc_depth requests in the driver (cfq-group.c).
  * 32. Bounded lag (ours, group_lag): 31 also with group_idle on; a group
- *     stays present for group_idle after its last completion, and none
+ *     stays present for group_idle after a deep stretch, and none
  *     sends while more than group_lag requests ahead of a present group
  *     with nothing queued (cfq-group.c).
  * CFQ's own faults kept as the default, and the better settings: the end
@@ -718,7 +718,7 @@ cfq_async_depth (const struct cfqd *cfqd, uint64_t now)
   return depth > 1u << 30 ? 1u << 30 : (unsigned) depth;
 }
 
-/* A sync request was inserted or completed within SCHED_WAIT_WINDOW:
+/* A sync request was inserted or completed within CFQ_SYNC_LATELY:
  * sync I/O is about, and more of it may come while an async backlog is
  * at the device (deviation 28).
  */
@@ -726,7 +726,7 @@ static bool
 cfq_sync_lately (const struct cfqd *cfqd, uint64_t now)
 {
   return cfqd->last_sync != SCHED_NEVER
-    && now - cfqd->last_sync <= SCHED_WAIT_WINDOW;
+    && now - cfqd->last_sync <= CFQ_SYNC_LATELY;
 }
 
 static bool
@@ -1198,6 +1198,7 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
     cfqq = &cic->cfqg->async_cfqq[cic->cls == SCHED_CLASS_RT ? 0 : 1]
                                  [cic->level];
   cfqq->nr_rq++;
+  cfqq->cfqg->stretch_rqs++;
   rq->sq = cfqq;
   rq->t_insert = now;
   if (rq_is_sync (rq))

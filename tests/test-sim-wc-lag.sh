@@ -9,6 +9,14 @@
 # Negative controls: CFQ's turns (the default) hold the weights but the
 # worst p99 is over 150 ms; work-conserving groups without the bound
 # (group_idle=0) give w400 under 80% of its weight share.
+# What the bound must not do (a second reader's cases):
+#  - pace a busy group to a shallow one (wc-lag-sparse.job: a tenant one
+#    request deep with 5 ms think time): busy gets at least twice what
+#    CFQ's turns give it, and sparse's p99 stays under 10 ms;
+#  - hold best effort for the IDLE class (wc-lag-idle.job): busy gets at
+#    least 1.5x the turns';
+#  - starve connections inside a group (iops.job, 8 connections per
+#    group): each gets at least half of its group's busiest.
 # timeout: 60
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
@@ -16,6 +24,11 @@ requires_cfq
 sim "$tmp/lag.json" wc-lag.job --set group_lag=4
 sim "$tmp/turns.json" wc-lag.job
 sim "$tmp/wc.json" wc-lag.job --set group_idle=0
+sim "$tmp/sparse.json" wc-lag-sparse.job --set group_lag=16
+sim "$tmp/sparse0.json" wc-lag-sparse.job
+sim "$tmp/idle.json" wc-lag-idle.job --set group_lag=16
+sim "$tmp/idle0.json" wc-lag-idle.job
+sim "$tmp/iops.json" iops.job --set group_lag=16
 check <<'PY'
 def worst_p99(j):
     return max(g["lat_us"]["p99"] for g in j["groups"]) / 1000
@@ -34,4 +47,15 @@ ok(worst_p99(turns) > 150,
 w400 = group(wc, "w400")
 ok(w400["iops_share"] < 0.8 * w400["weight_share"],
    f"negative control: group_idle=0, w400 iops_share {w400['iops_share']:.4f} < 0.8 x {w400['weight_share']:.4f}")
+for name, base in (("sparse", "sparse0"), ("idle", "idle0")):
+    a, b = job(J(name), "busy")["iops"], job(J(base), "busy")["iops"]
+    want = 2.0 if name == "sparse" else 1.5
+    ok(a >= want * b, f"{name}: busy {a:.0f} IOPS with group_lag=16, >= {want}x the turns' {b:.0f}")
+sp = job(J("sparse"), "sparse")
+ok(sp["lat_us"]["p99"] < 10000, f"sparse: its p99 {sp['lat_us']['p99']/1000:.2f} ms (< 10)")
+io = J("iops")
+for g in io["groups"]:
+    ts = [t["iops"] for t in io["tenants"] if t["group"] == g["name"]]
+    ok(min(ts) >= 0.5 * max(ts),
+       f"iops.job, group_lag=16: {g['name']}'s connections {min(ts):.0f}..{max(ts):.0f} IOPS (min >= half the max)")
 PY

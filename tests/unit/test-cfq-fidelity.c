@@ -595,21 +595,25 @@ test_first_tree (void)
 
 /* Writeback backlog: a lone async queue on a disk gets at most quantum
  * requests at the device (the kernel: no limit for the only busy queue)
- * while sync I/O was seen within SCHED_WAIT_WINDOW, so a sync request
+ * while sync I/O was seen within CFQ_SYNC_LATELY (30 s), so a sync request
  * arriving later waits behind no more than that.  With no sync I/O about
- * (never, or a reader whose last read ended 2 s ago) there is nobody to
+ * (never, or a reader whose last read ended 31 s ago) there is nobody to
  * wait behind the backlog and the kernel's rule holds: one client that
  * only writes is as deep at the device under cfq as under fifo.  On
  * flash, and for a sync queue, no limit.
  */
-enum { WB_CAPPED, WB_FLASH, WB_SYNC, WB_ALONE, WB_OLD_READ, WB_NR };
+enum { WB_CAPPED, WB_FLASH, WB_SYNC, WB_ALONE, WB_OLD_READ, WB_READ_2S, WB_NR };
+#define WB_LATELY (30 * NSEC_PER_SEC)    /* core's CFQ_SYNC_LATELY */
 
 static void
 test_writeback_backlog (void)
 {
   for (int v = 0; v < WB_NR; v++) {
     const bool sync = v == WB_SYNC;
-    const bool capped = v == WB_CAPPED;
+    /* A read 2 s before still caps: fsyncs 1.2-2 s apart waited behind a
+     * refilled backlog with a window of 1 s.
+     */
+    const bool capped = v == WB_CAPPED || v == WB_READ_2S;
     struct sched *s = sched_create (&cfq_ops);
     struct sched_queue *w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct sched_queue *r = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
@@ -624,7 +628,7 @@ test_writeback_backlog (void)
     if (v == WB_FLASH)
       CHECK_EQ (sched_set (s, "rotational", 0), 0);
     /* A reader beside the writer: one read, done before the writes come
-     * (20 ms before them, past any idling, or 2 s before them), so the writer is the only
+     * (20 ms before them, past any idling, or 31 s before them), so the writer is the only
      * busy queue either way.
      */
     if (v != WB_ALONE) {
@@ -634,7 +638,8 @@ test_writeback_backlog (void)
       t += 1 * MS;
       sched_completed (s, &rr, t);
       CHECK (!sched_dispatch (s, t, &next));
-      t += v == WB_OLD_READ ? 2 * NSEC_PER_SEC : 20 * MS;
+      t += v == WB_OLD_READ ? WB_LATELY + 1 * NSEC_PER_SEC
+        : v == WB_READ_2S ? 2 * NSEC_PER_SEC : 20 * MS;
     }
     for (int i = 0; i < 16; i++) {
       mkrq (&rw[i], w, (1ULL << 30) + 2048 * i, 1 << 20, sync ? RQ_SYNC : 0);
@@ -652,7 +657,7 @@ test_writeback_backlog (void)
       unsigned out = n, peak = n;
 
       for (int i = 0; i < 16; i++) {
-        t += capped && i == 0 ? SCHED_WAIT_WINDOW : 1 * MS;
+        t += capped && i == 0 ? WB_LATELY : 1 * MS;
         sched_completed (s, &rw[i], t);
         out--;
         while (sched_dispatch (s, t, &next))
