@@ -33,17 +33,18 @@
  * also runs with group_idle on, as weighted fair queueing with a timed
  * anticipation: a group stays present for group_idle after its last
  * request completed with nothing queued (its lag window, CFQ's group
- * idling at request granularity) if that stretch was deep (CFQ_LAG_DEEP
- * requests) and not IDLE class, and no group sends while its vdisktime
- * is more than group_lag requests at weight 500 ahead of a present group
- * with nothing queued; the device waits for that group until its window
- * ends or its next request comes.  So the weights hold where the server,
- * not the device, is the bottleneck, and no group waits a whole round of
- * turns.  A group back inside its window keeps its vdisktime (at most
- * group_lag and a request behind the others), each queue sends in
- * arrival order, and a group's queues take turns by last service.  A
- * tenant that keeps several requests out and thinks between them still
- * paces the others (doc/cfq-notes.md, 32): for full queues only.
+ * idling at request granularity) if lately a request of its came while
+ * another was out and it is not IDLE class, and no group sends while its
+ * vdisktime is more than group_lag requests at weight 500 ahead of a
+ * present group with nothing queued; the device waits for that group
+ * until its window ends or its next request comes.  So the weights hold
+ * where the server, not the device, is the bottleneck, and no group waits
+ * a whole round of turns.  A group back inside its window keeps its
+ * vdisktime (at most group_lag and a request behind the others), each
+ * queue sends in arrival order, and a group's queues take turns by last
+ * service.  A tenant that keeps several requests out and thinks between
+ * them still paces the others (doc/cfq-notes.md, 32): for full queues
+ * only.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -375,15 +376,16 @@ cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg)
 
   if (!present && cfqg->present && !cfqg->in_window
       && t_get (cfqd, T_GROUP_LAG)) {
-    /* A window only after a deep stretch (CFQ_LAG_DEEP): a group whose
-     * client sends one request at a time with a pause between would hold
-     * every other group to its own pace, the device idle meanwhile.
+    /* A window only for a group that overlapped requests lately (one
+     * came while another was out, within SCHED_WAIT_WINDOW): a group
+     * whose client sends one request at a time with a pause between would
+     * hold every other group to its own pace, the device idle meanwhile.
      */
-    if (cfqg->stretch_rqs >= CFQ_LAG_DEEP) {
+    if (cfqg->last_overlap != SCHED_NEVER
+        && cfqd->now - cfqg->last_overlap <= SCHED_WAIT_WINDOW) {
       cfqg->window_end = cfqd->now + t_get (cfqd, T_GROUP_IDLE);
       in_window = cfqd->now < cfqg->window_end;
     }
-    cfqg->stretch_rqs = 0;
   }
   else if (!present && cfqg->in_window)
     in_window = cfqd->now < cfqg->window_end;
@@ -584,6 +586,7 @@ cfq_group_alloc (struct cfqd *cfqd, const char *name, unsigned weight)
   cfqg->cfqd = cfqd;
   snprintf (cfqg->name, sizeof cfqg->name, "%s", name ? name : "");
   cfqg->weight = weight;
+  cfqg->last_overlap = SCHED_NEVER;
   rb_clear (&cfqg->rb_node);
   qos_group_init (&cfqg->qos);
   for (int i = 0; i < 2; i++)

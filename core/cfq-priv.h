@@ -67,11 +67,6 @@ enum {
 #define CFQ_WEIGHT_DEFAULT      500
 #define CFQ_ROOT_WEIGHT         1000    /* 2 * BLKIO_WEIGHT_DEFAULT */
 #define CFQ_IOPS_CHARGE         CFQ_JIFFY       /* one request, IOPS mode */
-/* Deviation 32: a group gets a lag window only after a stretch of at
- * least this many requests (CFQ's "deep", 4 queued): one that sends a
- * request, thinks, and sends the next would otherwise pace every group.
- */
-#define CFQ_LAG_DEEP            4
 /* Deviation 28: sync I/O seen this recently keeps a lone async queue's
  * cap.  The kernel's dirty_expire (30 s) covers periodic fsyncs and
  * journal commits (5 s), which a shorter window would let the backlog
@@ -179,8 +174,8 @@ struct sched_group {
                                    or in its lag window (dev. 32) */
   bool in_window;               /* present only by its lag window */
   uint64_t window_end;          /* ns: when that window ends */
-  unsigned stretch_rqs;         /* rqs arrived since it was last present
-                                   from nothing or its window opened */
+  uint64_t last_overlap;        /* ns: a rq of its arrived with another
+                                   still out; NEVER: not yet (dev. 32) */
   bool wc_idle;                 /* its last request sent was IDLE class */
   uint64_t vdisktime;           /* (ns << 12) * 500 / weight, cumulative */
   bool has_left;                /* left the tree at least once */

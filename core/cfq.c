@@ -145,7 +145,7 @@
  *     comes from the busy group of least vdisktime, charged at once, up
  *     to wc_depth requests in the driver (cfq-group.c).
  * 32. Bounded lag (ours, group_lag): 31 also with group_idle on; a group
- *     stays present for group_idle after a deep stretch, and none
+ *     that overlaps requests stays present for group_idle, and none
  *     sends while more than group_lag requests ahead of a present group
  *     with nothing queued (cfq-group.c).
  * CFQ's own faults kept as the default, and the better settings: the end
@@ -1198,7 +1198,11 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
     cfqq = &cic->cfqg->async_cfqq[cic->cls == SCHED_CLASS_RT ? 0 : 1]
                                  [cic->level];
   cfqq->nr_rq++;
-  cfqq->cfqg->stretch_rqs++;
+  /* Another of its requests still out: the group overlaps requests
+   * (deviation 32's windows are for those).
+   */
+  if (cfqq->cfqg->on_st || cfqq->cfqg->dispatched)
+    cfqq->cfqg->last_overlap = now;
   rq->sq = cfqq;
   rq->t_insert = now;
   if (rq_is_sync (rq))
