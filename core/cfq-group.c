@@ -418,6 +418,9 @@ cfq_group_windows_expire (struct cfqd *cfqd, uint64_t now)
     return;
   list_for_each (p, &cfqd->groups) {
     struct sched_group *g = list_entry (p, struct sched_group, link);
+    /* group_idle lowered live: no window outlasts the new one. */
+    if (g->in_window && g->window_end > now + t_get (cfqd, T_GROUP_IDLE))
+      g->window_end = now + t_get (cfqd, T_GROUP_IDLE);
     if (g->in_window && now >= g->window_end)
       cfq_group_present (cfqd, g);
   }

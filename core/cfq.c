@@ -1198,10 +1198,13 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
     cfqq = &cic->cfqg->async_cfqq[cic->cls == SCHED_CLASS_RT ? 0 : 1]
                                  [cic->level];
   cfqq->nr_rq++;
-  /* Another of its requests still out: the group overlaps requests
-   * (deviation 32's windows are for those).
+  /* Another of its requests still out, queued or in the driver: the
+   * group overlaps requests (deviation 32's windows are for those).  Not
+   * on_st: an active queue idling with nothing queued keeps its group on
+   * the tree.  The group's queued count is qos's (kept with nothing set).
    */
-  if (cfqq->cfqg->on_st || cfqq->cfqg->dispatched)
+  if (cfqq->cfqg->dispatched || cfqq->cfqg->qos.queued[QOS_READ]
+      || cfqq->cfqg->qos.queued[QOS_WRITE])
     cfqq->cfqg->last_overlap = now;
   rq->sq = cfqq;
   rq->t_insert = now;

@@ -15,6 +15,10 @@
 #    CFQ's turns give it, and sparse's p99 stays under 10 ms;
 #  - hold best effort for the IDLE class (wc-lag-idle.job): busy gets at
 #    least 1.5x the turns';
+#  - count an idling queue's group as overlapping requests
+#    (wc-lag-think.job: busy thinks 20 ms, so CFQ's turns run while
+#    sparse is alone): busy's p99 stays under 1 ms and its IOPS at 0.95x
+#    the turns' or more;
 #  - starve connections inside a group (iops.job, 8 connections per
 #    group): each gets at least half of its group's busiest.
 # timeout: 60
@@ -29,6 +33,8 @@ sim "$tmp/sparse0.json" wc-lag-sparse.job
 sim "$tmp/idle.json" wc-lag-idle.job --set group_lag=16
 sim "$tmp/idle0.json" wc-lag-idle.job
 sim "$tmp/iops.json" iops.job --set group_lag=16
+sim "$tmp/think.json" wc-lag-think.job --set group_lag=16
+sim "$tmp/think0.json" wc-lag-think.job
 check <<'PY'
 def worst_p99(j):
     return max(g["lat_us"]["p99"] for g in j["groups"]) / 1000
@@ -58,4 +64,7 @@ for g in io["groups"]:
     ts = [t["iops"] for t in io["tenants"] if t["group"] == g["name"]]
     ok(min(ts) >= 0.5 * max(ts),
        f"iops.job, group_lag=16: {g['name']}'s connections {min(ts):.0f}..{max(ts):.0f} IOPS (min >= half the max)")
+th, th0 = job(J("think"), "busy"), job(J("think0"), "busy")
+ok(th["lat_us"]["p99"] < 1000 and th["iops"] >= 0.95 * th0["iops"],
+   f"think: busy p99 {th['lat_us']['p99']/1000:.2f} ms (< 1), {th['iops']:.0f} IOPS against the turns' {th0['iops']:.0f} (>= 0.95x)")
 PY
