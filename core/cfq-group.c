@@ -127,6 +127,15 @@ cfq_group_slice (const struct cfqd *cfqd, const struct sched_group *cfqg)
   return t_get (cfqd, T_TARGET_LATENCY) * cfqg->weight / tw;
 }
 
+/* group_lag in vdisktime: that many requests at the default weight
+ * (deviation 32); 0 when off.
+ */
+static uint64_t
+cfq_lag_vdisktime (const struct cfqd *cfqd)
+{
+  return (t_get (cfqd, T_GROUP_LAG) * CFQ_IOPS_CHARGE) << CFQ_SERVICE_SHIFT;
+}
+
 bool
 cfqg_less (const struct rb_node *a, const struct rb_node *b)
 {
@@ -156,8 +165,7 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
      * and banks no more where the bound was not in force (a disk, time
      * mode, wc off).
      */
-    uint64_t lag = ((t_get (cfqd, T_GROUP_LAG) * CFQ_IOPS_CHARGE)
-                    << CFQ_SERVICE_SHIFT)
+    uint64_t lag = cfq_lag_vdisktime (cfqd)
       + ((CFQ_IOPS_CHARGE << CFQ_SERVICE_SHIFT) * CFQ_WEIGHT_DEFAULT
          / SCHED_WEIGHT_MIN);
     if ((int64_t) (st->min_vdisktime - cfqg->vdisktime) > (int64_t) lag)
@@ -497,14 +505,13 @@ cfq_wc_pick_rq (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 static bool
 cfq_wc_lag_held (struct cfqd *cfqd, const struct sched_group *cfqg)
 {
-  uint64_t lag = t_get (cfqd, T_GROUP_LAG);
+  uint64_t lag = cfq_lag_vdisktime (cfqd);
   uint64_t wake = SCHED_NEVER;
   bool held = false;
   const struct list *p;
 
   if (!lag)
     return false;
-  lag = (lag * CFQ_IOPS_CHARGE) << CFQ_SERVICE_SHIFT;
   list_for_each (p, &cfqd->groups) {
     const struct sched_group *g = list_entry (p, struct sched_group, link);
     /* CFQ never idles for the IDLE class: no more does the bound. */

@@ -1203,8 +1203,7 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
    * on_st: an active queue idling with nothing queued keeps its group on
    * the tree.  The group's queued count is qos's (kept with nothing set).
    */
-  if (cfqq->cfqg->dispatched || cfqq->cfqg->qos.queued[QOS_READ]
-      || cfqq->cfqg->qos.queued[QOS_WRITE])
+  if (cfqq->cfqg->dispatched || qos_waiting (&cfqq->cfqg->qos))
     cfqq->cfqg->last_overlap = now;
   rq->sq = cfqq;
   rq->t_insert = now;

@@ -634,8 +634,8 @@ qos_held (const struct qos_group *qg, uint64_t now)
   return any;
 }
 
-static bool
-waiting (const struct qos_group *qg)
+bool
+qos_waiting (const struct qos_group *qg)
 {
   return qg->queued[QOS_READ] || qg->queued[QOS_WRITE];
 }
@@ -643,7 +643,7 @@ waiting (const struct qos_group *qg)
 bool
 qos_released (const struct qos_group *qg, uint64_t now)
 {
-  return qg->was_held && waiting (qg) && !qos_held (qg, now);
+  return qg->was_held && qos_waiting (qg) && !qos_held (qg, now);
 }
 
 void
@@ -663,7 +663,7 @@ qos_due (struct qos_sched *qs, uint64_t now)
   /* The debt bound: move the tags that are behind forward together. */
   list_for_each (p, &qs->groups) {
     struct qos_group *qg = list_entry (p, struct qos_group, link);
-    if (qg->reserved && waiting (qg) && after (floor, qg->r_tag)
+    if (qg->reserved && qos_waiting (qg) && after (floor, qg->r_tag)
         && (!behind || after (oldest, qg->r_tag))) {
       oldest = qg->r_tag;
       behind = true;
@@ -673,7 +673,7 @@ qos_due (struct qos_sched *qs, uint64_t now)
     uint64_t shift = floor - oldest;
     list_for_each (p, &qs->groups) {
       struct qos_group *qg = list_entry (p, struct qos_group, link);
-      if (qg->reserved && waiting (qg) && after (now, qg->r_tag))
+      if (qg->reserved && qos_waiting (qg) && after (now, qg->r_tag))
         qg->r_tag = after (qg->r_tag + shift, now) ? now
                                                    : qg->r_tag + shift;
     }
@@ -683,7 +683,7 @@ qos_due (struct qos_sched *qs, uint64_t now)
     struct qos_group *qg = list_entry (p, struct qos_group, link);
     if (qg->r_batch && after (qg->r_tag, now + qs->slice_ns / 2))
       qg->r_batch = false;      /* this batch is done */
-    if (!qg->reserved || !waiting (qg) || qos_held (qg, now)
+    if (!qg->reserved || !qos_waiting (qg) || qos_held (qg, now)
         || (after (qg->r_tag, now) && !qg->r_batch))
       continue;
     if (!best || after (best->r_tag, qg->r_tag))
@@ -701,7 +701,7 @@ qos_next_event (const struct qos_sched *qs, uint64_t now)
   list_for_each (p, &qs->groups) {
     const struct qos_group *qg = list_entry (p, struct qos_group, link);
 
-    if (!waiting (qg))
+    if (!qos_waiting (qg))
       continue;
     for (int d = 0; d < QOS_NR_DIRS; d++)
       if (qg->queued[d] && after (qg->held_until[d], now)

@@ -217,6 +217,10 @@ extern void qos_account (struct qos_group *qg, const struct rq *rq,
  * they go.
  */
 extern bool qos_held (const struct qos_group *qg, uint64_t now);
+/* Data requests of the group waiting in the scheduler (counted with or
+ * without caps and reservations set).
+ */
+extern bool qos_waiting (const struct qos_group *qg);
 
 /* Released: held since its last turn, no longer held, data waiting.  It
  * stays so until qos_turn() says it got its turn.
