@@ -27,14 +27,16 @@
  * to test exactly that (tests/test-submit-errors.sh).
  *
  * Threads: everything here runs under the engine lock (engine.h), on the
- * dispatcher or on a worker taking the direct path; only wait runs
- * without it, and touches nothing but the ring's completion queue.
+ * dispatcher or on a worker taking the direct path; only wait and sync
+ * run without it: wait touches nothing but the ring's completion queue,
+ * sync nothing but its request and the files, which never change.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 
 #include <ev.h>
@@ -379,6 +381,44 @@ uring_destroy (struct backend *b)
   free (b);
 }
 
+/* A buffered read or write on the worker (engine.c, the inline path),
+ * without the engine lock: b->fds is read-only after create.  The same
+ * rules as uring_cqe: short transfers go on, EINTR and EAGAIN try again,
+ * end of file reads as zeroes.
+ */
+static int
+uring_sync (struct backend *b, struct creq *r)
+{
+  const int fd = b->fds[r->file];
+
+  if (r->eop != EOP_READ && r->eop != EOP_WRITE)
+    return -EINVAL;
+  while (r->done_bytes < r->rq.len) {
+    struct iovec iov = {
+      .iov_base = (char *) r->buf + r->done_bytes,
+      .iov_len = r->rq.len - r->done_bytes,
+    };
+    off_t off = (off_t) (r->rq.off + r->done_bytes);
+    ssize_t n = r->eop == EOP_READ
+      ? preadv2 (fd, &iov, 1, off, r->rw_flags)
+      : pwritev2 (fd, &iov, 1, off, r->rw_flags);
+
+    if (n == -1) {
+      if (errno == EINTR || errno == EAGAIN)
+        continue;
+      return -errno;
+    }
+    if (n == 0) {
+      if (r->eop == EOP_WRITE)
+        return -EIO;
+      memset (iov.iov_base, 0, iov.iov_len);
+      return 0;
+    }
+    r->done_bytes += (uint32_t) n;
+  }
+  return 0;
+}
+
 static int
 uring_create (struct engine *e, struct ev_loop *loop,
               const struct engine_cfg *cfg, struct backend **bp)
@@ -452,4 +492,5 @@ const struct backend_ops uring_backend_ops = {
   .wait = uring_wait,
   .reap = uring_reap,
   .pending = uring_pending,
+  .sync = uring_sync,
 };

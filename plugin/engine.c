@@ -67,6 +67,26 @@
  * epoll's timeout is computed again (libev allows watchers to change
  * from other threads while the loop's lock is held, then woken).
  *
+ * The inline path.  A read or write on a buffered file (cache=page, a
+ * filesystem that refuses O_DIRECT, the last partial block) is a memory
+ * copy when its pages are cached, cheaper than either hand-off, and
+ * io_uring would add a third thread to many of them (ext4 gives buffered
+ * writes to io_uring's io-wq workers).  So for those (creq->sync_ok) the
+ * worker runs the pass itself, under the lock, waiting for it if the loop
+ * has it; if the policy dispatches its own request it does the I/O
+ * itself with a plain preadv2/pwritev2 (the backend's sync), then takes
+ * the lock again to report the completion and run the pass that
+ * follows, as the loop would have.  A request the policy holds back
+ * sleeps as usual; whoever's pass dispatches it later wakes its worker
+ * with RUN, and the worker does it then.  An inline pass never submits
+ * to the ring: ring requests it dispatches (others', unbuffered) stay
+ * queued and the loop is woken to submit them, so that their completions
+ * are the loop's task work.  So no thread but the worker runs for such a
+ * request, as in nbdkit's file plugin, with the scheduler in front.  The
+ * policy sees the same calls under the same lock and clock; only the
+ * time between dispatch and completion is the copy's instead of the
+ * ring's.  (-D cfq.inline=0 sends them through the ring, to compare.)
+ *
  * Emulation (cfg->dm set): at dispatch the request also goes to the device
  * model, which hands requests back in its own order at its own times (a
  * disk with NCQ reorders its queue).  The real I/O is still done, so data
@@ -85,8 +105,8 @@
  * on a block device) are still scheduled like any request, but when the
  * scheduler dispatches one the dispatcher does not run it: it wakes the
  * waiting worker with state RUN, the worker does the ioctl synchronously
- * on its own thread (it was idle anyway), then posts the creq back as
- * CREQ_WORKER_DONE and the dispatcher completes it.  The device slot is
+ * on its own thread (it was idle anyway), then reports it done under the
+ * lock itself, as on the inline path.  The device slot is
  * held throughout, so the scheduler's accounting (in-flight count, slice
  * time) sees the op as it really was, and the loop never blocks.
  */
@@ -132,6 +152,7 @@ struct engine {
   ev_async wake;                /* ev_async_send is thread-safe */
   int running;                  /* atomic: 1 while accepting submissions */
   bool direct;                  /* the direct path may be taken (fixed) */
+  bool inl;                     /* the inline path may be taken (fixed) */
   pthread_mutex_t lock;         /* the engine lock: what follows */
 
   /* Under the lock (the dispatcher's loop, or a worker on the direct path). */
@@ -399,9 +420,6 @@ drain (struct engine *e, uint64_t now)
       r->res = 0;
       creq_wake (r, CREQ_ST_DONE);
       break;
-    case CREQ_WORKER_DONE:
-      finish (e, r, r->res, now);
-      break;
     case CREQ_STOP:
       e->stopping = true;       /* engine_stop joins; no wake-up */
       break;
@@ -438,11 +456,13 @@ timer_arm (struct engine *e, ev_timer *t, uint64_t at, uint64_t now)
 /* Under the lock: take what was posted, dispatch while the device has
  * room, submit, set the timers.  Returns true if the loop must look
  * again before it sleeps on: a deadline moved earlier, a retry was
- * armed, or the stop message was taken (a worker's pass sends the
- * ev_async; the loop's own pass runs before it computes its timeout).
+ * armed, requests wait in the ring unsubmitted, or the stop message was
+ * taken (a worker's pass sends the ev_async; the loop's own pass runs
+ * before it computes its timeout).  ring: this pass may submit to the
+ * ring (not an inline pass: see the top).
  */
 static bool
-pass (struct engine *e, uint64_t now)
+pass (struct engine *e, uint64_t now, bool ring)
 {
   uint64_t next = SCHED_NEVER;
   uint64_t timer0 = e->timer_at;
@@ -475,6 +495,11 @@ pass (struct engine *e, uint64_t now)
         creq_wake (r, CREQ_ST_RUN);
         continue;
       }
+      if (r->sync_ok && e->inl) {
+        e->st.inline_ops++;
+        creq_wake (r, CREQ_ST_RUN);
+        continue;
+      }
       r->at_ring = true;
       err = e->bops->queue (e->be, r);
       if (err)
@@ -485,6 +510,10 @@ pass (struct engine *e, uint64_t now)
       dispatched0 = e->st.dispatched;
     }
     inflight0 = e->inflight;
+    if (!ring) {
+      look |= e->bops->pending && e->bops->pending (e->be);
+      break;
+    }
     look |= e->bops->submit (e->be);
     /* A request completed inside submit (the null backend; a submission
      * that failed for good) freed a slot and may change the policy's
@@ -526,7 +555,7 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
 {
   struct engine *e = w->data;
 
-  pass (e, now_ns ());
+  pass (e, now_ns (), true);
   if (e->stopping && e->inflight == 0 && !sched_has_work (e->sched) &&
       __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) == NULL)
     ev_break (loop, EVBREAK_ALL);
@@ -645,6 +674,7 @@ engine_start (const struct engine_cfg *cfg)
   if (err)
     goto err;
   e->direct = !cfg->no_direct && !e->dm;
+  e->inl = !cfg->no_inline && e->bops->sync != NULL;
   if (e->hooks->setup) {
     eng_lock (e);
     err = e->hooks->setup (e, e->opaque, e->sched, e->loop);
@@ -735,7 +765,7 @@ direct (struct engine *e, struct creq *r)
    */
   quiet = e->bops->wait && !e->reaper &&
     e->bops->quiet (e->be, true, false) >= 0;
-  look = pass (e, now_ns ());
+  look = pass (e, now_ns (), true);
   if (quiet && r->at_ring &&
       __atomic_load_n (&r->state, __ATOMIC_ACQUIRE) == CREQ_ST_PENDING) {
     int err;
@@ -777,6 +807,51 @@ direct (struct engine *e, struct creq *r)
     ev_async_send (e->loop, &e->wake);
 }
 
+/* Worker: r was dispatched to us (state RUN).  Do it here, then report
+ * it done and run a pass for what that frees, under the lock, as the
+ * loop would.  Returns once r is DONE (an emulated device may hold it
+ * beyond its real I/O).
+ */
+static void
+run_own (struct engine *e, struct creq *r)
+{
+  int res = r->eop == EOP_WORKER ? r->worker_fn (r)
+                                 : e->bops->sync (e->be, r);
+  uint64_t now;
+  bool look;
+
+  __atomic_store_n (&r->state, CREQ_ST_PENDING, __ATOMIC_RELAXED);
+  eng_lock (e);
+  now = now_ns ();
+  finish (e, r, res, now);
+  look = pass (e, now, false);
+  eng_unlock (e);
+  if (look)
+    ev_async_send (e->loop, &e->wake);
+  creq_wait (r);
+}
+
+/* Worker, r pushed: the inline path (see the top).  A pass under the
+ * lock, which dispatches r to us if the policy lets it go now.
+ */
+static void
+inline_pass (struct engine *e)
+{
+  bool look = true;
+
+  eng_lock (e);
+  /* The loop may have left already (engine_stop): r stays posted, and
+   * engine_stop fails it.
+   */
+  if (!e->stopping) {
+    e->st.inline_passes++;
+    look = pass (e, now_ns (), false);
+  }
+  eng_unlock (e);
+  if (look)
+    ev_async_send (e->loop, &e->wake);
+}
+
 int
 engine_run_many (struct creq **rs, unsigned n)
 {
@@ -795,10 +870,12 @@ engine_run_many (struct creq **rs, unsigned n)
    * a worker holding it, even briefly, when the loop wakes would put the
    * loop to sleep on the mutex, a wake-up more per request.
    */
-  if (n == 1 && e->direct &&
-      __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) == 0 &&
-      eng_trylock (e)) {
-    if (e->inflight == 0 && !e->reaper)
+  if (n == 1 && e->inl && rs[0]->sync_ok)
+    inline_pass (e);
+  else if (n == 1 && e->direct &&
+           __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) == 0 &&
+           eng_trylock (e)) {
+    if (e->inflight == 0 && !e->reaper && !e->stopping)
       direct (e, rs[0]);
     else {
       eng_unlock (e);
@@ -811,17 +888,8 @@ engine_run_many (struct creq **rs, unsigned n)
   for (unsigned i = 0; i < n; i++) {
     struct creq *r = rs[i];
 
-    if (creq_wait (r) == CREQ_ST_RUN) {
-      /* Dispatched to us: run the blocking op here, then post it back. */
-      r->res = r->worker_fn (r);
-      r->kind = CREQ_WORKER_DONE;
-      __atomic_store_n (&r->state, CREQ_ST_PENDING, __ATOMIC_RELAXED);
-      /* Cannot fail: running is cleared only after every connection
-       * (and so every worker) is gone.
-       */
-      post (e, &r, 1);
-      creq_wait (r);
-    }
+    if (creq_wait (r) == CREQ_ST_RUN)
+      run_own (e, r);           /* dispatched to us: do it here */
     if (r->res && !first)
       first = r->res;
   }

@@ -36,7 +36,6 @@ enum creq_kind {
   CREQ_IO,                      /* a request for the scheduler */
   CREQ_OPEN,                    /* new connection: create its queue */
   CREQ_CLOSE,                   /* connection gone: free its queue */
-  CREQ_WORKER_DONE,             /* an EOP_WORKER op finished by its worker */
   CREQ_STOP,                    /* engine_stop: drain and leave the loop */
 };
 
@@ -77,6 +76,9 @@ struct creq {
   uint8_t emu;                  /* [disp] emulated device: which came first,
                                    the real I/O or the model (engine.c) */
   uint32_t done_bytes;          /* [disp] bytes transferred so far (short I/O) */
+  bool sync_ok;                 /* [worker] a read or write on a buffered
+                                   file: its worker may do it itself with
+                                   the backend's sync (engine.c, inline) */
   bool at_ring;                 /* [disp] handed to the backend (not EOP_WORKER) */
   int res;                      /* [disp] 0 or -errno, valid once woken */
   uint32_t state;               /* futex word: CREQ_ST_* */
@@ -130,6 +132,8 @@ struct engine_cfg {
   const struct engine_hooks *hooks;     /* or NULL */
   void *opaque;                 /* for the hooks */
   bool no_direct;               /* never take the direct path (engine.c) */
+  bool no_inline;               /* never let a worker do its own buffered
+                                   I/O: the ring does it (engine.c) */
 };
 
 /* Where a new connection's queue goes (engine_queue_new). */
@@ -147,6 +151,8 @@ struct engine_stats {
   uint64_t submits;             /* backend submit calls that had work */
   uint64_t dispatched;          /* requests the scheduler handed out */
   uint64_t worker_ops;          /* of which run by their worker (EOP_WORKER) */
+  uint64_t inline_ops;          /* of which done by their worker (sync_ok) */
+  uint64_t inline_passes;       /* passes run by a worker for a sync_ok request */
   unsigned max_inflight;        /* requests: most at the device at once */
   uint64_t underflows;          /* completions with none in flight: a bug */
 };
@@ -197,6 +203,7 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
   r->acct = NULL;
   r->emu = 0;
   r->done_bytes = 0;
+  r->sync_ok = false;
   r->at_ring = false;
   r->res = 0;
   r->state = 0;
@@ -251,6 +258,12 @@ struct backend_ops {
    * while reaping) that the next submit would send.
    */
   bool (*pending) (struct backend *b);
+  /* Optional: do r, a read or write with sync_ok set, to the end on the
+   * calling worker, WITHOUT the engine lock (engine.c, inline): 0 or
+   * -errno, with the same short-transfer and end-of-file rules as the
+   * queued path.
+   */
+  int (*sync) (struct backend *b, struct creq *r);
 };
 
 /* Backends report each finished request here (res: 0 or -errno). */

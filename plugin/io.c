@@ -208,6 +208,7 @@ run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
                   buf, off, (uint32_t) len))
     return -EIO;
   r.rw_flags = rw_flags;
+  r.sync_ok = file == FILE_BUFFERED || !c->b->direct;
   if (rw_flags & RWF_DSYNC)
     r.rq.flags |= RQ_FUA | RQ_SYNC;
   err = engine_run (&r);

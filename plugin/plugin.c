@@ -300,6 +300,11 @@ cfqp_get_ready (void)
  */
 NBDKIT_DLL_PUBLIC int cfq_debug_direct = 1;
 
+/* -D cfq.inline=0: buffered reads and writes go through the ring like
+ * the rest, instead of being done by their worker (engine.c).
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_inline = 1;
+
 static int
 cfqp_after_fork (void)
 {
@@ -308,6 +313,7 @@ cfqp_after_fork (void)
     .queue_depth = cfqp_queue_depth,
     .backend = cfqp_bops ? cfqp_bops : cfqp_backends[0],
     .no_direct = !cfq_debug_direct,
+    .no_inline = !cfq_debug_inline,
   };
   int err;
 
@@ -338,10 +344,12 @@ cfqp_cleanup (void)
                     "report it)", st.underflows);
     nbdkit_debug ("cfq: dispatcher: %" PRIu64 " requests in %" PRIu64
                   " submits over %" PRIu64 " passes (%" PRIu64
-                  " direct, %" PRIu64 " worker reaps); %" PRIu64
-                  " run by workers; at most %u at the device",
-                  st.dispatched, st.submits, st.passes, st.direct, st.reaps,
-                  st.worker_ops, st.max_inflight);
+                  " direct, %" PRIu64 " inline, %" PRIu64 " worker reaps); %"
+                  PRIu64 " run by workers, %" PRIu64 " done inline; at most %u"
+                  " at the device",
+                  st.dispatched, st.submits, st.passes, st.direct,
+                  st.inline_passes, st.reaps, st.worker_ops, st.inline_ops,
+                  st.max_inflight);
   }
   bk_close_all ();
   io_fini ();

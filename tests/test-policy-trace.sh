@@ -5,7 +5,8 @@
 # The policy's request path is insert, dispatch, completed.  How a request
 # gets to the device between dispatch and completed is the mechanism's
 # business: the loop or the worker's direct path, O_DIRECT or the page
-# cache (cache=page), io_uring or nothing (backend=null), a device model
+# cache (cache=page, done by the worker itself or by io_uring), io_uring
+# or nothing (backend=null), a device model
 # holding completions (emulate=) waited for by the loop or by the worker.
 # None of that may change what the policy is told.  -D cfq.policy=1 logs
 # every call of the request path (plugin/tenants.c, hook_policy): the
@@ -165,11 +166,29 @@ variant direct 7 --
 variant loop 7 -D cfq.direct=0 --
 variant page 7 -- cache=page
 variant page_loop 7 -D cfq.direct=0 -- cache=page
+variant page_ring 7 -D cfq.inline=0 -- cache=page
 variant null 7 -- backend=null
 variant emu 7 -- emulate=ssd
 variant emu_loop 7 -D cfq.direct=0 -- emulate=ssd
 variant emu_null 7 -- emulate=ssd backend=null
 variant emu_page 7 -- emulate=ssd cache=page
+
+# The variants took the paths they name: with cache=page the workers did
+# their own reads and writes (the inline path), and with cfq.inline=0 the
+# ring did them (engine.c; the dispatcher's counters at exit).
+inline_ops ()
+{
+  sed -n 's/^.* \([0-9][0-9]*\) done inline;.*$/\1/p' "$TESTDIR/$1.log"
+}
+for n in page page_loop emu_page; do
+  [ "$(inline_ops $n)" -gt 0 ] 2>/dev/null ||
+    fail "$n: no request was done inline (\"$(inline_ops $n)\")"
+done
+for n in direct page_ring; do
+  [ "$(inline_ops $n)" = 0 ] ||
+    fail "$n: $(inline_ops $n) requests were done inline, want 0"
+done
+echo "cache=page: $(inline_ops page) requests done inline; page_ring: 0"
 
 # Every kind of request, both connections: the workload covers what it says
 # (a FUA write of a writes=auto export is flags 0x13: RQ_AUTO, RQ_FUA, RQ_SYNC).
