@@ -221,6 +221,13 @@ t_pwarm_check() { t_page_check; }
 t_pwarm_start() { t_page_start "$@"; }
 t_pwarm_fio() { nbd_fio "$1"; }
 t_pwarm_warm() { :; }
+# The same as page with -D cfq.inline=0: the ring does the buffered I/O
+# instead of the worker (engine.c, the inline path), to measure what the
+# inline path buys.  Opt-in: BENCH_TARGETS="... page pring".
+t_pring_label() { echo "ours: nbdkit-cfq-plugin scheduler=fifo cache=page -D cfq.inline=0 (cold, ring)"; }
+t_pring_check() { t_page_check; }
+t_pring_start() { t_page_start "$@" -D cfq.inline=0; }
+t_pring_fio() { nbd_fio "$1"; }
 
 # ---- fwarm: nbdkit file plugin, default cache, warm --------------------------
 t_fwarm_label() { echo "nbdkit file plugin, default cache (warm: image in the page cache)"; }

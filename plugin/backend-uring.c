@@ -77,6 +77,8 @@ struct backend {
   unsigned queued;              /* SQEs prepared, not yet submitted */
   unsigned retries;             /* transient submit failures in a row */
   int fds[ENGINE_FILE_SLOTS];   /* the files by slot */
+  int no_nowait[ENGINE_FILE_SLOTS];     /* atomic: the file refused
+                                           RWF_NOWAIT (ramfs) */
   unsigned nr_fds;              /* slots in use */
 };
 
@@ -383,13 +385,21 @@ uring_destroy (struct backend *b)
 
 /* A buffered read or write on the worker (engine.c, the inline path),
  * without the engine lock: b->fds is read-only after create.  The same
- * rules as uring_cqe: short transfers go on, EINTR and EAGAIN try again,
- * end of file reads as zeroes.
+ * rules as uring_cqe: short transfers go on, EINTR tries again, end of
+ * file reads as zeroes.  nowait: a read that would wait for the disk
+ * stops with -EAGAIN instead (RWF_NOWAIT), done_bytes saying how far it
+ * got, for the ring to finish.  A file that refuses RWF_NOWAIT (ramfs
+ * says EOPNOTSUPP or EINVAL) is read without it from then on.
  */
 static int
-uring_sync (struct backend *b, struct creq *r)
+uring_sync (struct backend *b, struct creq *r, bool nowait)
 {
   const int fd = b->fds[r->file];
+  int flags = r->rw_flags;
+
+  if (nowait && r->eop == EOP_READ &&
+      !__atomic_load_n (&b->no_nowait[r->file], __ATOMIC_RELAXED))
+    flags |= RWF_NOWAIT;
 
   if (r->eop != EOP_READ && r->eop != EOP_WRITE)
     return -EINVAL;
@@ -400,10 +410,18 @@ uring_sync (struct backend *b, struct creq *r)
     };
     off_t off = (off_t) (r->rq.off + r->done_bytes);
     ssize_t n = r->eop == EOP_READ
-      ? preadv2 (fd, &iov, 1, off, r->rw_flags)
-      : pwritev2 (fd, &iov, 1, off, r->rw_flags);
+      ? preadv2 (fd, &iov, 1, off, flags)
+      : pwritev2 (fd, &iov, 1, off, flags);
 
+    if (n == -1 && (flags & RWF_NOWAIT) &&
+        (errno == EOPNOTSUPP || errno == EINVAL)) {
+      __atomic_store_n (&b->no_nowait[r->file], 1, __ATOMIC_RELAXED);
+      flags &= ~RWF_NOWAIT;
+      continue;
+    }
     if (n == -1) {
+      if (errno == EAGAIN && (flags & RWF_NOWAIT))
+        return -EAGAIN;
       if (errno == EINTR || errno == EAGAIN)
         continue;
       return -errno;

@@ -815,12 +815,33 @@ direct (struct engine *e, struct creq *r)
 static void
 run_own (struct engine *e, struct creq *r)
 {
-  int res = r->eop == EOP_WORKER ? r->worker_fn (r)
-                                 : e->bops->sync (e->be, r);
   uint64_t now;
   bool look;
+  int res;
 
   __atomic_store_n (&r->state, CREQ_ST_PENDING, __ATOMIC_RELAXED);
+  if (r->eop == EOP_WORKER)
+    res = r->worker_fn (r);
+  else if ((res = e->bops->sync (e->be, r, true)) == -EAGAIN) {
+    /* A read of what is not cached.  Alone at the device, wait for it
+     * here (one wake-up, as on the direct path); with others there, the
+     * ring batches it with theirs and reads it asynchronously.
+     */
+    eng_lock (e);
+    if (e->inflight > 1) {
+      e->st.inline_ring++;
+      r->at_ring = true;
+      res = e->bops->queue (e->be, r);
+      if (res)
+        finish (e, r, res, now_ns ());
+      eng_unlock (e);
+      ev_async_send (e->loop, &e->wake);        /* the loop submits */
+      creq_wait (r);
+      return;
+    }
+    eng_unlock (e);
+    res = e->bops->sync (e->be, r, false);
+  }
   eng_lock (e);
   now = now_ns ();
   finish (e, r, res, now);

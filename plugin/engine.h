@@ -152,6 +152,7 @@ struct engine_stats {
   uint64_t dispatched;          /* requests the scheduler handed out */
   uint64_t worker_ops;          /* of which run by their worker (EOP_WORKER) */
   uint64_t inline_ops;          /* of which done by their worker (sync_ok) */
+  uint64_t inline_ring;         /* of which the ring finished (not cached) */
   uint64_t inline_passes;       /* passes run by a worker for a sync_ok request */
   unsigned max_inflight;        /* requests: most at the device at once */
   uint64_t underflows;          /* completions with none in flight: a bug */
@@ -261,9 +262,11 @@ struct backend_ops {
   /* Optional: do r, a read or write with sync_ok set, to the end on the
    * calling worker, WITHOUT the engine lock (engine.c, inline): 0 or
    * -errno, with the same short-transfer and end-of-file rules as the
-   * queued path.
+   * queued path.  nowait: a read that would wait for the device returns
+   * -EAGAIN instead, with done_bytes as far as it got; queue goes on from
+   * there.
    */
-  int (*sync) (struct backend *b, struct creq *r);
+  int (*sync) (struct backend *b, struct creq *r, bool nowait);
 };
 
 /* Backends report each finished request here (res: 0 or -errno). */

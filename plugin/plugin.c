@@ -345,11 +345,11 @@ cfqp_cleanup (void)
     nbdkit_debug ("cfq: dispatcher: %" PRIu64 " requests in %" PRIu64
                   " submits over %" PRIu64 " passes (%" PRIu64
                   " direct, %" PRIu64 " inline, %" PRIu64 " worker reaps); %"
-                  PRIu64 " run by workers, %" PRIu64 " done inline; at most %u"
-                  " at the device",
+                  PRIu64 " run by workers, %" PRIu64 " done inline (%" PRIu64
+                  " of them finished by the ring); at most %u at the device",
                   st.dispatched, st.submits, st.passes, st.direct,
                   st.inline_passes, st.reaps, st.worker_ops, st.inline_ops,
-                  st.max_inflight);
+                  st.inline_ring, st.max_inflight);
   }
   bk_close_all ();
   io_fini ();
