@@ -153,6 +153,9 @@ struct engine {
   int running;                  /* atomic: 1 while accepting submissions */
   bool direct;                  /* the direct path may be taken (fixed) */
   bool inl;                     /* the inline path may be taken (fixed) */
+  unsigned read_miss;           /* atomic: inline reads that missed the
+                                   cache, 1/1024ths, moving average */
+  unsigned read_probe;          /* atomic: reads sent to the ring */
   pthread_mutex_t lock;         /* the engine lock: what follows */
 
   /* Under the lock (the dispatcher's loop, or a worker on the direct path). */
@@ -495,7 +498,7 @@ pass (struct engine *e, uint64_t now, bool ring)
         creq_wake (r, CREQ_ST_RUN);
         continue;
       }
-      if (r->sync_ok && e->inl) {
+      if (r->sync_ok) {
         e->st.inline_ops++;
         creq_wake (r, CREQ_ST_RUN);
         continue;
@@ -807,6 +810,39 @@ direct (struct engine *e, struct creq *r)
     ev_async_send (e->loop, &e->wake);
 }
 
+/* Inline reads that found none of their data cached, as a moving
+ * average of misses in 1/1024ths (weight 1/8); a read found partly
+ * cached (a sequential reader behind readahead) counts as a hit.
+ * Workers update it without a lock: a lost update only makes it a little
+ * slower to move.
+ */
+#define READ_MISS_ONE 1024u
+#define READ_PROBE 16u
+
+static void
+read_seen (struct engine *e, bool hit)
+{
+  unsigned m = __atomic_load_n (&e->read_miss, __ATOMIC_RELAXED);
+
+  m = hit ? m - m / 8 : m + (READ_MISS_ONE - m) / 8;
+  __atomic_store_n (&e->read_miss, m, __ATOMIC_RELAXED);
+}
+
+/* Worker: should this read take the inline path?  Not while most reads
+ * miss the cache: each would take the lock, try, take it again and go
+ * to the ring anyway, where a plain hand-off would have gone at once
+ * (cold random reads: 12.6k against 20.7k IOPS).  Every READ_PROBE-th
+ * read still tries, to see the cache warm up.
+ */
+static bool
+read_inline (struct engine *e)
+{
+  if (__atomic_load_n (&e->read_miss, __ATOMIC_RELAXED) < READ_MISS_ONE / 2)
+    return true;
+  return __atomic_add_fetch (&e->read_probe, 1, __ATOMIC_RELAXED)
+    % READ_PROBE == 0;
+}
+
 /* Worker: r was dispatched to us (state RUN).  Do it here, then report
  * it done and run a pass for what that frees, under the lock, as the
  * loop would.  Returns once r is DONE (an emulated device may hold it
@@ -827,6 +863,7 @@ run_own (struct engine *e, struct creq *r)
      * here (one wake-up, as on the direct path); with others there, the
      * ring batches it with theirs and reads it asynchronously.
      */
+    read_seen (e, r->done_bytes > 0);  /* partly cached: readahead */
     eng_lock (e);
     if (e->inflight > 1) {
       e->st.inline_ring++;
@@ -842,6 +879,8 @@ run_own (struct engine *e, struct creq *r)
     eng_unlock (e);
     res = e->bops->sync (e->be, r, false);
   }
+  else if (r->eop == EOP_READ)
+    read_seen (e, true);
   eng_lock (e);
   now = now_ns ();
   finish (e, r, res, now);
@@ -881,6 +920,10 @@ engine_run_many (struct creq **rs, unsigned n)
 
   if (!e)
     return -ESHUTDOWN;
+  for (unsigned i = 0; i < n; i++)
+    if (rs[i]->sync_ok &&
+        (!e->inl || n > 1 || (rs[i]->eop == EOP_READ && !read_inline (e))))
+      rs[i]->sync_ok = false;   /* the ring's */
   err = push (e, rs, n);
   if (err) {
     eng_leave ();
@@ -891,7 +934,7 @@ engine_run_many (struct creq **rs, unsigned n)
    * a worker holding it, even briefly, when the loop wakes would put the
    * loop to sleep on the mutex, a wake-up more per request.
    */
-  if (n == 1 && e->inl && rs[0]->sync_ok)
+  if (n == 1 && rs[0]->sync_ok)
     inline_pass (e);
   else if (n == 1 && e->direct &&
            __atomic_load_n (&e->inflight, __ATOMIC_RELAXED) == 0 &&

@@ -178,7 +178,7 @@ variant emu_page 7 -- emulate=ssd cache=page
 # ring did them (engine.c; the dispatcher's counters at exit).
 inline_ops ()
 {
-  sed -n 's/^.* \([0-9][0-9]*\) done inline;.*$/\1/p' "$TESTDIR/$1.log"
+  sed -n 's/^.* \([0-9][0-9]*\) done inline (.*$/\1/p' "$TESTDIR/$1.log"
 }
 for n in page page_loop emu_page; do
   [ "$(inline_ops $n)" -gt 0 ] 2>/dev/null ||

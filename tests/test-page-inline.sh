@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# test-page-inline.sh: with cache=page, workers do their own reads and
+# writes (engine.c, the inline path), and the data is right on each of
+# its three ways:
+#
+#  1. cold reads, many at once: the image's pages are evicted first
+#     (POSIX_FADV_DONTNEED), and 4000 random 4 KiB reads, 32 at a time,
+#     are checked against a copy of the image.  A read that would wait
+#     for the disk goes to io_uring (RWF_NOWAIT said EAGAIN and others
+#     are at the device), or, once most reads miss, straight to the ring;
+#     the dispatcher's count at exit must show reads finished by the ring;
+#  2. writes, many at once: nbdcopy writes a new random image over it;
+#     after the server's flush the file itself must equal that image;
+#  3. cached reads: read back over NBD, equal again, all done inline.
+#
+# Then the same server with -D cfq.inline=0 does none inline (the count
+# can tell the two apart).
+# timeout: 300
+. "$(dirname "$0")/functions.sh"
+requires_plugin
+requires_cmd nbdcopy
+requires_python_nbd
+plugin_is_ours || skip "the inline path is our plugin's"
+
+size=$((64 << 20))
+img=$TESTDIR/disk.img
+make_image "$img" $size
+make_image "$TESTDIR/new.img" $size
+
+evict ()
+{
+  /usr/bin/python3 - "$1" <<'EOF' || fail "could not evict $1 from the page cache"
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+EOF
+}
+
+# counts NAME: "INLINE RING" from the dispatcher's line at exit.
+counts ()
+{
+  sed -n 's/^.* \([0-9][0-9]*\) done inline (\([0-9][0-9]*\) of them finished by the ring).*$/\1 \2/p' \
+    "$TESTDIR/$1.log"
+}
+
+cp "$img" "$TESTDIR/ref.img"
+evict "$img"
+start_nbdkit srv -v -- file="$img" cache=page scheduler=cfq
+"$PYTHON" - "${NBDKIT_SOCK[srv]}" "$TESTDIR/ref.img" <<'EOF' || fail "cold reads: wrong data"
+import nbd, os, random, sys
+h = nbd.NBD()
+h.connect_unix(sys.argv[1])
+ref = os.open(sys.argv[2], os.O_RDONLY)
+size = h.get_size()
+rng = random.Random(5)
+todo = [rng.randrange(size // 4096) * 4096 for _ in range(4000)]
+inflight = {}
+bad = 0
+while todo or inflight:
+    while todo and len(inflight) < 32:
+        off = todo.pop()
+        buf = nbd.Buffer(4096)
+        inflight[h.aio_pread(buf, off)] = (off, buf)
+    h.poll(-1)
+    for cookie in [c for c in inflight if h.aio_command_completed(c)]:
+        off, buf = inflight.pop(cookie)
+        if buf.to_bytearray() != os.pread(ref, 4096, off):
+            bad += 1
+if bad:
+    sys.exit("%d of 4000 cold reads returned wrong data" % bad)
+print("cold reads: 4000 random 4 KiB reads, 32 at a time, all right")
+EOF
+
+nbdcopy --connections=4 --requests=16 --request-size=65536 --flush \
+  "$TESTDIR/new.img" "${NBDKIT_URI[srv]}" || fail "nbdcopy (write) failed"
+cmp "$TESTDIR/new.img" "$img" || fail "writes: the file differs from what was written"
+echo "writes: the file holds what was written"
+
+nbdcopy --connections=4 --requests=16 --request-size=65536 \
+  "${NBDKIT_URI[srv]}" "$TESTDIR/warm.out" || fail "nbdcopy (warm read) failed"
+cmp "$TESTDIR/new.img" "$TESTDIR/warm.out" || fail "cached reads: the copy differs"
+echo "cached reads: the copy is the image"
+stop_nbdkit srv
+[ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with ${NBDKIT_STATUS[srv]}"
+
+read -r inl ring < <(counts srv)
+echo "done inline: ${inl:-?}, of them finished by the ring: ${ring:-?}"
+# 64 MiB in 64 KiB requests: 1024 writes, then 1024 reads warm.
+[ "${inl:-0}" -ge 2048 ] || fail "only ${inl:-0} requests were done inline, want >= 2048"
+[ "${ring:-0}" -gt 0 ] || fail "no cold read went to the ring"
+
+evict "$img"
+start_nbdkit off -v -D cfq.inline=0 -- file="$img" cache=page scheduler=cfq
+nbdcopy --connections=4 --requests=16 "${NBDKIT_URI[off]}" "$TESTDIR/off.out" ||
+  fail "nbdcopy (-D cfq.inline=0) failed"
+cmp "$TESTDIR/new.img" "$TESTDIR/off.out" || fail "-D cfq.inline=0: the copy differs"
+stop_nbdkit off
+read -r inl ring < <(counts off)
+[ "${inl:-x}" = 0 ] || fail "-D cfq.inline=0: ${inl:-?} requests done inline, want 0"
+echo "-D cfq.inline=0: none inline, the copy is the image"
