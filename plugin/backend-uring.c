@@ -389,13 +389,15 @@ uring_destroy (struct backend *b)
  * file reads as zeroes.  nowait: a read that would wait for the disk
  * stops with -EAGAIN instead (RWF_NOWAIT), done_bytes saying how far it
  * got, for the ring to finish.  A file that refuses RWF_NOWAIT (ramfs
- * says EOPNOTSUPP or EINVAL) is read without it from then on.
+ * says EOPNOTSUPP or EINVAL) and then reads without it is read without
+ * it from then on.
  */
 static int
 uring_sync (struct backend *b, struct creq *r, bool nowait)
 {
   const int fd = b->fds[r->file];
   int flags = r->rw_flags;
+  bool refused = false;
 
   if (nowait && r->eop == EOP_READ &&
       !__atomic_load_n (&b->no_nowait[r->file], __ATOMIC_RELAXED))
@@ -415,10 +417,13 @@ uring_sync (struct backend *b, struct creq *r, bool nowait)
 
     if (n == -1 && (flags & RWF_NOWAIT) &&
         (errno == EOPNOTSUPP || errno == EINVAL)) {
-      __atomic_store_n (&b->no_nowait[r->file], 1, __ATOMIC_RELAXED);
       flags &= ~RWF_NOWAIT;
+      refused = true;
       continue;
     }
+    if (refused && n >= 0)      /* it was RWF_NOWAIT that it refused */
+      __atomic_store_n (&b->no_nowait[r->file], 1, __ATOMIC_RELAXED);
+    refused = false;
     if (n == -1) {
       if (errno == EAGAIN && (flags & RWF_NOWAIT))
         return -EAGAIN;

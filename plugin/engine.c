@@ -471,8 +471,7 @@ pass (struct engine *e, uint64_t now, bool ring)
   uint64_t timer0 = e->timer_at;
   bool hold_earlier = false;
   struct rq *rq = NULL;
-  uint64_t dispatched0 = e->st.dispatched;
-  unsigned inflight0;
+  unsigned inflight0, queued = 0;
   bool look = false;
 
   ASSERT_LOCKED (e);
@@ -507,16 +506,18 @@ pass (struct engine *e, uint64_t now, bool ring)
       err = e->bops->queue (e->be, r);
       if (err)
         finish (e, r, err, now);
-    }
-    if (e->st.dispatched != dispatched0) {
-      e->st.submits++;
-      dispatched0 = e->st.dispatched;
+      else
+        queued++;
     }
     inflight0 = e->inflight;
     if (!ring) {
-      look |= e->bops->pending && e->bops->pending (e->be);
+      /* Queued for the ring: the loop submits (every backend). */
+      look |= queued > 0 || (e->bops->pending && e->bops->pending (e->be));
       break;
     }
+    if (queued)
+      e->st.submits++;
+    queued = 0;
     look |= e->bops->submit (e->be);
     /* A request completed inside submit (the null backend; a submission
      * that failed for good) freed a slot and may change the policy's

@@ -167,6 +167,7 @@ variant loop 7 -D cfq.direct=0 --
 variant page 7 -- cache=page
 variant page_loop 7 -D cfq.direct=0 -- cache=page
 variant page_ring 7 -D cfq.inline=0 -- cache=page
+variant page_loop_ring 7 -D cfq.direct=0 -D cfq.inline=0 -- cache=page
 variant null 7 -- backend=null
 variant emu 7 -- emulate=ssd
 variant emu_loop 7 -D cfq.direct=0 -- emulate=ssd
@@ -184,7 +185,7 @@ for n in page page_loop emu_page; do
   [ "$(inline_ops $n)" -gt 0 ] 2>/dev/null ||
     fail "$n: no request was done inline (\"$(inline_ops $n)\")"
 done
-for n in direct page_ring; do
+for n in direct page_ring page_loop_ring; do
   [ "$(inline_ops $n)" = 0 ] ||
     fail "$n: $(inline_ops $n) requests were done inline, want 0"
 done
