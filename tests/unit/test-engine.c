@@ -13,7 +13,17 @@
  *     never beyond, with more requests waiting than that;
  *  3. stop drains: with queue_depth requests at the gate (and then, again,
  *     as many more in the scheduler), engine_stop does not return until
- *     every one of them has completed, and each completes with success.
+ *     every one of them has completed, and each completes with success;
+ *  4. the inline path, on a backend with a sync op: many threads send
+ *     reads and writes marked sync_ok; every one is done once, by its
+ *     worker or (reads the backend says are not cached) by the ring, the
+ *     device never holds more than queue_depth, and the counters say both
+ *     ways were taken;
+ *  5. a request a worker's pass queues for the backend is submitted: at
+ *     depth 1 a read waits behind an op its worker runs (EOP_WORKER);
+ *     when that op is done the worker's own pass dispatches the read,
+ *     and the loop must be woken to submit it (the null backend has no
+ *     pending op to say so).
  *
  * The gate backend is this test's own: the engine takes any struct
  * backend_ops (engine_cfg.backend), as the plugin hands it io_uring's or
@@ -22,6 +32,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -542,6 +553,241 @@ test_drain (unsigned n)
   free (drain_w.rq);
 }
 
+/* ---- 4. the inline path ------------------------------------------------------- */
+
+#define INL_THREADS 6
+#define INL_PER 600
+#define INL_DEPTH 4
+#define INL_PATTERN 0x5a
+
+static unsigned inl_sync_calls;         /* atomic */
+static unsigned inl_eagain;             /* atomic: -EAGAIN given */
+static unsigned inl_at_dev;             /* atomic: in sync now */
+static unsigned inl_over_depth;         /* atomic: sync with more at once */
+
+/* Reads at every third block are "not cached": with nowait, -EAGAIN. */
+static bool
+inl_uncached (const struct creq *r)
+{
+  return r->eop == EOP_READ && (r->rq.off / LEN) % 3 == 0;
+}
+
+static int
+inl_sync (struct backend *b, struct creq *r, bool nowait)
+{
+  unsigned n = __atomic_add_fetch (&inl_at_dev, 1, __ATOMIC_RELAXED);
+  int res = 0;
+
+  __atomic_add_fetch (&inl_sync_calls, 1, __ATOMIC_RELAXED);
+  if (n > INL_DEPTH)
+    __atomic_add_fetch (&inl_over_depth, 1, __ATOMIC_RELAXED);
+  if (nowait && inl_uncached (r)) {
+    __atomic_add_fetch (&inl_eagain, 1, __ATOMIC_RELAXED);
+    res = -EAGAIN;
+  }
+  else {
+    if (r->eop == EOP_READ)
+      memset (r->buf, INL_PATTERN, r->rq.len);
+    usleep (20);                /* others get to the device meanwhile */
+  }
+  __atomic_sub_fetch (&inl_at_dev, 1, __ATOMIC_RELAXED);
+  return res;
+}
+
+/* The null backend's queue and submit (the ring: reads give zeroes),
+ * with pending, and sync.
+ */
+static struct backend_ops inl_ops;
+
+static void *
+inl_worker (void *arg)
+{
+  struct worker *w = arg;
+  unsigned char buf[LEN];
+  struct sched_queue *q;
+
+  w->err = open_queue (w, &q);
+  for (unsigned i = 0; i < INL_PER && !w->err; i++) {
+    bool read = i % 2 == 0;
+    struct treq *t = &w->rq[i];
+
+    creq_init (&t->r, q, read ? RQ_READ : RQ_WRITE,
+               read ? EOP_READ : EOP_WRITE, FILE_BUFFERED, buf,
+               (uint64_t) (w->first_id + i) * LEN, LEN);
+    t->r.acct = w;
+    t->r.sync_ok = true;
+    t->id = w->first_id + i;
+    memset (buf, 0xa5, LEN);
+    w->err = engine_run (&t->r);
+    /* Done by the worker (the pattern) or by the ring (zeroes), whole;
+     * by the ring only if the engine sent it there at once (sync_ok
+     * cleared: most reads missed lately) or the backend said uncached.
+     */
+    if (read && !w->err &&
+        ((buf[0] != INL_PATTERN && buf[0] != 0) ||
+         memcmp (buf, buf + 1, LEN - 1) != 0 ||
+         (buf[0] == 0 && t->r.sync_ok && !inl_uncached (&t->r))))
+      w->bad_data++;
+  }
+  if (!w->err)
+    engine_queue_free (q, w);
+  return NULL;
+}
+
+static void
+test_inline (const char *sched)
+{
+  const unsigned total = INL_THREADS * INL_PER;
+  struct engine_cfg cfg;
+  struct worker *w = calloc (INL_THREADS, sizeof *w);
+  struct engine_stats st;
+
+  inl_ops = null_backend_ops;
+  inl_ops.name = "inline";
+  inl_ops.sync = inl_sync;
+  cfg = cfg_for (sched, &inl_ops, INL_DEPTH);
+  inl_sync_calls = inl_eagain = inl_over_depth = 0;
+  CHECK_NOTNULL (w);
+  hk_reset (total);
+  CHECK_EQ (engine_start (&cfg), 0);
+  for (unsigned i = 0; i < INL_THREADS; i++) {
+    w[i].first_id = i * INL_PER;
+    w[i].rq = calloc (INL_PER, sizeof *w[i].rq);
+    CHECK_NOTNULL (w[i].rq);
+    CHECK_EQ (pthread_create (&w[i].t, NULL, inl_worker, &w[i]), 0);
+  }
+  for (unsigned i = 0; i < INL_THREADS; i++) {
+    CHECK_EQ (pthread_join (w[i].t, NULL), 0);
+    CHECK_EQ (w[i].err, 0);
+    CHECK_EQ (w[i].bad_data, 0u);
+    free (w[i].rq);
+  }
+  CHECK (engine_stop (&st));
+  CHECK_EQ (hk.ndone, total);
+  for (unsigned id = 0; id < total; id++)
+    CHECK_EQ (hk.done[id], 1u);
+  CHECK_EQ (hk.bad_res, 0u);
+  CHECK_EQ (hk.over_depth, 0u);
+  CHECK_EQ (inl_over_depth, 0u);
+  CHECK_LE (st.max_inflight, (unsigned) INL_DEPTH);
+  CHECK_EQ (st.dispatched, (uint64_t) total);
+  /* Every write, and the reads of cached blocks while most reads hit,
+   * done by their worker; some uncached reads finished by the ring.
+   */
+  CHECK_GE (st.inline_ops, (uint64_t) total / 2);
+  CHECK_GT (st.inline_ring, 0u);
+  CHECK_GT (inl_eagain, 0u);
+  CHECK_GE (inl_sync_calls, (unsigned) st.inline_ops);
+  printf ("inline (%s): %u requests, %llu done inline (%llu finished by "
+          "the ring), %u sync calls, at most %u at the device\n", sched,
+          total, (unsigned long long) st.inline_ops,
+          (unsigned long long) st.inline_ring, inl_sync_calls,
+          st.max_inflight);
+  free (w);
+}
+
+/* ---- 5. a worker's pass wakes the loop to submit ---------------------------------- */
+
+static int wk_entered, wk_release;      /* atomic */
+static int wk_read_done;                /* atomic */
+static int wk_give_up;                  /* atomic: the test failed */
+
+static int
+wk_fn (struct creq *r)
+{
+  __atomic_store_n (&wk_entered, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n (&wk_release, __ATOMIC_ACQUIRE))
+    usleep (100);
+  return 0;
+}
+
+static void *
+wk_op_thread (void *arg)
+{
+  struct worker *w = arg;
+  struct sched_queue *q;
+  struct treq *t = &w->rq[0];
+
+  w->err = open_queue (w, &q);
+  if (w->err)
+    return NULL;
+  creq_init (&t->r, q, RQ_TRIM, EOP_WORKER, FILE_DIRECT, NULL, 0, LEN);
+  t->r.worker_fn = wk_fn;
+  t->r.acct = w;
+  t->id = w->first_id;
+  w->err = engine_run (&t->r);
+  /* Nothing more from this thread until the read is done: a message
+   * of ours (the queue's close) would wake the loop and hide the bug.
+   */
+  while (!__atomic_load_n (&wk_read_done, __ATOMIC_ACQUIRE) &&
+         !__atomic_load_n (&wk_give_up, __ATOMIC_ACQUIRE))
+    usleep (100);
+  engine_queue_free (q, w);
+  return NULL;
+}
+
+static void *
+wk_read_thread (void *arg)
+{
+  struct worker *w = arg;
+  struct sched_queue *q;
+
+  w->err = open_queue (w, &q);
+  if (w->err)
+    return NULL;
+  prep (w, q, 0, true);
+  w->err = engine_run (&w->rq[0].r);
+  __atomic_store_n (&wk_read_done, 1, __ATOMIC_RELEASE);
+  engine_queue_free (q, w);
+  return NULL;
+}
+
+static void
+test_worker_pass_submits (void)
+{
+  struct engine_cfg cfg = cfg_for ("fifo", &null_backend_ops, 1);
+  struct worker *w = calloc (2, sizeof *w);
+  int i;
+
+  CHECK_NOTNULL (w);
+  hk_reset (2);
+  wk_entered = wk_release = wk_read_done = wk_give_up = 0;
+  CHECK_EQ (engine_start (&cfg), 0);
+  for (unsigned k = 0; k < 2; k++) {
+    w[k].first_id = k;
+    w[k].rq = calloc (1, sizeof *w[k].rq);
+    CHECK_NOTNULL (w[k].rq);
+  }
+  CHECK_EQ (pthread_create (&w[0].t, NULL, wk_op_thread, &w[0]), 0);
+  for (i = 0; i < 50000 && !__atomic_load_n (&wk_entered, __ATOMIC_ACQUIRE);
+       i++)
+    usleep (200);
+  CHECK (wk_entered);
+  /* The read waits in the scheduler: the one slot is the op's. */
+  CHECK_EQ (pthread_create (&w[1].t, NULL, wk_read_thread, &w[1]), 0);
+  usleep (50000);
+  CHECK_EQ (__atomic_load_n (&wk_read_done, __ATOMIC_ACQUIRE), 0);
+  __atomic_store_n (&wk_release, 1, __ATOMIC_RELEASE);
+  /* A hang, not a speed: nothing else would ever wake the loop. */
+  for (i = 0; i < 100000 && !__atomic_load_n (&wk_read_done,
+                                                __ATOMIC_ACQUIRE); i++)
+    usleep (100);
+  if (!__atomic_load_n (&wk_read_done, __ATOMIC_ACQUIRE)) {
+    __atomic_store_n (&wk_give_up, 1, __ATOMIC_RELEASE);
+    fprintf (stderr, "FAIL: test-engine: the read dispatched by a worker's "
+             "pass was not submitted in 10 s\n");
+    exit (1);
+  }
+  for (unsigned k = 0; k < 2; k++) {
+    CHECK_EQ (pthread_join (w[k].t, NULL), 0);
+    CHECK_EQ (w[k].err, 0);
+    free (w[k].rq);
+  }
+  CHECK (engine_stop (NULL));
+  CHECK_EQ (hk.ndone, 2u);
+  free (w);
+}
+
 int
 main (void)
 {
@@ -558,6 +804,9 @@ main (void)
   test_depth ();
   test_drain (GATE_DEPTH);              /* all at the device */
   test_drain (DRAIN_MAX);               /* and as many in the scheduler */
+  test_inline ("fifo");
+  test_inline ("cfq");
+  test_worker_pass_submits ();
   free (hk.done);
   check_done ("test-engine");
   return 0;
