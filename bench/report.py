@@ -450,6 +450,16 @@ def main():
                 else:
                     verdicts.append((w, tr, "server CPU/request vs null", CPU_VS_NULL, None))
                     p("  %-19s     n/a" % "cpu ours/null")
+                # The same ratio for every other row that serves data: the
+                # servers that read the disk (the floor ours is measured
+                # against) and the page-cache rows (no disk in the path).
+                if nc:
+                    xs = ["%s %.2fx" % (k, meds[k]["srv_cpu_us"] / nc)
+                          for k in ("fcache", "file", "qsd", "cfq", "page", "pwarm", "fwarm")
+                          if k in meds and meds[k].get("srv_cpu_us") is not None]
+                    if xs:
+                        tsum["cpu_x_rows"] = {x.split()[0]: float(x.split()[1][:-1]) for x in xs}
+                        p("  %-19s %s" % ("cpu rows/null", ", ".join(xs)))
                 # The kernel's disk path alone: fio's own CPU per request on
                 # the raw row (io_uring on the image, no server), its sys
                 # part the kernel's (submission, the doorbell, completion).
