@@ -442,6 +442,21 @@ dispatch (struct engine *e, uint64_t now, uint64_t *next)
   return rq;
 }
 
+/* Under the lock: hand dispatched r to the backend (not yet submitted).
+ * Returns true if it was queued; a refusal finishes r with the error.
+ */
+static bool
+ring_queue (struct engine *e, struct creq *r, uint64_t now)
+{
+  int err;
+
+  r->at_ring = true;
+  err = e->bops->queue (e->be, r);
+  if (err)
+    finish (e, r, err, now);
+  return !err;
+}
+
 /* Arm t to fire at `at' (ns; SCHED_NEVER: stop it). */
 static void
 timer_arm (struct engine *e, ev_timer *t, uint64_t at, uint64_t now)
@@ -483,7 +498,6 @@ pass (struct engine *e, uint64_t now, bool ring)
     while (e->inflight < e->depth &&
            (rq = dispatch (e, now, &next)) != NULL) {
       struct creq *r = rq->priv;
-      int err;
 
       rq->t_dispatch = now;
       if (e->dm)
@@ -502,11 +516,7 @@ pass (struct engine *e, uint64_t now, bool ring)
         creq_wake (r, CREQ_ST_RUN);
         continue;
       }
-      r->at_ring = true;
-      err = e->bops->queue (e->be, r);
-      if (err)
-        finish (e, r, err, now);
-      else
+      if (ring_queue (e, r, now))
         queued++;
     }
     inflight0 = e->inflight;
@@ -868,10 +878,7 @@ run_own (struct engine *e, struct creq *r)
     eng_lock (e);
     if (e->inflight > 1) {
       e->st.inline_ring++;
-      r->at_ring = true;
-      res = e->bops->queue (e->be, r);
-      if (res)
-        finish (e, r, res, now_ns ());
+      ring_queue (e, r, now_ns ());
       eng_unlock (e);
       ev_async_send (e->loop, &e->wake);        /* the loop submits */
       creq_wait (r);
