@@ -58,7 +58,10 @@
  * next flush: the kernel's mark on the direct descriptor, which flushes
  * use, still holds that error, and it may hold another connection's lost
  * write-back too that nobody has heard of; a mark cannot be split, so it
- * is reported, not consumed.  A flush may fail for another tenant's
+ * is reported, not consumed.  A failed flush also fsyncs the buffered
+ * descriptor, to move its mark past the error just reported: else the
+ * next FUA write to the tail block, whose own data reached the disk,
+ * would fail with that old error.  A flush may fail for another tenant's
  * write on the same file: on a shared file that is the only safe answer.
  *
  * Threads: nbdkit's workers, one command each.  The capability flags are
@@ -244,8 +247,16 @@ run_flush (struct io_conn *c)
   if (creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
     return -EIO;
   err = engine_run (&r);
-  if (err)
+  if (err) {
     wb_error (c);
+    /* Move the buffered descriptor's mark past it too (see the top).
+     * Its fsync fails with the error just counted; a newer one it may
+     * also report stays on the direct descriptor's mark for the next
+     * flush, so its result tells nothing new.
+     */
+    if (!creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_BUFFERED, NULL, 0, 0))
+      (void) engine_run (&r);
+  }
   now = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
   before = __atomic_exchange_n (&c->wb_seen, now, __ATOMIC_SEQ_CST);
   if (!err && before != now) {

@@ -31,7 +31,11 @@
 #     next flush still fails: its FUA write's EIO was about another range,
 #     and G never heard of the lost write (a second reader's case against
 #     marking a failed FUA writer as told of everything);
-#  9. stats counts the file's write-back errors.
+#  9. Y's acknowledged tail write is lost and Z's flush reports it; the
+#     device works again; X's FUA write into the tail block then
+#     succeeds, and X's flush too (a failed flush moves the buffered
+#     descriptor's mark past the error, else X heard Z's old error);
+# 10. stats counts the file's write-back errors.
 # Skips without root, /dev/fuse, nbdfuse, a loop device, mkfs.ext4 or
 # nbdkit's error filter.
 # timeout: 180
@@ -101,6 +105,21 @@ except nbd.Error as ex:
 os.unlink(trig)
 rg = flush(g)
 print("H: %s, G's FUA write elsewhere: %s, G: %s" % (rh, rg_fua, rg))
+y = conn()
+y.pwrite(b"Y" * 100, tail + 200)
+open(trig, "w").close()
+z = conn()
+rz = flush(z)
+os.unlink(trig)
+x = conn()
+try:
+    x.pwrite(b"X" * 100, tail, nbd.CMD_FLAG_FUA)
+    rx_fua = "ok"
+except nbd.Error as ex:
+    rx_fua = "EIO" if ex.errnum == errno.EIO else "errno %d" % ex.errnum
+rx = flush(x)
+rx_data = x.pread(100, tail)
+print("Z: %s, X's FUA write after it: %s, X: %s" % (rz, rx_fua, rx))
 print("A: %s, B: %s, B again: %s, D (new): %s, E's FUA write: %s, E: %s, F: %s"
       % (ra, rb, rb2, rd, re, re2, rf))
 ok = True
@@ -120,6 +139,13 @@ if rb2 != "ok":
     print("FAIL: B's second flush: %s (want ok: it was told once)" % rb2); ok = False
 if rd != "ok":
     print("FAIL: a new connection's flush: %s (want ok)" % rd); ok = False
+if rz != "EIO":
+    print("FAIL: setup: Z's flush over Y's lost tail write: %s (want EIO)" % rz); ok = False
+if rx_fua != "ok":
+    print("FAIL: X's FUA tail write with the device working again: %s (want ok: "
+          "the error was Z's, already reported)" % rx_fua); ok = False
+if rx != "ok" or rx_data != b"X" * 100:
+    print("FAIL: X's flush %s, its data %s (want ok, X*100)" % (rx, rx_data[:8])); ok = False
 sys.exit(0 if ok else 1)
 EOP
 n=$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["exports"][0]["writeback_errors"])' \
