@@ -892,6 +892,7 @@ run_own (struct engine *e, struct creq *r)
   eng_lock (e);
   now = now_ns ();
   finish (e, r, res, now);
+  e->st.inline_passes++;
   look = pass (e, now, false);
   eng_unlock (e);
   if (look)

@@ -153,7 +153,8 @@ struct engine_stats {
   uint64_t worker_ops;          /* of which run by their worker (EOP_WORKER) */
   uint64_t inline_ops;          /* of which done by their worker (sync_ok) */
   uint64_t inline_ring;         /* of which the ring finished (not cached) */
-  uint64_t inline_passes;       /* passes run by a worker for a sync_ok request */
+  uint64_t inline_passes;       /* passes run by a worker for a sync_ok request
+                                   or after doing its request itself */
   unsigned max_inflight;        /* requests: most at the device at once */
   uint64_t underflows;          /* completions with none in flight: a bug */
 };
