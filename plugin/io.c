@@ -59,10 +59,16 @@
  * use, still holds that error, and it may hold another connection's lost
  * write-back too that nobody has heard of; a mark cannot be split, so it
  * is reported, not consumed.  A failed flush also fsyncs the buffered
- * descriptor, to move its mark past the error just reported: else the
- * next FUA write to the tail block, whose own data reached the disk,
- * would fail with that old error.  A flush may fail for another tenant's
- * write on the same file: on a shared file that is the only safe answer.
+ * descriptor, holding the tail's pages, to move its mark past the error
+ * just reported: else the next FUA write to the tail block, whose own
+ * data reached the disk, would fail with that old error.  A flush may
+ * fail for another tenant's write on the same file: on a shared file
+ * that is the only safe answer.  Where every write is buffered (cache=page,
+ * or no O_DIRECT), FUA writes and flushes share one descriptor unlocked,
+ * as in nbdkit's file plugin: a flush whose fsync writes back a
+ * concurrent FUA write's page may take that page's error, and the FUA
+ * write is then acknowledged.  The flush fails, so the writer hears of it
+ * at its next flush like every connection, not in the write's reply.
  *
  * Threads: nbdkit's workers, one command each.  The capability flags are
  * shared and atomic; the zero buffer is read-only after io_init.
@@ -234,6 +240,31 @@ run_fallocate (struct io_conn *c, enum rq_op op, int mode,
   return engine_run (&r);
 }
 
+/* After a failed flush: move the buffered descriptor's mark past the
+ * error too (see the top).  Only the tail block is written through it,
+ * so its pages are held exclusively meanwhile: a FUA tail write's own
+ * write-back error must reach that writer, not this fsync.  Its result
+ * is not needed: it reports the error just counted or none, and a newer
+ * error stays on the direct descriptor's mark for the next flush.
+ */
+static void
+flush_buffered (struct io_conn *c)
+{
+  const uint64_t size = c->b->dev.size;
+  uint64_t pstart, pend;
+  struct rl_range l;
+  struct creq r;
+
+  if (!c->b->direct || c->b->bs == 0 || size % c->b->bs == 0)
+    return;                     /* nothing is written through it */
+  pstart = size / c->b->bs * c->b->bs / io_page * io_page;
+  pend = (size + io_page - 1) / io_page * io_page;
+  rl_lock (&c->b->shared->rl, &l, pstart, pend - pstart, true);
+  if (!creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_BUFFERED, NULL, 0, 0))
+    (void) engine_run (&r);
+  rl_unlock (&c->b->shared->rl, &l);
+}
+
 /* The flush, and the write-back errors since this connection's last one
  * (see the top).
  */
@@ -249,13 +280,7 @@ run_flush (struct io_conn *c)
   err = engine_run (&r);
   if (err) {
     wb_error (c);
-    /* Move the buffered descriptor's mark past it too (see the top).
-     * Its fsync fails with the error just counted; a newer one it may
-     * also report stays on the direct descriptor's mark for the next
-     * flush, so its result tells nothing new.
-     */
-    if (!creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_BUFFERED, NULL, 0, 0))
-      (void) engine_run (&r);
+    flush_buffered (c);
   }
   now = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
   before = __atomic_exchange_n (&c->wb_seen, now, __ATOMIC_SEQ_CST);

@@ -35,6 +35,7 @@
 #     device works again; X's FUA write into the tail block then
 #     succeeds, and X's flush too (a failed flush moves the buffered
 #     descriptor's mark past the error, else X heard Z's old error);
+#     Y, whose write was lost, still hears of it at its flush;
 # 10. stats counts the file's write-back errors.
 # Skips without root, /dev/fuse, nbdfuse, a loop device, mkfs.ext4 or
 # nbdkit's error filter.
@@ -119,7 +120,8 @@ except nbd.Error as ex:
     rx_fua = "EIO" if ex.errnum == errno.EIO else "errno %d" % ex.errnum
 rx = flush(x)
 rx_data = x.pread(100, tail)
-print("Z: %s, X's FUA write after it: %s, X: %s" % (rz, rx_fua, rx))
+ry = flush(y)
+print("Z: %s, X's FUA write after it: %s, X: %s, Y: %s" % (rz, rx_fua, rx, ry))
 print("A: %s, B: %s, B again: %s, D (new): %s, E's FUA write: %s, E: %s, F: %s"
       % (ra, rb, rb2, rd, re, re2, rf))
 ok = True
@@ -146,6 +148,8 @@ if rx_fua != "ok":
           "the error was Z's, already reported)" % rx_fua); ok = False
 if rx != "ok" or rx_data != b"X" * 100:
     print("FAIL: X's flush %s, its data %s (want ok, X*100)" % (rx, rx_data[:8])); ok = False
+if ry != "EIO":
+    print("FAIL: Y's flush after its lost tail write: %s (want EIO)" % ry); ok = False
 sys.exit(0 if ok else 1)
 EOP
 n=$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["exports"][0]["writeback_errors"])' \
