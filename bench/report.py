@@ -326,6 +326,10 @@ def main():
       (settings.get("rounds"), settings.get("runtime_s"), settings.get("ramp_s"),
        settings.get("image"), settings.get("nbdkit_threads"),
        settings.get("drop_caches"), settings.get("transports", "unix")))
+    if "disk" in settings:
+        p("disk %s: scheduler %s, read_ahead_kb %s (the page-cache rows' readahead)" %
+          (settings["disk"], settings.get("disk_sched", "?"),
+           settings.get("read_ahead_kb", "?")))
     p("load average at start %s, at end %s  (%s cpus; shared machines are noisy: "
       "read ratios with the spread column)" % (settings.get("loadavg_start", "?"),
                                                settings.get("loadavg_end", "?"),

@@ -249,9 +249,23 @@ for t in $TARGETS; do
 done
 [ -z "$TARGETS" ] || [ "${#RUN_TARGETS[@]}" -gt 0 ] || die "no target can run"
 
+# The disk under BENCH_DIR: its scheduler, and its readahead, which decides
+# what the page-cache rows (fcache, file's fadvise=sequential) read ahead.
+disk_settings() {
+  local src name q
+  src=$(findmnt -no SOURCE --target "$DIR" 2>/dev/null) || return 0
+  name=$(basename "$(readlink -f "$src")")
+  q=/sys/class/block/$name
+  [ -e "$q/partition" ] && q=$(dirname "$(readlink -f "$q")")
+  [ -r "$q/queue/read_ahead_kb" ] || return 0
+  echo "disk=$(basename "$q") disk_sched=$(sed 's/.*\[\(.*\)\].*/\1/' "$q/queue/scheduler")" \
+    "read_ahead_kb=$(cat "$q/queue/read_ahead_kb")"
+}
+
 {
   echo "date_utc=$STAMP"
   echo "host=$(hostname) cpus=$(nproc) kernel=$(uname -r)"
+  disk_settings
   echo "rounds=$ROUNDS runtime_s=$RUNTIME ramp_s=$RAMP image=$SIZE dir=$DIR($fstype)"
   echo "nbdkit_threads=$THREADS drop_caches=$DROP clk_tck=$(getconf CLK_TCK)"
   echo "transports=${TRANSPORTS// /,} lock=${LOCK:-none}"
