@@ -63,12 +63,15 @@
  * just reported: else the next FUA write to the tail block, whose own
  * data reached the disk, would fail with that old error.  A flush may
  * fail for another tenant's write on the same file: on a shared file
- * that is the only safe answer.  Where every write is buffered (cache=page,
- * or no O_DIRECT), FUA writes and flushes share one descriptor unlocked,
- * as in nbdkit's file plugin: a flush whose fsync writes back a
- * concurrent FUA write's page may take that page's error, and the FUA
- * write is then acknowledged.  The flush fails, so the writer hears of it
- * at its next flush like every connection, not in the write's reply.
+ * that is the only safe answer.  Two sync operations that run at once
+ * on one descriptor race for its mark, as in nbdkit's file plugin: two
+ * flushes, or (where every write is buffered: cache=page, or no
+ * O_DIRECT) a flush and a FUA write, whose fsync writes back the other's
+ * pages.  The kernel reports the error to one of them; the other may
+ * succeed, and may read the count before the loser has raised it, so its
+ * connection hears of the error at its next flush, not in this reply.
+ * Closing that would mean holding one tenant's sync behind another's,
+ * which the scheduler may hold back: isolation first.
  *
  * Threads: nbdkit's workers, one command each.  The capability flags are
  * shared and atomic; the zero buffer is read-only after io_init.
