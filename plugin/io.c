@@ -68,8 +68,8 @@
  * flushes, or (where every write is buffered: cache=page, or no
  * O_DIRECT) a flush and a FUA write, whose fsync writes back the other's
  * pages.  The kernel reports the error to one of them; the other may
- * succeed, and may read the count before the failed one has raised it, so its
- * connection hears of the error at its next flush, not in this reply.
+ * succeed, and read the count before the failed one has raised it, so
+ * its connection hears of the error at its next flush, not in its reply.
  * Closing that would mean holding one tenant's sync behind another's,
  * which the scheduler may hold back: isolation first.
  *
