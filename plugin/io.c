@@ -243,6 +243,20 @@ run_fallocate (struct io_conn *c, enum rq_op op, int mode,
   return engine_run (&r);
 }
 
+/* Hold the whole pages of [off, end) exclusively: a write through the
+ * page cache, or a sync of it, against direct writes into those pages
+ * (see the top).
+ */
+static void
+lock_pages (struct io_conn *c, struct rl_range *l, uint64_t off,
+            uint64_t end)
+{
+  const uint64_t pstart = off / io_page * io_page;
+  const uint64_t pend = (end + io_page - 1) / io_page * io_page;
+
+  rl_lock (&c->b->shared->rl, l, pstart, pend - pstart, true);
+}
+
 /* After a failed flush: move the buffered descriptor's mark past the
  * error too (see the top).  Only the tail block is written through it,
  * so its pages are held exclusively meanwhile: a FUA tail write's own
@@ -254,15 +268,12 @@ static void
 flush_buffered (struct io_conn *c)
 {
   const uint64_t size = c->b->dev.size;
-  uint64_t pstart, pend;
   struct rl_range l;
   struct creq r;
 
   if (!c->b->direct || c->b->bs == 0 || size % c->b->bs == 0)
     return;                     /* nothing is written through it */
-  pstart = size / c->b->bs * c->b->bs / io_page * io_page;
-  pend = (size + io_page - 1) / io_page * io_page;
-  rl_lock (&c->b->shared->rl, &l, pstart, pend - pstart, true);
+  lock_pages (c, &l, size / c->b->bs * c->b->bs, size);
   if (!creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_BUFFERED, NULL, 0, 0))
     (void) engine_run (&r);
   rl_unlock (&c->b->shared->rl, &l);
@@ -408,12 +419,7 @@ do_pwrite (struct io_conn *c, const void *buf, uint32_t count,
   if (err)
     return err;
   if (in_tail (c, &p)) {
-    /* The whole pages, exclusively (see the top of the file). */
-    uint64_t pstart = p.span_off / io_page * io_page;
-    uint64_t pend = (p.span_off + p.span_len + io_page - 1) / io_page
-      * io_page;
-
-    rl_lock (&c->b->shared->rl, &l, pstart, pend - pstart, true);
+    lock_pages (c, &l, p.span_off, p.span_off + p.span_len);
     err = run_rw (c, RQ_WRITE, FILE_BUFFERED, (void *) buf, count, off,
                   rw_flags);
   }
