@@ -55,6 +55,7 @@ EXTRA = [
     ("pwarm", "fwarm", "cache=page vs the file plugin's default cache, both warm"),
     ("fifo", "bfifo", "this build vs BENCH_BASE_PLUGIN's, fifo"),
     ("cfq", "bcfq", "this build vs BENCH_BASE_PLUGIN's, cfq"),
+    ("page", "bpage", "this build vs BENCH_BASE_PLUGIN's, cache=page"),
 ]
 
 

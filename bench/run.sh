@@ -21,7 +21,7 @@
 #   fwarm  nbdkit file plugin, default cache, warm
 #
 # and, opt-in (BENCH_TARGETS): floop/cloop (no direct path), pring (no inline path), onull
-# (backend=null), qnull (qsd on null-co), bfifo/bcfq (another build of the
+# (backend=null), qnull (qsd on null-co), bfifo/bcfq/bpage (another build of the
 # plugin, BENCH_BASE_PLUGIN=PATH: a branch against main in one run).
 #
 # each over a Unix socket and over TCP on 127.0.0.1 (BENCH_TRANSPORTS), then

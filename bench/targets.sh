@@ -239,7 +239,8 @@ t_fwarm_warm() { :; }
 # ---- bfifo / bcfq: another build of our plugin (opt-in) ----------------------
 # BENCH_BASE_PLUGIN=PATH names another build's nbdkit-cfq-plugin.so (main's,
 # to measure a branch against it in the same run, rounds interleaved):
-# scheduler=fifo and scheduler=cfq with the same arguments as fifo and cfq.
+# scheduler=fifo and scheduler=cfq with the same arguments as fifo and cfq,
+# and bpage, the same as page.
 base_start() {  # SCHED WL EP LOG
   local -a args
   local sched=$1 ep=$3 log=$4
@@ -261,6 +262,11 @@ t_bcfq_label() { echo "base: ${BENCH_BASE_PLUGIN:-BENCH_BASE_PLUGIN} scheduler=c
 t_bcfq_check() { base_check cfq; }
 t_bcfq_start() { base_start cfq "$@"; }
 t_bcfq_fio() { nbd_fio "$1"; }
+# bpage: the base build as the "page" row (scheduler=fifo cache=page, cold).
+t_bpage_label() { echo "base: ${BENCH_BASE_PLUGIN:-BENCH_BASE_PLUGIN} scheduler=fifo cache=page (cold)"; }
+t_bpage_check() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} cache=page" base_check fifo; }
+t_bpage_start() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} cache=page" base_start fifo "$@"; }
+t_bpage_fio() { nbd_fio "$1"; }
 
 # ---- floop: our plugin without the direct path (opt-in) -----------------------
 # scheduler=fifo with -D cfq.direct=0: every request goes through the
