@@ -331,6 +331,16 @@ def main():
         p("disk %s: scheduler %s, read_ahead_kb %s (the page-cache rows' readahead)" %
           (settings["disk"], settings.get("disk_sched", "?"),
            settings.get("read_ahead_kb", "?")))
+    if settings.get("page_reporting") == "on":
+        try:
+            mib = "%d MiB" % ((int(settings["reported_kib_end"]) -
+                               int(settings["reported_kib_start"])) // 1024)
+        except (KeyError, ValueError):
+            mib = "?"
+        p("guest memory: free page reporting on (order %s), %s handed to the host "
+          "during the bench; pages it reclaimed cost a host fault when used again, "
+          "which slows servers that allocate page-cache pages (doc/hotpath.md 12.3)" %
+          (settings.get("page_reporting_order", "?"), mib))
     p("load average at start %s, at end %s  (%s cpus; shared machines are noisy: "
       "read ratios with the spread column)" % (settings.get("loadavg_start", "?"),
                                                settings.get("loadavg_end", "?"),

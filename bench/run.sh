@@ -262,10 +262,31 @@ disk_settings() {
     "read_ahead_kb=$(cat "$q/queue/read_ahead_kb")"
 }
 
+# Free page reporting (virtio-balloon): the guest hands free memory back to
+# the host, which drops it, and the guest pays a host fault on each page of
+# it that it uses again (doc/hotpath.md 12.3).  A server that reads through
+# the page cache allocates such pages; one that reuses its own buffers does
+# not.  Recorded, with what was reported while the bench ran, because it
+# decides the buffered peers' sequential rows on such a VM.
+page_reporting() {
+  local d f r=/sys/module/page_reporting/parameters
+  for d in /sys/bus/virtio/devices/*; do
+    [ "$(cat "$d/device" 2>/dev/null)" = 0x0005 ] || continue
+    f=$(cat "$d/features" 2>/dev/null)
+    [ "${f:5:1}" = 1 ] || continue       # VIRTIO_BALLOON_F_REPORTING
+    echo "page_reporting=on page_reporting_order=$(cat "$r/page_reporting_order" 2>/dev/null || echo '?')"
+    return 0
+  done
+  echo "page_reporting=off"
+}
+reported_kib() { cat /sys/module/page_reporting/parameters/reported_kib 2>/dev/null || echo '?'; }
+
 {
   echo "date_utc=$STAMP"
   echo "host=$(hostname) cpus=$(nproc) kernel=$(uname -r)"
   disk_settings
+  page_reporting
+  echo "reported_kib_start=$(reported_kib)"
   echo "rounds=$ROUNDS runtime_s=$RUNTIME ramp_s=$RAMP image=$SIZE dir=$DIR($fstype)"
   echo "nbdkit_threads=$THREADS drop_caches=$DROP clk_tck=$(getconf CLK_TCK)"
   echo "transports=${TRANSPORTS// /,} lock=${LOCK:-none}"
@@ -370,7 +391,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 lock_take
 tenants_section
-echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/settings.txt"
+{
+  echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "reported_kib_end=$(reported_kib)"
+} >>"$OUT/settings.txt"
 
 # ---- the table ---------------------------------------------------------------------
 lock_give
