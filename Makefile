@@ -240,7 +240,7 @@ bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
 	libnbd-bin python3-libnbd liburing-dev libev-dev libinih-dev fio \
 	qemu-utils fsmark valgrind e2fsprogs util-linux fuse3 procps \
-	qemu-system-common perl shellcheck clang libclang-rt-dev gnuplot-nox
+	qemu-system-common perl shellcheck clang libclang-rt-dev gnuplot-nox time
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -qq && \

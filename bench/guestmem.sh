@@ -28,8 +28,11 @@ if [ -z "$FILE" ]; then
   trap 'rm -f "$FILE"' EXIT
   dd if=/dev/urandom of="$FILE" bs=1M count=1024 status=none
 fi
+[ -x /usr/bin/time ] || { echo "guestmem.sh: needs GNU time (/usr/bin/time, package time)" >&2; exit 2; }
+# What was handed to the host: a counter of this VM's kernel, not mainline's.
 R=/sys/module/page_reporting/parameters/reported_kib
-rkib() { cat "$R" 2>/dev/null || echo 0; }
+rkib() { cat "$R" 2>/dev/null || echo -; }
+mib_between() { [ "$1" = - ] || [ "$2" = - ] && echo n/a || echo $((($2 - $1) / 1024)); }
 
 # One cold read: prints "elapsed_s sys_s MB/s".
 cold_read() {
@@ -53,6 +56,6 @@ for r in $(seq "$ROUNDS"); do
     [ "$when" = now ] || sleep "$WAIT"
     read -r e s m < <(cold_read)
     b=$(rkib)
-    printf '%-5s %-12s %9s %7s %8s %14s\n' "$r" "$when" "$e" "$s" "$m" $(((b - a) / 1024))
+    printf '%-5s %-12s %9s %7s %8s %14s\n' "$r" "$when" "$e" "$s" "$m" "$(mib_between "$a" "$b")"
   done
 done

@@ -336,11 +336,13 @@ def main():
             mib = "%d MiB" % ((int(settings["reported_kib_end"]) -
                                int(settings["reported_kib_start"])) // 1024)
         except (KeyError, ValueError):
-            mib = "?"
+            mib = "an amount this kernel does not count"
         p("guest memory: free page reporting on (order %s), %s handed to the host "
           "during the bench; pages it reclaimed cost a host fault when used again, "
           "which slows servers that allocate page-cache pages (doc/hotpath.md 12.3)" %
           (settings.get("page_reporting_order", "?"), mib))
+    elif settings.get("page_reporting") == "off":
+        p("guest memory: no free page reporting")
     p("load average at start %s, at end %s  (%s cpus; shared machines are noisy: "
       "read ratios with the spread column)" % (settings.get("loadavg_start", "?"),
                                                settings.get("loadavg_end", "?"),
