@@ -22,13 +22,13 @@ while getopts n:w: o; do
 done
 shift $((OPTIND - 1))
 [ "$(id -u)" = 0 ] || { echo "guestmem.sh: needs root (drop_caches)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "guestmem.sh: needs GNU time (/usr/bin/time, package time)" >&2; exit 2; }
 FILE=${1:-}
 if [ -z "$FILE" ]; then
   FILE=$(mktemp /var/tmp/guestmem.XXXXXX)
   trap 'rm -f "$FILE"' EXIT
   dd if=/dev/urandom of="$FILE" bs=1M count=1024 status=none
 fi
-[ -x /usr/bin/time ] || { echo "guestmem.sh: needs GNU time (/usr/bin/time, package time)" >&2; exit 2; }
 # What was handed to the host: a counter of this VM's kernel, not mainline's.
 R=/sys/module/page_reporting/parameters/reported_kib
 rkib() { cat "$R" 2>/dev/null || echo -; }
