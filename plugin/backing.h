@@ -22,6 +22,7 @@
 #include "device.h"
 #include "engine.h"
 #include "rangelock.h"
+#include "wbgate.h"
 
 struct nbdkit_extents;
 
@@ -30,8 +31,8 @@ struct nbdkit_extents;
  */
 struct bk_shared {
   struct rangelock rl;                  /* the file's write range lock */
-  uint64_t wb_errors;                   /* atomic: write-back errors seen
-                                           on the file (io.c) */
+  struct wbgate wb;                     /* its write-back errors, and the
+                                           syncs at the device (io.c) */
 };
 
 struct backing {

@@ -46,32 +46,41 @@
  * file (errseq): to the first fsync after it, or to the first write with
  * RWF_DSYNC, whichever connection that is.  Every other connection's next
  * flush would then succeed, although writes it had acknowledged may be
- * lost.  So the plugin keeps its own count per file (bk_shared.wb_errors)
- * of errors that may stand for lost write-back: a failed flush, a failed
- * RWF_DSYNC write, a failed write through the buffered descriptor.  A
- * connection remembers the count at its last flush (and at its start);
- * its next flush fails with EIO if the count has moved meanwhile, even
- * when its own fsync succeeded.  So every connection that flushes after
- * a failed write-back hears of it, as every open file does from the
- * kernel, and no write is ever acknowledged as durable when it may not
- * be.  A connection whose RWF_DSYNC write failed hears of it again at its
- * next flush: the kernel's mark on the direct descriptor, which flushes
- * use, still holds that error, and it may hold another connection's lost
- * write-back too that nobody has heard of; a mark cannot be split, so it
- * is reported, not consumed.  A failed flush also fsyncs the buffered
- * descriptor, holding the tail's pages, to move its mark past the error
- * just reported: else the next FUA write to the tail block, whose own
- * data reached the disk, would fail with that old error.  A flush may
- * fail for another tenant's write on the same file: on a shared file
- * that is the only safe answer.  Two sync operations that run at once
- * on one descriptor race for its mark, as in nbdkit's file plugin: two
- * flushes, or (where every write is buffered: cache=page, or no
- * O_DIRECT) a flush and a FUA write, whose fsync writes back the other's
- * pages.  The kernel reports the error to one of them; the other may
- * succeed, and read the count before the failed one has raised it, so
- * its connection hears of the error at its next flush, not in its reply.
- * Closing that would mean holding one tenant's sync behind another's,
- * which the scheduler may hold back: isolation first.
+ * lost.  So the plugin keeps its own count per file (bk_shared.wb, see
+ * wbgate.h) of errors that may stand for lost write-back: a failed flush,
+ * a failed RWF_DSYNC write, a failed write through the buffered
+ * descriptor.  A connection remembers the count at its last flush (and
+ * at its start); its next flush fails with EIO if the count has moved
+ * meanwhile, even when its own fsync succeeded.  So every connection that
+ * flushes after a failed write-back hears of it, as every open file does
+ * from the kernel, and no write is ever acknowledged as durable when it
+ * may not be.  A connection whose RWF_DSYNC write failed hears of it
+ * again at its next flush: the kernel's mark on the direct descriptor,
+ * which flushes use, still holds that error, and it may hold another
+ * connection's lost write-back too that nobody has heard of; a mark
+ * cannot be split, so it is reported, not consumed.  A failed flush also
+ * fsyncs the buffered descriptor, holding the tail's pages, to move its
+ * mark past the error just reported: else the next FUA write to the tail
+ * block, whose own data reached the disk, would fail with that old error.
+ * A flush may fail for another tenant's write on the same file: on a
+ * shared file that is the only safe answer.
+ *
+ * Two syncs at the device at once race for the mark: two flushes, a
+ * flush and a FUA write, two FUA writes.  The kernel tells one; the other
+ * succeeds, and could read the count before the told one has raised it.
+ * So every sync goes through the file's gate (wbgate.h): it enters when
+ * the scheduler dispatches it and leaves when it returns, counting its
+ * failure first, and a flush that succeeded settles, waiting for the
+ * syncs still at the device, before it reads the count.  That waits on
+ * other tenants' syncs only while they are at the device, never while
+ * the scheduler holds them.  A FUA write does not settle: waiting for
+ * every sync at the device halved the IOPS of 4k FUA writes at depth 32
+ * through the page cache (doc/hardening.md).  So one case is left open: a
+ * FUA write through the page cache (the tail, cache=page, no O_DIRECT)
+ * whose own pages' write-back fails while another sync takes the
+ * kernel's report is acknowledged, and its connection hears of the error
+ * at its next flush.  A direct FUA write's data never sits in the page
+ * cache, so its own result is its answer.
  *
  * Threads: nbdkit's workers, one command each.  The capability flags are
  * shared and atomic; the zero buffer is read-only after io_init.
@@ -83,6 +92,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
@@ -93,8 +103,10 @@
 #include "bounce.h"
 #include "engine.h"
 #include "io.h"
+#include "list.h"
 #include "rangelock.h"
 #include "rmw.h"
+#include "wbgate.h"
 
 #define IO_ZERO_CHUNK (1u << 20)        /* bytes: write-zeroes fallback step */
 
@@ -196,37 +208,93 @@ creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
   return 0;
 }
 
-/* An error that may stand for lost write-back (see the top). */
+/* -D cfq.wb_publish_delay_ms=N: a failed sync waits N ms before it
+ * counts its error, and -D cfq.wb_nosettle=1 reads the count without
+ * settling: together they show the race the gate closes
+ * (tests/test-flush-race.sh).
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_wb_publish_delay_ms;
+NBDKIT_DLL_PUBLIC int cfq_debug_wb_nosettle;
+
+/* A sync (a flush, or a write with RWF_DSYNC) and its ticket at the
+ * file's gate (see the top).
+ */
+struct sreq {
+  struct creq r;
+  struct wbgate *g;
+  struct wbg_ticket t;
+};
+
 static void
-wb_error (struct io_conn *c)
+sreq_dispatched (struct creq *r)
 {
-  __atomic_add_fetch (&c->b->shared->wb_errors, 1, __ATOMIC_SEQ_CST);
+  struct sreq *s = container_of (r, struct sreq, r);
+
+  wbg_enter (s->g, &s->t);
+}
+
+static void
+sreq_init (struct io_conn *c, struct sreq *s)
+{
+  s->r.on_dispatch = sreq_dispatched;
+  s->g = &c->b->shared->wb;
+  s->t = (struct wbg_ticket) WBG_TICKET_INIT;
+}
+
+static void
+sreq_leave (struct sreq *s, bool failed)
+{
+  if (failed && cfq_debug_wb_publish_delay_ms > 0) {
+    const int ms = cfq_debug_wb_publish_delay_ms;
+    struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000 };
+
+    nbdkit_debug ("cfq: debug: a failed sync counts its error in %d ms", ms);
+    while (nanosleep (&ts, &ts) == -1 && errno == EINTR)
+      ;
+  }
+  wbg_leave (s->g, &s->t, failed);
+}
+
+/* The count of write-back errors once the syncs at the device now have
+ * reported theirs.
+ */
+static uint64_t
+sreq_settle (struct sreq *s)
+{
+  if (cfq_debug_wb_nosettle)
+    return wbg_errors (s->g);
+  return wbg_settle (s->g);
 }
 
 void
 io_conn_init (struct io_conn *c)
 {
-  c->wb_seen = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
+  c->wb_seen = wbg_errors (&c->b->shared->wb);
 }
 
 static int
 run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
         uint64_t len, uint64_t off, int rw_flags)
 {
-  struct creq r;
+  const bool cached = file == FILE_BUFFERED || !c->b->direct;
+  const bool sync = op == RQ_WRITE && (rw_flags & RWF_DSYNC);
+  struct sreq s;
   int err;
 
-  if (creq_build (c, &r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file,
+  if (creq_build (c, &s.r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file,
                   buf, off, (uint32_t) len))
     return -EIO;
-  r.rw_flags = rw_flags;
-  r.sync_ok = file == FILE_BUFFERED || !c->b->direct;
+  s.r.rw_flags = rw_flags;
+  s.r.sync_ok = cached;
   if (rw_flags & RWF_DSYNC)
-    r.rq.flags |= RQ_FUA | RQ_SYNC;
-  err = engine_run (&r);
-  if (err && op == RQ_WRITE &&
-      ((rw_flags & RWF_DSYNC) || file == FILE_BUFFERED || !c->b->direct))
-    wb_error (c);
+    s.r.rq.flags |= RQ_FUA | RQ_SYNC;
+  if (sync)
+    sreq_init (c, &s);
+  err = engine_run (&s.r);
+  if (sync)
+    sreq_leave (&s, err != 0);
+  else if (err && op == RQ_WRITE && cached)
+    wbg_error (&c->b->shared->wb);
   return err;
 }
 
@@ -285,18 +353,21 @@ flush_buffered (struct io_conn *c)
 static int
 run_flush (struct io_conn *c)
 {
-  struct creq r;
+  struct sreq s;
   uint64_t now, before;
   int err;
 
-  if (creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
+  if (creq_build (c, &s.r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
     return -EIO;
-  err = engine_run (&r);
+  sreq_init (c, &s);
+  err = engine_run (&s.r);
+  sreq_leave (&s, err != 0);
   if (err) {
-    wb_error (c);
     flush_buffered (c);
+    now = wbg_errors (s.g);
   }
-  now = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
+  else
+    now = sreq_settle (&s);
   before = __atomic_exchange_n (&c->wb_seen, now, __ATOMIC_SEQ_CST);
   if (!err && before != now) {
     nbdkit_debug ("cfq: flush: a write-back error on %s since this "

@@ -26,7 +26,7 @@ struct io_conn {
   bool writes_sync;                     /* export has writes=sync */
   bool writes_async;                    /* export has writes=async */
   void *acct;                           /* accounting (creq->acct) */
-  uint64_t wb_seen;                     /* atomic: b->shared->wb_errors at
+  uint64_t wb_seen;                     /* atomic: b->shared->wb's count at
                                            this connection's last flush
                                            (io_conn_init sets it) */
 };

@@ -422,8 +422,7 @@ stats_json (const struct tenants *tn, struct strbuf *o)
         strbuf_printf (o, "\"range_lock_waits\":%" PRIu64 ","
                        "\"writeback_errors\":%" PRIu64 ",",
                        rl_waits (&b->shared->rl),
-                       __atomic_load_n (&b->shared->wb_errors,
-                                        __ATOMIC_RELAXED));
+                       wbg_errors (&b->shared->wb));
     }
     json_iostat (o, &e->io, now, sn.eshare[i]);
     strbuf_printf (o, "}");
