@@ -186,12 +186,10 @@ tests/nbd/%: tests/nbd/%.c $(FLAGS_STAMP)
 	  $(LDFLAGS_ALL) -o $@ $< $(NBD_LIBS) -lpthread
 
 # Unit tests of plugin/ parts, linked with those objects.
-PLUGIN_UNIT := tests/unit/test-engine tests/unit/test-hold tests/unit/test-rangelock \
-	tests/unit/test-wbgate
+PLUGIN_UNIT := tests/unit/test-engine tests/unit/test-hold tests/unit/test-rangelock
 tests/unit/test-engine: plugin/engine.o plugin/hold.o plugin/backend-null.o
 tests/unit/test-hold: plugin/hold.o
 tests/unit/test-rangelock: plugin/rangelock.o
-tests/unit/test-wbgate: plugin/wbgate.o
 $(PLUGIN_UNIT): tests/unit/%: tests/unit/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_STRICT) $(DEPFLAGS) \
 	  $(LDFLAGS_ALL) -o $@ $< $(filter plugin/%.o,$^) $(CORE_LIB) $(INIH_LIBS) \
@@ -257,12 +255,11 @@ check: all
 	@CFQ_TIMEOUT_SCALE=$(if $(SANITIZE),3,1) tests/run.sh
 
 # The threaded pieces of the plugin under ThreadSanitizer: the engine with
-# many workers on the null backend, the range lock, the hold, the
-# write-back gate.  Rebuilds
+# many workers on the null backend, the range lock, the hold.  Rebuilds
 # everything with SANITIZE=thread (the next plain make rebuilds it back);
 # tests/run.sh fails a test that leaves a report.
 TSAN_TESTS := tests/unit/test-engine tests/unit/test-rangelock \
-	tests/unit/test-hold tests/unit/test-wbgate
+	tests/unit/test-hold
 check-tsan:
 	$(MAKE) SANITIZE=thread $(TSAN_TESTS)
 	@CFQ_TIMEOUT_SCALE=3 tests/run.sh $(TSAN_TESTS)

@@ -117,7 +117,6 @@ open_backing (struct backing *b, bool readonly, bool direct)
     return -1;
   }
   rl_init (&b->shared->rl);
-  wbg_init (&b->shared->wb);
   b->writable = !readonly;
   b->fds[FILE_DIRECT] = open_file (b->path, flags, &direct);
   if (b->fds[FILE_DIRECT] == -1 && !readonly &&
@@ -269,7 +268,6 @@ free_shared (struct backing *b)
 {
   if (b->shared) {
     rl_fini (&b->shared->rl);
-    wbg_fini (&b->shared->wb);
     free (b->shared);
     b->shared = NULL;
   }

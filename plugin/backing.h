@@ -22,7 +22,6 @@
 #include "device.h"
 #include "engine.h"
 #include "rangelock.h"
-#include "wbgate.h"
 
 struct nbdkit_extents;
 
@@ -31,8 +30,9 @@ struct nbdkit_extents;
  */
 struct bk_shared {
   struct rangelock rl;                  /* the file's write range lock */
-  struct wbgate wb;                     /* its write-back errors, and the
-                                           syncs at the device (io.c) */
+  uint64_t wb_errors;                   /* atomic: failed flushes and writes
+                                           that may stand for lost
+                                           write-back (io.c), for stats */
 };
 
 struct backing {

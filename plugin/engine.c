@@ -500,8 +500,6 @@ pass (struct engine *e, uint64_t now, bool ring)
       struct creq *r = rq->priv;
 
       rq->t_dispatch = now;
-      if (r->on_dispatch)
-        r->on_dispatch (r);
       if (e->dm)
         hold_submit (&e->held, r, now);
       __atomic_store_n (&e->inflight, e->inflight + 1, __ATOMIC_RELAXED);

@@ -73,9 +73,6 @@ struct creq {
   void *arg;                    /* [worker] for worker_fn; CREQ_OPEN: qspec */
   void *acct;                   /* [worker] the plugin's accounting for the
                                    connection (hooks->done, hooks->conn) */
-  void (*on_dispatch) (struct creq *r); /* [worker] or NULL: called under
-                                   the engine lock when the scheduler hands
-                                   r out, before it goes to the device */
   uint8_t emu;                  /* [disp] emulated device: which came first,
                                    the real I/O or the model (engine.c) */
   uint32_t done_bytes;          /* [disp] bytes transferred so far (short I/O) */
@@ -206,7 +203,6 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
   r->worker_fn = NULL;
   r->arg = NULL;
   r->acct = NULL;
-  r->on_dispatch = NULL;
   r->emu = 0;
   r->done_bytes = 0;
   r->sync_ok = false;

@@ -41,46 +41,48 @@
  * sent it, no alignment is needed, no bounce buffer and nothing is
  * locked; flush is fdatasync and FUA is RWF_DSYNC as in direct mode.
  *
- * Write-back errors.  All connections write through the same two file
- * descriptors, and the kernel reports a write-back error once per open
- * file (errseq): to the first fsync after it, or to the first write with
- * RWF_DSYNC, whichever connection that is.  Every other connection's next
- * flush would then succeed, although writes it had acknowledged may be
- * lost.  So the plugin keeps its own count per file (bk_shared.wb, see
- * wbgate.h) of errors that may stand for lost write-back: a failed flush,
- * a failed RWF_DSYNC write, a failed write through the buffered
- * descriptor.  A connection remembers the count at its last flush (and
- * at its start); its next flush fails with EIO if the count has moved
- * meanwhile, even when its own fsync succeeded.  So every connection that
- * flushes after a failed write-back hears of it, as every open file does
- * from the kernel, and no write is ever acknowledged as durable when it
- * may not be.  A connection whose RWF_DSYNC write failed hears of it
- * again at its next flush: the kernel's mark on the direct descriptor,
- * which flushes use, still holds that error, and it may hold another
- * connection's lost write-back too that nobody has heard of; a mark
- * cannot be split, so it is reported, not consumed.  A failed flush also
- * fsyncs the buffered descriptor, holding the tail's pages, to move its
- * mark past the error just reported: else the next FUA write to the tail
- * block, whose own data reached the disk, would fail with that old error.
- * A flush may fail for another tenant's write on the same file: on a
- * shared file that is the only safe answer.
+ * Write-back errors.  The kernel reports a write-back error once per
+ * open file (errseq): each struct file has its own mark, and the first
+ * fsync on it after the error, or the first write with RWF_DSYNC, is
+ * told and moves the mark past it.  All connections write through the
+ * same two descriptors, so if flushes used them too, the first flush
+ * after a lost write-back would be told and every other connection's
+ * flush would succeed, although writes it had acknowledged may be lost.
+ * So each connection opens the file once more for itself (io_conn_init,
+ * through /proc/self/fd: the same file even if its name has moved), and
+ * its flushes fdatasync that descriptor: every connection is an open
+ * file of its own, and the kernel tells each of them of every write-back
+ * error on the file since its last flush, as it tells every process
+ * that has the file open.  No write is acknowledged as durable when it
+ * may not be, and no flush waits for another tenant's: nothing is
+ * shared but the kernel's own error sequence.  (An earlier design kept a
+ * count of errors per file instead, and a flush that succeeded while
+ * another was being told could read it before the told one had raised
+ * it; closing that by waiting for the syncs at the device cost 12% of
+ * the IOPS of four writers that flush after every write: see
+ * doc/hardening.md.)  The flush runs on the connection's worker when the
+ * scheduler dispatches it (EOP_WORKER), as a discard does: io_uring's
+ * registered files are the shared ones.  A connection that opened after
+ * an error nobody had yet been told of hears of it too; one that opened
+ * after it was told does not.  Two flushes of one connection at once
+ * share its mark as two fsyncs of one descriptor do: one of them is
+ * told.
  *
- * Two syncs at the device at once race for the mark: two flushes, a
- * flush and a FUA write, two FUA writes.  The kernel tells one; the other
- * succeeds, and could read the count before the told one has raised it.
- * So every sync goes through the file's gate (wbgate.h): it enters when
- * the scheduler dispatches it and leaves when it returns, counting its
- * failure first, and a flush that succeeded settles, waiting for the
- * syncs still at the device, before it reads the count.  That waits on
- * other tenants' syncs only while they are at the device, never while
- * the scheduler holds them.  A FUA write does not settle: waiting for
- * every sync at the device halved the IOPS of 4k FUA writes at depth 32
- * through the page cache (doc/hardening.md).  So one case is left open: a
- * FUA write through the page cache (the tail, cache=page, no O_DIRECT)
- * whose own pages' write-back fails while another sync takes the
- * kernel's report is acknowledged, and its connection hears of the error
- * at its next flush.  A direct FUA write's data never sits in the page
- * cache, so its own result is its answer.
+ * FUA writes still go through the shared descriptors, with RWF_DSYNC,
+ * and their sync checks the shared mark: a FUA write may fail for
+ * another connection's lost write-back, and a connection whose FUA write
+ * failed hears of it again at its next flush (its own mark still holds
+ * the error).  So that a FUA write is not failed for an error that has
+ * already been reported, a failed flush also fsyncs both shared
+ * descriptors, to move their marks past it; for the buffered one it
+ * holds the tail's pages meanwhile, so that a FUA tail write's own
+ * write-back error reaches that writer, not this fsync.  One case is
+ * left open: a FUA write whose own write-back fails through the page
+ * cache (the tail, cache=page, no O_DIRECT), or in a filesystem's
+ * metadata, while another sync on the same shared descriptor takes the
+ * kernel's report, is acknowledged; its connection hears of the error
+ * at its next flush.  bk_shared.wb_errors counts the failed flushes and
+ * writes that may stand for lost write-back, for the statistics.
  *
  * Threads: nbdkit's workers, one command each.  The capability flags are
  * shared and atomic; the zero buffer is read-only after io_init.
@@ -88,6 +90,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -103,10 +106,8 @@
 #include "bounce.h"
 #include "engine.h"
 #include "io.h"
-#include "list.h"
 #include "rangelock.h"
 #include "rmw.h"
-#include "wbgate.h"
 
 #define IO_ZERO_CHUNK (1u << 20)        /* bytes: write-zeroes fallback step */
 
@@ -208,93 +209,54 @@ creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
   return 0;
 }
 
-/* -D cfq.wb_publish_delay_ms=N: a failed sync waits N ms before it
- * counts its error, and -D cfq.wb_nosettle=1 reads the count without
- * settling: together they show the race the gate closes
- * (tests/test-flush-race.sh).
- */
-NBDKIT_DLL_PUBLIC int cfq_debug_wb_publish_delay_ms;
-NBDKIT_DLL_PUBLIC int cfq_debug_wb_nosettle;
-
-/* A sync (a flush, or a write with RWF_DSYNC) and its ticket at the
- * file's gate (see the top).
- */
-struct sreq {
-  struct creq r;
-  struct wbgate *g;
-  struct wbg_ticket t;
-};
-
+/* An error that may stand for lost write-back, for the statistics. */
 static void
-sreq_dispatched (struct creq *r)
+wb_error (struct io_conn *c)
 {
-  struct sreq *s = container_of (r, struct sreq, r);
-
-  wbg_enter (s->g, &s->t);
+  __atomic_add_fetch (&c->b->shared->wb_errors, 1, __ATOMIC_RELAXED);
 }
 
-static void
-sreq_init (struct io_conn *c, struct sreq *s)
+int
+io_conn_init (struct io_conn *c)
 {
-  s->r.on_dispatch = sreq_dispatched;
-  s->g = &c->b->shared->wb;
-  s->t = (struct wbg_ticket) WBG_TICKET_INIT;
-}
+  char proc[64];
 
-static void
-sreq_leave (struct sreq *s, bool failed)
-{
-  if (failed && cfq_debug_wb_publish_delay_ms > 0) {
-    const int ms = cfq_debug_wb_publish_delay_ms;
-    struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000 };
-
-    nbdkit_debug ("cfq: debug: a failed sync counts its error in %d ms", ms);
-    while (nanosleep (&ts, &ts) == -1 && errno == EINTR)
-      ;
+  snprintf (proc, sizeof proc, "/proc/self/fd/%d", c->b->fds[FILE_DIRECT]);
+  c->flush_fd = open (proc, O_RDONLY | O_CLOEXEC);
+  if (c->flush_fd == -1) {
+    nbdkit_error ("cfq: file=%s: opening it again for this connection's "
+                  "flushes (%s): %m", c->b->path, proc);
+    return -1;
   }
-  wbg_leave (s->g, &s->t, failed);
-}
-
-/* The count of write-back errors once the syncs at the device now have
- * reported theirs.
- */
-static uint64_t
-sreq_settle (struct sreq *s)
-{
-  if (cfq_debug_wb_nosettle)
-    return wbg_errors (s->g);
-  return wbg_settle (s->g);
+  return 0;
 }
 
 void
-io_conn_init (struct io_conn *c)
+io_conn_fini (struct io_conn *c)
 {
-  c->wb_seen = wbg_errors (&c->b->shared->wb);
+  if (c->flush_fd >= 0)
+    close (c->flush_fd);
+  c->flush_fd = -1;
 }
 
 static int
 run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
         uint64_t len, uint64_t off, int rw_flags)
 {
-  const bool cached = file == FILE_BUFFERED || !c->b->direct;
-  const bool sync = op == RQ_WRITE && (rw_flags & RWF_DSYNC);
-  struct sreq s;
+  struct creq r;
   int err;
 
-  if (creq_build (c, &s.r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file,
+  if (creq_build (c, &r, op, op == RQ_READ ? EOP_READ : EOP_WRITE, file,
                   buf, off, (uint32_t) len))
     return -EIO;
-  s.r.rw_flags = rw_flags;
-  s.r.sync_ok = cached;
+  r.rw_flags = rw_flags;
+  r.sync_ok = file == FILE_BUFFERED || !c->b->direct;
   if (rw_flags & RWF_DSYNC)
-    s.r.rq.flags |= RQ_FUA | RQ_SYNC;
-  if (sync)
-    sreq_init (c, &s);
-  err = engine_run (&s.r);
-  if (sync)
-    sreq_leave (&s, err != 0);
-  else if (err && op == RQ_WRITE && cached)
-    wbg_error (&c->b->shared->wb);
+    r.rq.flags |= RQ_FUA | RQ_SYNC;
+  err = engine_run (&r);
+  if (err && op == RQ_WRITE &&
+      ((rw_flags & RWF_DSYNC) || file == FILE_BUFFERED || !c->b->direct))
+    wb_error (c);           /* for the statistics (see the top) */
   return err;
 }
 
@@ -325,20 +287,22 @@ lock_pages (struct io_conn *c, struct rl_range *l, uint64_t off,
   rl_lock (&c->b->shared->rl, l, pstart, pend - pstart, true);
 }
 
-/* After a failed flush: move the buffered descriptor's mark past the
- * error too (see the top).  Only the tail block is written through it,
- * so its pages are held exclusively meanwhile: a FUA tail write's own
- * write-back error must reach that writer, not this fsync.  Its result
- * is not needed: it reports the error just counted or none, and a newer
- * error stays on the direct descriptor's mark for the next flush.
+/* After a failed flush: move the shared descriptors' marks past the
+ * error (see the top).  Only the tail block is written through the
+ * buffered one, so its pages are held exclusively meanwhile: a FUA tail
+ * write's own write-back error must reach that writer, not this fsync.
+ * The results are not needed: each reports the error just reported or
+ * none, and a newer one reaches every connection's own mark anyway.
  */
 static void
-flush_buffered (struct io_conn *c)
+drain_marks (struct io_conn *c)
 {
   const uint64_t size = c->b->dev.size;
   struct rl_range l;
   struct creq r;
 
+  if (!creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
+    (void) engine_run (&r);
   if (!c->b->direct || c->b->bs == 0 || size % c->b->bs == 0)
     return;                     /* nothing is written through it */
   lock_pages (c, &l, size / c->b->bs * c->b->bs, size);
@@ -347,32 +311,50 @@ flush_buffered (struct io_conn *c)
   rl_unlock (&c->b->shared->rl, &l);
 }
 
-/* The flush, and the write-back errors since this connection's last one
- * (see the top).
+/* -D cfq.flush_error_delay_ms=N: the first flush the kernel fails waits
+ * N ms before it goes on, so that tests/test-flush-race.sh can flush
+ * other connections while this one has been told and has not answered.
  */
+NBDKIT_DLL_PUBLIC int cfq_debug_flush_error_delay_ms;
+
+/* Runs on the worker, when the scheduler dispatches the flush. */
+static int
+flush_fn (struct creq *r)
+{
+  const struct io_conn *c = r->arg;
+  int ms;
+
+  if (fdatasync (c->flush_fd) == 0)
+    return 0;
+  ms = __atomic_exchange_n (&cfq_debug_flush_error_delay_ms, 0,
+                            __ATOMIC_RELAXED);
+  if (ms > 0) {
+    struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000 };
+    int err = errno;
+
+    nbdkit_debug ("cfq: debug: a failed flush goes on in %d ms", ms);
+    while (nanosleep (&ts, &ts) == -1 && errno == EINTR)
+      ;
+    errno = err;
+  }
+  return -errno;
+}
+
+/* The flush, on the connection's own descriptor (see the top). */
 static int
 run_flush (struct io_conn *c)
 {
-  struct sreq s;
-  uint64_t now, before;
+  struct creq r;
   int err;
 
-  if (creq_build (c, &s.r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
+  if (creq_build (c, &r, RQ_FLUSH, EOP_WORKER, FILE_DIRECT, NULL, 0, 0))
     return -EIO;
-  sreq_init (c, &s);
-  err = engine_run (&s.r);
-  sreq_leave (&s, err != 0);
+  r.worker_fn = flush_fn;
+  r.arg = c;
+  err = engine_run (&r);
   if (err) {
-    flush_buffered (c);
-    now = wbg_errors (s.g);
-  }
-  else
-    now = sreq_settle (&s);
-  before = __atomic_exchange_n (&c->wb_seen, now, __ATOMIC_SEQ_CST);
-  if (!err && before != now) {
-    nbdkit_debug ("cfq: flush: a write-back error on %s since this "
-                  "connection's last flush: EIO", c->b->path);
-    err = -EIO;
+    wb_error (c);
+    drain_marks (c);
   }
   return err;
 }

@@ -26,15 +26,15 @@ struct io_conn {
   bool writes_sync;                     /* export has writes=sync */
   bool writes_async;                    /* export has writes=async */
   void *acct;                           /* accounting (creq->acct) */
-  uint64_t wb_seen;                     /* atomic: b->shared->wb's count at
-                                           this connection's last flush
-                                           (io_conn_init sets it) */
+  int flush_fd;                         /* its own descriptor of b's file,
+                                           for its flushes (io.c) */
 };
 
-/* A new connection starts with the file's write-back errors so far:
- * errors before it opened are not its to hear of.
+/* Open the connection's own descriptor of its file, which its flushes
+ * sync (io.c says why): 0, or -1 with nbdkit_error called.
  */
-extern void io_conn_init (struct io_conn *c);
+extern int io_conn_init (struct io_conn *c);
+extern void io_conn_fini (struct io_conn *c);
 
 /* Buffers aligned to align bytes (bk_buf_align).  0 or -errno. */
 extern int io_init (size_t align);

@@ -443,11 +443,15 @@ cfqp_open (int readonly)
   h->io.size = e->file ? h->io.b->dev.size : e->size;
   h->io.writes_sync = e->writes_sync;
   h->io.writes_async = e->writes_async;
-  io_conn_init (&h->io);
+  if (io_conn_init (&h->io) == -1) {
+    free (h);
+    return NULL;
+  }
   err = tn_conn_new (i, &conn);
   if (err) {
     if (err != -EUSERS)         /* a refusal is logged by tenants.c */
       nbdkit_error ("cfq: a connection's accounting: %s", strerror (-err));
+    io_conn_fini (&h->io);
     free (h);
     return NULL;
   }
@@ -458,6 +462,7 @@ cfqp_open (int readonly)
     nbdkit_error ("cfq: creating the connection's queue: %s",
                   strerror (-err));
     tn_conn_free (conn);
+    io_conn_fini (&h->io);
     free (h);
     return NULL;
   }
@@ -494,6 +499,7 @@ cfqp_close (void *handle)
 
   engine_queue_free (h->io.q, h->io.acct);
   tn_conn_free (h->io.acct);
+  io_conn_fini (&h->io);
   free (h);
   give_back_memory ();
 }

@@ -422,7 +422,8 @@ stats_json (const struct tenants *tn, struct strbuf *o)
         strbuf_printf (o, "\"range_lock_waits\":%" PRIu64 ","
                        "\"writeback_errors\":%" PRIu64 ",",
                        rl_waits (&b->shared->rl),
-                       wbg_errors (&b->shared->wb));
+                       __atomic_load_n (&b->shared->wb_errors,
+                                        __ATOMIC_RELAXED));
     }
     json_iostat (o, &e->io, now, sn.eshare[i]);
     strbuf_printf (o, "}");
