@@ -32,7 +32,7 @@ struct bk_shared {
   struct rangelock rl;                  /* the file's write range lock */
   uint64_t wb_errors;                   /* atomic: failed flushes and writes
                                            that may stand for lost
-                                           write-back (io.c), for stats */
+                                           write-back (io.c) */
 };
 
 struct backing {

@@ -48,41 +48,69 @@
  * same two descriptors, so if flushes used them too, the first flush
  * after a lost write-back would be told and every other connection's
  * flush would succeed, although writes it had acknowledged may be lost.
- * So each connection opens the file once more for itself (io_conn_init,
- * through /proc/self/fd: the same file even if its name has moved), and
- * its flushes fdatasync that descriptor: every connection is an open
- * file of its own, and the kernel tells each of them of every write-back
- * error on the file since its last flush, as it tells every process
- * that has the file open.  No write is acknowledged as durable when it
- * may not be, and no flush waits for another tenant's: nothing is
- * shared but the kernel's own error sequence.  (An earlier design kept a
- * count of errors per file instead, and a flush that succeeded while
- * another was being told could read it before the told one had raised
- * it; closing that by waiting for the syncs at the device cost 12% of
- * the IOPS of four writers that flush after every write: see
- * doc/hardening.md.)  The flush runs on the connection's worker when the
- * scheduler dispatches it (EOP_WORKER), as a discard does: io_uring's
- * registered files are the shared ones.  A connection that opened after
- * an error nobody had yet been told of hears of it too; one that opened
- * after it was told does not.  Two flushes of one connection at once
- * share its mark as two fsyncs of one descriptor do: one of them is
- * told.
+ * So each connection that may write opens its file again for itself
+ * (io_conn_init, through /proc/self/fd: the same file even if its name
+ * has moved), and its flushes fdatasync that descriptor, on the
+ * connection's worker when the scheduler dispatches them (EOP_WORKER, as
+ * a discard: io_uring's registered files are the shared ones).  Every
+ * connection is then an open file of its own, and the kernel tells each
+ * of every write-back error recorded on the file since its last flush,
+ * however the flushes of different connections overlap, without any
+ * flush waiting for another tenant's.
  *
- * FUA writes still go through the shared descriptors, with RWF_DSYNC,
- * and their sync checks the shared mark: a FUA write may fail for
- * another connection's lost write-back, and a connection whose FUA write
- * failed hears of it again at its next flush (its own mark still holds
- * the error).  So that a FUA write is not failed for an error that has
- * already been reported, a failed flush also fsyncs both shared
- * descriptors, to move their marks past it; for the buffered one it
- * holds the tail's pages meanwhile, so that a FUA tail write's own
- * write-back error reaches that writer, not this fsync.  One case is
- * left open: a FUA write whose own write-back fails through the page
- * cache (the tail, cache=page, no O_DIRECT), or in a filesystem's
- * metadata, while another sync on the same shared descriptor takes the
- * kernel's report, is acknowledged; its connection hears of the error
- * at its next flush.  bk_shared.wb_errors counts the failed flushes and
- * writes that may stand for lost write-back, for the statistics.
+ * Not every error is recorded there.  A failed cache flush of the disk
+ * (blkdev_issue_flush, from a block device's fsync or a filesystem's) is
+ * returned to that one fsync only, and writes acknowledged on any
+ * connection may have been in that cache.  So the plugin also counts,
+ * per file (bk_shared.wb_errors), the errors that may stand for lost
+ * write-back: a failed flush (counted by the worker as soon as its
+ * fdatasync returns), a failed RWF_DSYNC write, a failed write through
+ * the buffered descriptor.  A connection remembers the count at its
+ * last flush (and at its start), and its next flush fails with EIO if
+ * the count has moved meanwhile, even when its own fdatasync succeeded.
+ * The two together tell every connection once, in one flush: an error
+ * that its own descriptor reports has usually been counted as well, and
+ * the flush that hears of the one hears of the other; and a failure is
+ * not counted when one has been counted since the connection's last
+ * flush (it is most likely the same error, which each connection's
+ * descriptor reports in turn, and counting each report would tell every
+ * other connection again).  Two gaps are left.  A flush that succeeds,
+ * its own cache flush with it, while another's fails, and reads the
+ * count just before the other raises it: that connection hears at its
+ * next flush.  And a second error that only one fsync hears of (a cache
+ * flush), in a connection that has not yet flushed since another error
+ * was counted, is not counted: that connection hears of it, the others
+ * at the next error.  (An earlier
+ * design had only the count, on the shared descriptor, and then the
+ * same window held for errors the kernel records, whose report only one
+ * sync gets; closing that by waiting for the syncs at the device cost
+ * 12% of the IOPS of four writers that flush after every write: see
+ * doc/hardening.md.)
+ *
+ * A connection hears of the errors after it opens, and of one that
+ * nobody had been told of when it opened (the kernel's rule for a new
+ * open file).  Two flushes of one connection run one after the other
+ * (flush_mu): one of them is told, and it answers first.  Where the
+ * file cannot be opened again (nbdkit -u/-g dropped the rights to, no
+ * /proc, no descriptor left), a connection flushes the shared direct
+ * descriptor instead, with the count alone, and that is logged once.
+ * A read-only connection does so too: it has no writes of its own to
+ * hear about.
+ *
+ * FUA writes go through the shared descriptors, with RWF_DSYNC, and
+ * their sync checks the shared mark: a FUA write may fail for another
+ * connection's lost write-back, and a connection whose FUA write failed
+ * hears of it again at its next flush.  So that a FUA write is not
+ * failed for an error already reported, a failed flush also fsyncs the
+ * shared descriptors, to move their marks past it (these are flushes of
+ * that connection's queue); for the buffered one it holds the tail's
+ * pages meanwhile, so that a FUA tail write's own write-back error
+ * reaches that writer, not this fsync.  One case is left open: a FUA
+ * write whose own write-back fails through the page cache (the tail,
+ * cache=page, no O_DIRECT), or in a filesystem's metadata, while another
+ * sync on the same shared descriptor takes the kernel's report, is
+ * acknowledged, and its connection hears of the error at its next
+ * flush.
  *
  * Threads: nbdkit's workers, one command each.  The capability flags are
  * shared and atomic; the zero buffer is read-only after io_init.
@@ -90,6 +118,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,26 +238,40 @@ creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
   return 0;
 }
 
-/* An error that may stand for lost write-back, for the statistics. */
+/* An error that may stand for lost write-back (see the top), unless
+ * one has been counted since this connection's last flush: then it is
+ * most likely that one, which every connection's own descriptor reports
+ * too, and counting it again would tell every other connection twice.
+ */
 static void
-wb_error (struct io_conn *c)
+wb_error (const struct io_conn *c)
 {
-  __atomic_add_fetch (&c->b->shared->wb_errors, 1, __ATOMIC_RELAXED);
+  uint64_t *n = &c->b->shared->wb_errors;
+
+  if (__atomic_load_n (n, __ATOMIC_SEQ_CST) ==
+      __atomic_load_n (&c->wb_seen, __ATOMIC_SEQ_CST))
+    __atomic_add_fetch (n, 1, __ATOMIC_SEQ_CST);
 }
 
-int
-io_conn_init (struct io_conn *c)
+void
+io_conn_init (struct io_conn *c, bool readonly)
 {
+  static int warned;
   char proc[64];
 
+  c->wb_seen = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
+  pthread_mutex_init (&c->flush_mu, NULL);
+  c->flush_fd = -1;
+  if (readonly)
+    return;
   snprintf (proc, sizeof proc, "/proc/self/fd/%d", c->b->fds[FILE_DIRECT]);
   c->flush_fd = open (proc, O_RDONLY | O_CLOEXEC);
-  if (c->flush_fd == -1) {
-    nbdkit_error ("cfq: file=%s: opening it again for this connection's "
-                  "flushes (%s): %m", c->b->path, proc);
-    return -1;
-  }
-  return 0;
+  if (c->flush_fd == -1 && !__atomic_exchange_n (&warned, 1, __ATOMIC_RELAXED))
+    nbdkit_error ("cfq: file=%s: cannot open it again for a connection's "
+                  "flushes (%s): %m; such connections flush the shared "
+                  "descriptor, where a flush that runs while another is "
+                  "told of a write-back error may hear of it only at its "
+                  "next flush (said once)", c->b->path, proc);
 }
 
 void
@@ -237,6 +280,7 @@ io_conn_fini (struct io_conn *c)
   if (c->flush_fd >= 0)
     close (c->flush_fd);
   c->flush_fd = -1;
+  pthread_mutex_destroy (&c->flush_mu);
 }
 
 static int
@@ -256,7 +300,7 @@ run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
   err = engine_run (&r);
   if (err && op == RQ_WRITE &&
       ((rw_flags & RWF_DSYNC) || file == FILE_BUFFERED || !c->b->direct))
-    wb_error (c);           /* for the statistics (see the top) */
+    wb_error (c);
   return err;
 }
 
@@ -288,11 +332,11 @@ lock_pages (struct io_conn *c, struct rl_range *l, uint64_t off,
 }
 
 /* After a failed flush: move the shared descriptors' marks past the
- * error (see the top).  Only the tail block is written through the
- * buffered one, so its pages are held exclusively meanwhile: a FUA tail
- * write's own write-back error must reach that writer, not this fsync.
- * The results are not needed: each reports the error just reported or
- * none, and a newer one reaches every connection's own mark anyway.
+ * error (see the top): the direct one if this connection flushed its
+ * own, and the buffered one, holding the tail's pages, if the tail is
+ * written through it.  The results are not needed: each reports the
+ * error just reported or none, and a newer one stays on every
+ * connection's own mark and in the count.
  */
 static void
 drain_marks (struct io_conn *c)
@@ -301,7 +345,8 @@ drain_marks (struct io_conn *c)
   struct rl_range l;
   struct creq r;
 
-  if (!creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
+  if (c->flush_fd >= 0 &&
+      !creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
     (void) engine_run (&r);
   if (!c->b->direct || c->b->bs == 0 || size % c->b->bs == 0)
     return;                     /* nothing is written through it */
@@ -312,49 +357,69 @@ drain_marks (struct io_conn *c)
 }
 
 /* -D cfq.flush_error_delay_ms=N: the first flush the kernel fails waits
- * N ms before it goes on, so that tests/test-flush-race.sh can flush
- * other connections while this one has been told and has not answered.
+ * N ms (after it has been counted) before it goes on, so that
+ * tests/test-flush-race.sh can flush other connections while this one
+ * has been told and has not answered.
  */
 NBDKIT_DLL_PUBLIC int cfq_debug_flush_error_delay_ms;
 
-/* Runs on the worker, when the scheduler dispatches the flush. */
+/* Runs on the worker, when the scheduler dispatches the flush: the
+ * connection's own descriptor; a failure is counted at once.
+ */
 static int
 flush_fn (struct creq *r)
 {
   const struct io_conn *c = r->arg;
-  int ms;
+  int ms, err;
 
   if (fdatasync (c->flush_fd) == 0)
     return 0;
+  err = errno;
+  wb_error (c);
   ms = __atomic_exchange_n (&cfq_debug_flush_error_delay_ms, 0,
                             __ATOMIC_RELAXED);
   if (ms > 0) {
     struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000 };
-    int err = errno;
 
     nbdkit_debug ("cfq: debug: a failed flush goes on in %d ms", ms);
     while (nanosleep (&ts, &ts) == -1 && errno == EINTR)
       ;
-    errno = err;
   }
-  return -errno;
+  return -err;
 }
 
-/* The flush, on the connection's own descriptor (see the top). */
+/* The flush, and the errors counted since this connection's last one
+ * (see the top).
+ */
 static int
 run_flush (struct io_conn *c)
 {
+  uint64_t now, before;
   struct creq r;
   int err;
 
-  if (creq_build (c, &r, RQ_FLUSH, EOP_WORKER, FILE_DIRECT, NULL, 0, 0))
-    return -EIO;
-  r.worker_fn = flush_fn;
-  r.arg = c;
-  err = engine_run (&r);
-  if (err) {
-    wb_error (c);
-    drain_marks (c);
+  pthread_mutex_lock (&c->flush_mu);
+  if (c->flush_fd >= 0) {
+    err = creq_build (c, &r, RQ_FLUSH, EOP_WORKER, FILE_DIRECT, NULL, 0, 0);
+    r.worker_fn = flush_fn;
+    r.arg = c;
+  }
+  else
+    err = creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
+  if (!err) {
+    err = engine_run (&r);
+    if (err && c->flush_fd < 0)
+      wb_error (c);
+    if (err)
+      drain_marks (c);
+  }
+  now = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
+  before = __atomic_exchange_n (&c->wb_seen, now, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock (&c->flush_mu);
+  if (!err && before != now) {
+    nbdkit_debug ("cfq: flush: a write-back error on %s since this "
+                  "connection's last flush: EIO", c->b->path);
+    err = -EIO;
   }
   return err;
 }

@@ -10,6 +10,7 @@
 #ifndef CFQ_IO_H
 #define CFQ_IO_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,14 +27,19 @@ struct io_conn {
   bool writes_sync;                     /* export has writes=sync */
   bool writes_async;                    /* export has writes=async */
   void *acct;                           /* accounting (creq->acct) */
+  uint64_t wb_seen;                     /* atomic: b->shared->wb_errors at
+                                           this connection's last flush */
   int flush_fd;                         /* its own descriptor of b's file,
-                                           for its flushes (io.c) */
+                                           for its flushes, or -1 (io.c) */
+  pthread_mutex_t flush_mu;             /* one flush of it at a time */
 };
 
-/* Open the connection's own descriptor of its file, which its flushes
- * sync (io.c says why): 0, or -1 with nbdkit_error called.
+/* A new connection: its own descriptor of its file, which its flushes
+ * sync, unless readonly (io.c says why; if the file cannot be opened
+ * again, it flushes the shared one, and that is logged once), and the
+ * file's write-back errors so far, which are not its to hear of.
  */
-extern int io_conn_init (struct io_conn *c);
+extern void io_conn_init (struct io_conn *c, bool readonly);
 extern void io_conn_fini (struct io_conn *c);
 
 /* Buffers aligned to align bytes (bk_buf_align).  0 or -errno. */

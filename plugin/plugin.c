@@ -443,18 +443,14 @@ cfqp_open (int readonly)
   h->io.size = e->file ? h->io.b->dev.size : e->size;
   h->io.writes_sync = e->writes_sync;
   h->io.writes_async = e->writes_async;
-  if (io_conn_init (&h->io) == -1) {
-    free (h);
-    return NULL;
-  }
   err = tn_conn_new (i, &conn);
   if (err) {
     if (err != -EUSERS)         /* a refusal is logged by tenants.c */
       nbdkit_error ("cfq: a connection's accounting: %s", strerror (-err));
-    io_conn_fini (&h->io);
     free (h);
     return NULL;
   }
+  io_conn_init (&h->io, h->readonly);
   h->io.acct = conn;
   tn_qspec (i, &spec);
   err = engine_queue_new (&h->io.q, &spec, conn);

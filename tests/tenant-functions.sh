@@ -171,3 +171,28 @@ fio_wait ()
 {
   wait "$fio_pid" || fail "fio failed: $(tail -20 "$TESTDIR/fio.log")"
 }
+
+# failing_ext4: an ext4 (no journal, errors=continue: only data
+# write-back fails) mounted on $TESTDIR/mnt, whose device refuses every
+# write with EIO while $TESTDIR/wtrig exists: nbdkit's memory plugin
+# behind its error filter (server "dev"), as a file through nbdfuse, on a
+# loop device.  Skips without root, /dev/fuse, nbdfuse, a loop device,
+# mkfs.ext4 or the error filter.
+failing_ext4 ()
+{
+  local devsize=$((64 << 20))
+  requires_fuse
+  requires_loop
+  requires_cmd nbdfuse mkfs.ext4
+  nbdkit -U - --filter=error memory 1M --run true >/dev/null 2>&1 </dev/null ||
+    skip "nbdkit cannot run '--filter=error memory'"
+  CFQ_PLUGIN=memory start_nbdkit dev --filter=error -- size="$devsize" \
+    error-pwrite=EIO error-pwrite-rate=100% error-pwrite-file="$TESTDIR/wtrig"
+  fuse_start "$TESTDIR/fuse/disk" "$devsize" --unix "${NBDKIT_SOCK[dev]}"
+  loop_attach "$TESTDIR/fuse/disk"
+  mkfs.ext4 -q -F -O ^has_journal "$LOOPDEV" || skip "mkfs.ext4 failed"
+  mkdir -p "$TESTDIR/mnt"
+  mount -o errors=continue "$LOOPDEV" "$TESTDIR/mnt" ||
+    skip "cannot mount ext4 on $LOOPDEV"
+  cleanup_fn umount -l "$TESTDIR/mnt"
+}

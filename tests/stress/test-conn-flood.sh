@@ -20,7 +20,8 @@ tenant_requires
 requires_python_nbd
 
 n=${CFQ_STRESS_CONNS:-1000}
-# nbdkit 1.32 takes 3 descriptors a connection (the socket, a pipe).
+# nbdkit 1.32 takes 3 descriptors a connection (the socket, a pipe), and
+# the plugin one more (the connection's own descriptor for its flushes).
 ulimit -n $((n * 4 + 256)) 2>/dev/null ||
   skip "cannot raise the descriptor limit to $((n * 4 + 256))"
 make_sparse "$TESTDIR/disk.img" 1G
