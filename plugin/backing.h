@@ -33,6 +33,10 @@ struct bk_shared {
   uint64_t wb_errors;                   /* atomic: failed flushes and writes
                                            that may stand for lost
                                            write-back (io.c) */
+  uint64_t wb_own;                      /* atomic: failed flushes of the
+                                           connections' own descriptors */
+  int reopen_warned;                    /* atomic: said why a connection
+                                           cannot open the file again */
 };
 
 struct backing {

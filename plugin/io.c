@@ -63,39 +63,43 @@
  * returned to that one fsync only, and writes acknowledged on any
  * connection may have been in that cache.  So the plugin also counts,
  * per file (bk_shared.wb_errors), the errors that may stand for lost
- * write-back: a failed flush (counted by the worker as soon as its
- * fdatasync returns), a failed RWF_DSYNC write, a failed write through
- * the buffered descriptor.  A connection remembers the count at its
- * last flush (and at its start), and its next flush fails with EIO if
- * the count has moved meanwhile, even when its own fdatasync succeeded.
- * The two together tell every connection once, in one flush: an error
- * that its own descriptor reports has usually been counted as well, and
- * the flush that hears of the one hears of the other; and a failure is
- * not counted when one has been counted since the connection's last
- * flush (it is most likely the same error, which each connection's
- * descriptor reports in turn, and counting each report would tell every
- * other connection again).  Two gaps are left.  A flush that succeeds,
- * its own cache flush with it, while another's fails, and reads the
- * count just before the other raises it: that connection hears at its
- * next flush.  And a second error that only one fsync hears of (a cache
- * flush), in a connection that has not yet flushed since another error
- * was counted, is not counted: that connection hears of it, the others
- * at the next error.  (An earlier
- * design had only the count, on the shared descriptor, and then the
- * same window held for errors the kernel records, whose report only one
- * sync gets; closing that by waiting for the syncs at the device cost
- * 12% of the IOPS of four writers that flush after every write: see
- * doc/hardening.md.)
+ * write-back: a failed flush, a failed RWF_DSYNC write, a failed write
+ * through the buffered descriptor.  A connection remembers the count at
+ * its last flush (and at its start), and its next flush fails with EIO
+ * if the count has moved meanwhile, even when its own fdatasync
+ * succeeded.  One report must not be counted once per connection,
+ * though: an error the kernel records reaches every connection's own
+ * descriptor in turn, and counting each report would tell every other
+ * connection again.  So a failure of a connection's own descriptor is
+ * not counted when another's has failed (bk_shared.wb_own) since this
+ * connection's last flush: it is most likely the same error.  Every
+ * other failure is counted: those of the shared descriptors are reports
+ * nobody else gets (the shared direct mark is drained after each
+ * counted failure of an own descriptor, see drain_marks).  So each
+ * connection hears of each error at least once, and of one the kernel
+ * records, once.  Two gaps are left.  A
+ * flush that succeeds, its own cache flush with it, while another's
+ * fails, and reads the count just before the other raises it: that
+ * connection hears at its next flush.  And an error that only one fsync
+ * hears of (a cache flush), reported to a connection's own descriptor
+ * when another connection's own descriptor has failed since its last
+ * flush, is taken for that error and not counted: the other connections
+ * are not told of it.  (An earlier design had only the count, on the
+ * shared descriptor, and then the first window held for errors the
+ * kernel records too, whose report only one sync gets; closing that by
+ * waiting for the syncs at the device cost 12% of the IOPS of four
+ * writers that flush after every write: see doc/hardening.md.)
  *
- * A connection hears of the errors after it opens, and of one that
- * nobody had been told of when it opened (the kernel's rule for a new
- * open file).  Two flushes of one connection run one after the other
- * (flush_mu): one of them is told, and it answers first.  Where the
- * file cannot be opened again (nbdkit -u/-g dropped the rights to, no
- * /proc, no descriptor left), a connection flushes the shared direct
- * descriptor instead, with the count alone, and that is logged once.
- * A read-only connection does so too: it has no writes of its own to
- * hear about.
+ * A connection hears of the errors after it opens, and of one that no
+ * open file had been told of when it opened (the kernel's rule for a
+ * new open file).  Two flushes of one connection run one after the
+ * other (flush_mu), and one of them is told.  Where the file cannot be
+ * opened again (nbdkit -u/-g dropped the rights to, no /proc, no
+ * descriptor left), a connection flushes the shared direct descriptor
+ * instead, with the count alone, as every connection did before, and
+ * the reason is logged once per file; then the first gap holds for every
+ * error.  A read-only connection does so too: it has no writes of its
+ * own to hear about.
  *
  * FUA writes go through the shared descriptors, with RWF_DSYNC, and
  * their sync checks the shared mark: a FUA write may fail for another
@@ -238,35 +242,52 @@ creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
   return 0;
 }
 
-/* An error that may stand for lost write-back (see the top), unless
- * one has been counted since this connection's last flush: then it is
- * most likely that one, which every connection's own descriptor reports
- * too, and counting it again would tell every other connection twice.
- */
+/* An error that may stand for lost write-back (see the top). */
 static void
 wb_error (const struct io_conn *c)
 {
-  uint64_t *n = &c->b->shared->wb_errors;
-
-  if (__atomic_load_n (n, __ATOMIC_SEQ_CST) ==
-      __atomic_load_n (&c->wb_seen, __ATOMIC_SEQ_CST))
-    __atomic_add_fetch (n, 1, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch (&c->b->shared->wb_errors, 1, __ATOMIC_SEQ_CST);
 }
+
+/* A failure of a flush on the connection's own descriptor: counted
+ * unless another connection's own descriptor has failed (counted or
+ * not) since this connection's last flush.  Then it is most likely the
+ * same error, which each connection's descriptor reports in turn, and
+ * counting every report would tell every other connection again.  True
+ * if counted.
+ */
+static bool
+wb_error_own (const struct io_conn *c)
+{
+  uint64_t was = __atomic_fetch_add (&c->b->shared->wb_own, 1,
+                                     __ATOMIC_SEQ_CST);
+
+  if (was != __atomic_load_n (&c->own_seen, __ATOMIC_SEQ_CST))
+    return false;
+  wb_error (c);
+  return true;
+}
+
+/* -D cfq.shared_flush=1: every connection flushes the shared descriptor,
+ * as where the file cannot be opened again (tests/test-flush-race.sh).
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_shared_flush;
 
 void
 io_conn_init (struct io_conn *c, bool readonly)
 {
-  static int warned;
   char proc[64];
 
   c->wb_seen = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
+  c->own_seen = __atomic_load_n (&c->b->shared->wb_own, __ATOMIC_SEQ_CST);
   pthread_mutex_init (&c->flush_mu, NULL);
   c->flush_fd = -1;
-  if (readonly)
+  if (readonly || cfq_debug_shared_flush)
     return;
   snprintf (proc, sizeof proc, "/proc/self/fd/%d", c->b->fds[FILE_DIRECT]);
   c->flush_fd = open (proc, O_RDONLY | O_CLOEXEC);
-  if (c->flush_fd == -1 && !__atomic_exchange_n (&warned, 1, __ATOMIC_RELAXED))
+  if (c->flush_fd == -1 &&
+      !__atomic_exchange_n (&c->b->shared->reopen_warned, 1, __ATOMIC_RELAXED))
     nbdkit_error ("cfq: file=%s: cannot open it again for a connection's "
                   "flushes (%s): %m; such connections flush the shared "
                   "descriptor, where a flush that runs while another is "
@@ -334,20 +355,24 @@ lock_pages (struct io_conn *c, struct rl_range *l, uint64_t off,
 /* After a failed flush: move the shared descriptors' marks past the
  * error (see the top): the direct one if this connection flushed its
  * own, and the buffered one, holding the tail's pages, if the tail is
- * written through it.  The results are not needed: each reports the
- * error just reported or none, and a newer one stays on every
- * connection's own mark and in the count.
+ * written through it.  The shared direct mark is drained after every
+ * failure counted from a connection's own descriptor, so if that mark
+ * reports an error after one that was not counted (counted: false), it
+ * is a report nobody else has had: it is counted, for the connections
+ * that flush the shared descriptor.  The buffered one reports the error
+ * just reported or a tail write's, which its writer counts.
  */
 static void
-drain_marks (struct io_conn *c)
+drain_marks (struct io_conn *c, bool counted)
 {
   const uint64_t size = c->b->dev.size;
   struct rl_range l;
   struct creq r;
 
   if (c->flush_fd >= 0 &&
-      !creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0))
-    (void) engine_run (&r);
+      !creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0) &&
+      engine_run (&r) && !counted)
+    wb_error (c);
   if (!c->b->direct || c->b->bs == 0 || size % c->b->bs == 0)
     return;                     /* nothing is written through it */
   lock_pages (c, &l, size / c->b->bs * c->b->bs, size);
@@ -357,27 +382,18 @@ drain_marks (struct io_conn *c)
 }
 
 /* -D cfq.flush_error_delay_ms=N: the first flush the kernel fails waits
- * N ms (after it has been counted) before it goes on, so that
+ * N ms before it is counted and goes on (on either descriptor), so that
  * tests/test-flush-race.sh can flush other connections while this one
- * has been told and has not answered.
+ * has been told and nobody has counted it.
  */
 NBDKIT_DLL_PUBLIC int cfq_debug_flush_error_delay_ms;
 
-/* Runs on the worker, when the scheduler dispatches the flush: the
- * connection's own descriptor; a failure is counted at once.
- */
-static int
-flush_fn (struct creq *r)
+static void
+debug_error_delay (void)
 {
-  const struct io_conn *c = r->arg;
-  int ms, err;
+  int ms = __atomic_exchange_n (&cfq_debug_flush_error_delay_ms, 0,
+                                __ATOMIC_RELAXED);
 
-  if (fdatasync (c->flush_fd) == 0)
-    return 0;
-  err = errno;
-  wb_error (c);
-  ms = __atomic_exchange_n (&cfq_debug_flush_error_delay_ms, 0,
-                            __ATOMIC_RELAXED);
   if (ms > 0) {
     struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000 };
 
@@ -385,6 +401,27 @@ flush_fn (struct creq *r)
     while (nanosleep (&ts, &ts) == -1 && errno == EINTR)
       ;
   }
+}
+
+struct own_flush {
+  const struct io_conn *c;
+  bool counted;                 /* its failure was counted */
+};
+
+/* Runs on the worker, when the scheduler dispatches the flush: the
+ * connection's own descriptor; a failure is counted at once.
+ */
+static int
+flush_fn (struct creq *r)
+{
+  struct own_flush *f = r->arg;
+  int err;
+
+  if (fdatasync (f->c->flush_fd) == 0)
+    return 0;
+  err = errno;
+  debug_error_delay ();
+  f->counted = wb_error_own (f->c);
   return -err;
 }
 
@@ -394,6 +431,7 @@ flush_fn (struct creq *r)
 static int
 run_flush (struct io_conn *c)
 {
+  struct own_flush f = { c, false };
   uint64_t now, before;
   struct creq r;
   int err;
@@ -402,19 +440,24 @@ run_flush (struct io_conn *c)
   if (c->flush_fd >= 0) {
     err = creq_build (c, &r, RQ_FLUSH, EOP_WORKER, FILE_DIRECT, NULL, 0, 0);
     r.worker_fn = flush_fn;
-    r.arg = c;
+    r.arg = &f;
   }
   else
     err = creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
   if (!err) {
     err = engine_run (&r);
-    if (err && c->flush_fd < 0)
+    if (err && c->flush_fd < 0) {
+      debug_error_delay ();
       wb_error (c);
+    }
     if (err)
-      drain_marks (c);
+      drain_marks (c, f.counted || c->flush_fd < 0);
   }
   now = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
   before = __atomic_exchange_n (&c->wb_seen, now, __ATOMIC_SEQ_CST);
+  __atomic_store_n (&c->own_seen,
+                    __atomic_load_n (&c->b->shared->wb_own, __ATOMIC_SEQ_CST),
+                    __ATOMIC_SEQ_CST);
   pthread_mutex_unlock (&c->flush_mu);
   if (!err && before != now) {
     nbdkit_debug ("cfq: flush: a write-back error on %s since this "

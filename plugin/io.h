@@ -29,6 +29,7 @@ struct io_conn {
   void *acct;                           /* accounting (creq->acct) */
   uint64_t wb_seen;                     /* atomic: b->shared->wb_errors at
                                            this connection's last flush */
+  uint64_t own_seen;                    /* atomic: b->shared->wb_own then */
   int flush_fd;                         /* its own descriptor of b's file,
                                            for its flushes, or -1 (io.c) */
   pthread_mutex_t flush_mu;             /* one flush of it at a time */

@@ -10,11 +10,11 @@
 # a flush that ran while another was being told (told by the kernel, not
 # yet counted) succeeded: its client heard that its writes were durable
 # when they were lost.  -D cfq.flush_error_delay_ms=N holds the first
-# flush the kernel fails for N ms, which makes that window N ms wide every
-# time.  (With the count alone, f98433e's -D cfq.wb_nosettle=1 and
-# -D cfq.wb_publish_delay_ms, which hold the count the same way, B below
-# got ok.)  It needs the flushes dispatched together: scheduler=fifo,
-# queue_depth > 1.
+# flush the kernel fails for N ms before it is counted, which makes that
+# window N ms wide every time; -D cfq.shared_flush=1 flushes the shared
+# descriptor (as where the file cannot be opened again), and there the
+# window is still open (the control).  The flushes must be dispatched
+# together: scheduler=fifo, queue_depth > 1.
 #
 #  1. the device and file as in test-flush-error.sh (ext4 on a loop
 #     device on nbdfuse on nbdkit's memory plugin behind its error
@@ -28,12 +28,19 @@
 #     a connection D made now flushes: ok (it opened after everyone had
 #     been told);
 #  4. with cache=page (every write through the page cache), the same;
+#     and the control, with the shared descriptor: B and C ok, and EIO at
+#     their next flush;
 #  5. a block device whose cache flush fails while a trigger exists (a
 #     file behind nbdkit's eval plugin, whose flush fails then, through
 #     nbdfuse and a loop device, served directly): A and B write, the trigger is set, A
 #     flushes: EIO; the trigger is removed and B flushes: EIO (its own
 #     cache flush succeeded: only the count tells it); B again and a new
-#     connection: ok.
+#     connection: ok;
+#  6. Y's flush is told of an error, Z's too; Z writes, and its write is
+#     lost; X, which has not flushed since the first error, is told of
+#     the second; Z's next flush: EIO; then X ok (told once), Y EIO (not
+#     yet told of the second), Z ok.  With own descriptors and with the
+#     shared one (where only the count tells Z).
 # Skips without root, /dev/fuse, nbdfuse, a loop device, mkfs.ext4 or
 # nbdkit's error filter.
 # timeout: 240
@@ -43,22 +50,31 @@ requires_python_nbd
 failing_ext4
 TESTS_DIR=$(cd "$(dirname "$0")" && pwd)   # for nbdflush.py
 
-delay_ms=$((2000 * ${CFQ_TIMEOUT_SCALE:-1}))
+delay_ms=$((4000 * ${CFQ_TIMEOUT_SCALE:-1}))
 
-# race NAME CACHE: the scenario on a server of its own, on its own file.
-race ()
+# serve NAME CACHE [-D ...]: a server of its own, on its own file, fifo.
+serve ()
 {
-  local name=$1 cache=$2
+  local name=$1 cache=$2; shift 2
   head -c $(((1 << 20) + 1000)) /dev/urandom >"$TESTDIR/mnt/$name.img"
   sync
   printf '[device]\nfile = %s\ncache = %s\n[scheduler]\nscheduler = fifo\n[export]\n' \
     "$TESTDIR/mnt/$name.img" "$cache" >"$TESTDIR/$name.conf"
-  control_start "$name" -v -D cfq.flush_error_delay_ms=$delay_ms -- \
-    config="$TESTDIR/$name.conf"
+  control_start "$name" -v "$@" -- config="$TESTDIR/$name.conf"
+}
+
+# race NAME CACHE WANT [-D ...]: parts 2-4 on a server of its own.  WANT:
+# B's and C's flushes, then A's, B's and C's next ones.
+race ()
+{
+  local name=$1 cache=$2 want=$3; shift 3
+  serve "$name" "$cache" -D cfq.flush_error_delay_ms=$delay_ms "$@"
   PYTHONPATH=$TESTS_DIR "$PYTHON" - "${NBDKIT_SOCK[$name]}" "$TESTDIR/wtrig" "$TESTDIR/$name.log" \
-    "$delay_ms" <<'EOP' || fail "$name (cache=$cache): see above"
+    "$want" <<'EOP' || fail "$name (cache=$cache): see above"
 import os, sys, threading, time, nbd
-sock, trig, log, delay_ms = sys.argv[1:5]
+sock, trig, log, want = sys.argv[1:5]
+want_b, want_c, want_again = want.split()
+want_again = tuple(want_again.split(","))
 MARK = b"a failed flush goes on in"
 from nbdflush import conn as nbdflush_conn, flush, result
 def conn():
@@ -97,14 +113,14 @@ if not held:
     print("FAIL: setup: A's flush got %s and was never held" % ra); ok = False
 if ra != "EIO":
     print("FAIL: A's flush over a failed write-back: %s (want EIO)" % ra); ok = False
-if rb != "EIO":
-    print("FAIL: B's flush while A was being told: %s (want EIO)" % rb); ok = False
+if rb != want_b:
+    print("FAIL: B's flush while A was being told: %s (want %s)" % (rb, want_b)); ok = False
 elif held and b_at >= res["a_at"]:
     print("FAIL: B answered only after A (it must not wait for A)"); ok = False
-if rc != "EIO":
-    print("FAIL: C's flush: %s (want EIO: C was not told)" % rc); ok = False
-if again != ("ok", "ok", "ok"):
-    print("FAIL: the next flushes of A, B, C: %s (want ok: each was told)" % (again,)); ok = False
+if rc != want_c:
+    print("FAIL: C's flush: %s (want %s)" % (rc, want_c)); ok = False
+if again != want_again:
+    print("FAIL: the next flushes of A, B, C: %s (want %s)" % (again, want_again)); ok = False
 if rd != "ok":
     print("FAIL: a new connection's flush: %s (want ok)" % rd); ok = False
 sys.exit(0 if ok else 1)
@@ -112,8 +128,11 @@ EOP
   stop_nbdkit "$name"
 }
 
-race direct none
-race page page
+race direct none "EIO EIO ok,ok,ok"
+race page page "EIO EIO ok,ok,ok"
+# The control: flushing the shared descriptor, B and C are ok while A is
+# held, and hear at their next flush.
+race shared none "ok ok ok,EIO,EIO" -D cfq.shared_flush=1
 
 # 5. The disk's cache flush fails.
 # nbdkit 1.32's error filter cannot fail a flush: the eval plugin on a
@@ -156,4 +175,44 @@ if again != ("ok", "ok", "ok"):
 sys.exit(0 if ok else 1)
 EOP
 stop_nbdkit blk
+
+# 6. Two errors, where the second is reported to a connection that has
+#    not flushed since the first was counted.
+for mode in own shared; do
+  if [ $mode = shared ]; then serve two$mode none -D cfq.shared_flush=1
+  else serve two$mode none; fi
+  PYTHONPATH=$TESTS_DIR "$PYTHON" - "${NBDKIT_SOCK[two$mode]}" "$TESTDIR/wtrig" <<'EOP' ||
+import os, sys, nbd
+from nbdflush import conn as nbdflush_conn, flush
+sock, trig = sys.argv[1:3]
+def conn():
+    return nbdflush_conn(sock)
+y, z, x = conn(), conn(), conn()
+tail = y.get_size() - 1000 + 512
+y.pwrite(b"Y" * 100, tail)
+open(trig, "w").close()
+ry = flush(y)
+os.unlink(trig)
+rz = flush(z)
+z.pwrite(b"Z" * 100, tail + 200)         # acknowledged, then lost
+open(trig, "w").close()
+rx = flush(x)
+os.unlink(trig)
+rz2 = flush(z)
+again = (flush(x), flush(y), flush(z))
+print("two errors: Y %s, Z %s, X %s, Z after its write was lost %s, again %s"
+      % (ry, rz, rx, rz2, again))
+ok = True
+if (ry, rz, rx) != ("EIO", "EIO", "EIO"):
+    print("FAIL: setup: Y, Z, X: %s (want EIO each)" % ((ry, rz, rx),)); ok = False
+if rz2 != "EIO":
+    print("FAIL: Z's flush after its acknowledged write was lost: %s (want EIO)" % rz2); ok = False
+if again != ("ok", "EIO", "ok"):
+    print("FAIL: the flushes of X, Y, Z after: %s (want ok, EIO: Y has not "
+          "heard of the second error, ok)" % (again,)); ok = False
+sys.exit(0 if ok else 1)
+EOP
+    fail "two errors ($mode descriptors): see above"
+  stop_nbdkit two$mode
+done
 echo ok
