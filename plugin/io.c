@@ -76,8 +76,9 @@
  * other failure is counted: those of the shared descriptors are reports
  * nobody else gets (the shared direct mark is drained after each
  * counted failure of an own descriptor, see drain_marks).  So each
- * connection hears of each error at least once, and of one the kernel
- * records, once.  Two gaps are left.  A
+ * connection hears of each error at least once (twice, rarely, when
+ * the failures and drains of several connections interleave).  Two gaps
+ * are left.  A
  * flush that succeeds, its own cache flush with it, while another's
  * fails, and reads the count just before the other raises it: that
  * connection hears at its next flush.  And an error that only one fsync
