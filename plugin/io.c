@@ -78,10 +78,9 @@
  * counted failure of an own descriptor, see drain_marks).  So each
  * connection hears of each error at least once (twice, rarely, when
  * the failures and drains of several connections interleave).  Two gaps
- * are left.  A
- * flush that succeeds, its own cache flush with it, while another's
- * fails, and reads the count just before the other raises it: that
- * connection hears at its next flush.  And an error that only one fsync
+ * are left.  A flush that succeeds, its own cache flush with it, while
+ * another's fails, and reads the count just before the other raises it:
+ * that connection hears at its next flush.  And an error that only one fsync
  * hears of (a cache flush), reported to a connection's own descriptor
  * when another connection's own descriptor has failed since its last
  * flush, is taken for that error and not counted: the other connections
@@ -445,14 +444,12 @@ run_flush (struct io_conn *c)
   }
   else
     err = creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
-  if (!err) {
-    err = engine_run (&r);
-    if (err && c->flush_fd < 0) {
+  if (!err && (err = engine_run (&r)) != 0) {
+    if (c->flush_fd < 0) {
       debug_error_delay ();
       wb_error (c);
     }
-    if (err)
-      drain_marks (c, f.counted || c->flush_fd < 0);
+    drain_marks (c, f.counted);
   }
   now = __atomic_load_n (&c->b->shared->wb_errors, __ATOMIC_SEQ_CST);
   before = __atomic_exchange_n (&c->wb_seen, now, __ATOMIC_SEQ_CST);

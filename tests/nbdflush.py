@@ -1,5 +1,5 @@
 # nbdflush.py: what the flush tests' Python needs (test-flush-error.sh,
-# test-flush-race.sh): import it after sys.path.insert(0, TESTS_DIR).
+# test-flush-race.sh), which run Python with PYTHONPATH=$TESTS_DIR.
 import errno
 import nbd
 
