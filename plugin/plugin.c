@@ -53,6 +53,7 @@
 #include "bounce.h"
 #include "devmodel.h"
 #include "engine.h"
+#include "hangup.h"
 #include "io.h"
 #include "sched.h"
 #include "tenants.h"
@@ -99,6 +100,15 @@ fail (const char *what, int err)
 
 /* ---- loading and configuration ------------------------------------------------ */
 
+/* Before nbdkit has a connection: guard it against its own abort when a
+ * client hangs up with replies in flight (hangup.c).
+ */
+static void
+cfqp_load (void)
+{
+  hangup_guard_install ();
+}
+
 static void
 cfqp_unload (void)
 {
@@ -114,6 +124,11 @@ cfqp_dump_plugin (void)
   static const char *const names[] = { "fifo", "cfq" };
   const char *sep = "";
 
+  unsigned sites;
+  enum hangup_state hs = hangup_guard_state (&sites);
+
+  printf ("cfq_hangup_guard=%s\n", hangup_state_name (hs));
+  printf ("cfq_hangup_guard_sites=%u\n", sites);
   printf ("cfq_io_uring=yes\n");
   printf ("cfq_liburing_version=%s\n", CFQ_LIBURING_VERSION);
   printf ("cfq_libev_version=%d.%d\n", ev_version_major (),
@@ -700,6 +715,7 @@ static struct nbdkit_plugin plugin = {
   .longname = "nbdkit CFQ-scheduled io_uring plugin",
   .version = "0.1",
   .description = "Serve a file or block device, one CFQ queue per client",
+  .load = cfqp_load,
   .unload = cfqp_unload,
   .dump_plugin = cfqp_dump_plugin,
   .config = cfqp_config,

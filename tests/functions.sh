@@ -216,6 +216,31 @@ requires_shadow ()
   [ -x "$SHADOW" ] || fail "$SHADOW is not built (run make)"
 }
 
+# nbdkit_hangup_safe: true when a client that hangs up with replies in
+# flight cannot abort this nbdkit: its version has no such bug (1.32.4 -
+# 1.33.9 have it), or the plugin under test guards it (hangup.c; its state
+# in --dump-plugin).  Prints why on stdout when it is not safe.
+nbdkit_hangup_safe ()
+{
+  local v guard
+  v=$(nbdkit --version | awk '{print $2}')
+  if ! { printf '%s\n' 1.32.4 "$v" | sort -V -C &&
+         ! printf '%s\n' 1.33.10 "$v" | sort -V -C; }; then
+    return 0
+  fi
+  if plugin_is_ours; then
+    guard=$(nbdkit "$CFQ_PLUGIN" --dump-plugin 2>/dev/null |
+              sed -n 's/^cfq_hangup_guard=//p')
+    case "$guard" in
+      on|not-needed) return 0 ;;
+    esac
+    echo "nbdkit $v aborts when a client hangs up with requests in flight, and the plugin's guard is '${guard:-absent}'"
+  else
+    echo "nbdkit $v aborts when a client hangs up with requests in flight (fixed in 1.33.10), whatever the plugin"
+  fi
+  return 1
+}
+
 # plugin_is_ours: true unless CFQ_PLUGIN names one of nbdkit's plugins.
 plugin_is_ours ()
 {
