@@ -55,6 +55,7 @@
 #include "engine.h"
 #include "hangup.h"
 #include "io.h"
+#include "reqbuf.h"
 #include "sched.h"
 #include "tenants.h"
 #include "utf8.h"
@@ -101,12 +102,14 @@ fail (const char *what, int err)
 /* ---- loading and configuration ------------------------------------------------ */
 
 /* Before nbdkit has a connection: guard it against its own abort when a
- * client hangs up with replies in flight (hangup.c).
+ * client hangs up with replies in flight (hangup.c), and have it align
+ * its request buffers so that aligned requests need no bounce (reqbuf.c).
  */
 static void
 cfqp_load (void)
 {
   hangup_guard_install ();
+  reqbuf_install ();
 }
 
 static void
@@ -129,6 +132,7 @@ cfqp_dump_plugin (void)
 
   printf ("cfq_hangup_guard=%s\n", hangup_state_name (hs));
   printf ("cfq_hangup_guard_sites=%u\n", sites);
+  printf ("cfq_aligned_buffers=%s\n", reqbuf_aligned () ? "yes" : "no");
   printf ("cfq_io_uring=yes\n");
   printf ("cfq_liburing_version=%s\n", CFQ_LIBURING_VERSION);
   printf ("cfq_libev_version=%d.%d\n", ev_version_major (),
