@@ -63,6 +63,7 @@
 #include <nbdkit-plugin.h>
 
 #include "hangup.h"
+#include "hostexe.h"
 
 /* -D cfq.hangup_guard=0: leave nbdkit as it is. */
 NBDKIT_DLL_PUBLIC int cfq_debug_hangup_guard = 1;
@@ -71,51 +72,6 @@ static enum hangup_state guard_state = HANGUP_NOT_RUN;
 static unsigned guard_sites;            /* jumps made no-ops */
 
 #define GUARD_SITES_MAX 4               /* the two send functions, spare */
-
-struct exe {
-  uintptr_t base;                       /* load bias */
-  const ElfW(Phdr) *phdr;
-  size_t phnum;
-  bool found;
-};
-
-static int
-find_exe (struct dl_phdr_info *info, size_t size, void *data)
-{
-  struct exe *e = data;
-  uintptr_t fn = (uintptr_t) nbdkit_error;
-
-  /* The executable is the object whose code holds nbdkit_error. */
-  for (size_t i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
-        fn >= lo && fn < lo + ph->p_memsz) {
-      e->base = info->dlpi_addr;
-      e->phdr = info->dlpi_phdr;
-      e->phnum = info->dlpi_phnum;
-      e->found = true;
-      return 1;
-    }
-  }
-  return 0;
-}
-
-/* Is [p, p+len) inside one loaded segment with permission flag pf? */
-static bool
-in_segment (const struct exe *e, uintptr_t p, size_t len, ElfW(Word) pf)
-{
-  for (size_t i = 0; i < e->phnum; i++) {
-    const ElfW(Phdr) *ph = &e->phdr[i];
-    uintptr_t lo = e->base + ph->p_vaddr, hi = lo + ph->p_filesz;
-
-    if (ph->p_type == PT_LOAD && (ph->p_flags & pf) && p >= lo &&
-        p <= hi && len <= hi - p)
-      return true;
-  }
-  return false;
-}
 
 static int32_t
 rd32 (uintptr_t p)
@@ -130,10 +86,10 @@ rd32 (uintptr_t p)
  * at most max bytes long; else NULL.
  */
 static const char *
-string_at (const struct exe *e, uintptr_t p, size_t max)
+string_at (const struct hostexe *e, uintptr_t p, size_t max)
 {
   for (size_t n = 0; n <= max; n++) {
-    if (!in_segment (e, p + n, 1, PF_R))
+    if (!hostexe_contains (e, p + n, 1, PF_R))
       return NULL;
     if (*(const char *) (p + n) == '\0')
       return (const char *) p;
@@ -151,7 +107,7 @@ ends_with (const char *s, const char *tail)
 
 /* Is the code at t the assertion this file is about? */
 static bool
-is_send_assert (const struct exe *e, uintptr_t t)
+is_send_assert (const struct hostexe *e, uintptr_t t)
 {
   static const unsigned char lea_rcx[] = { 0x48, 0x8d, 0x0d };
   static const unsigned char lea_rsi[] = { 0x48, 0x8d, 0x35 };
@@ -159,7 +115,7 @@ is_send_assert (const struct exe *e, uintptr_t t)
   const unsigned char *c = (const unsigned char *) t;
   const char *fn, *file, *expr;
 
-  if (!in_segment (e, t, 27, PF_X) ||
+  if (!hostexe_contains (e, t, 27, PF_X) ||
       memcmp (c, lea_rcx, 3) || c[7] != 0xba ||
       memcmp (c + 12, lea_rsi, 3) || memcmp (c + 19, lea_rdi, 3) ||
       c[26] != 0xe8)
@@ -175,7 +131,7 @@ is_send_assert (const struct exe *e, uintptr_t t)
 
 /* Does the executable hold the expression at all (a build with the bug)? */
 static bool
-has_expression (const struct exe *e)
+has_expression (const struct hostexe *e)
 {
   static const char needle[] = "sock >= 0";
 
@@ -194,11 +150,11 @@ has_expression (const struct exe *e)
  * `sock`)?
  */
 static bool
-after_sign_test (const struct exe *e, uintptr_t p)
+after_sign_test (const struct hostexe *e, uintptr_t p)
 {
   const unsigned char *c = (const unsigned char *) p;
 
-  return in_segment (e, p - 2, 2, PF_X) && c[-2] == 0x85 && c[-1] >= 0xc0 &&
+  return hostexe_contains (e, p - 2, 2, PF_X) && c[-2] == 0x85 && c[-1] >= 0xc0 &&
     ((c[-1] >> 3) & 7) == (c[-1] & 7);
 }
 
@@ -231,7 +187,7 @@ segment_prot (const ElfW(Phdr) *ph)
 void
 hangup_guard_install (void)
 {
-  struct exe e = { .found = false };
+  struct hostexe e;
   uintptr_t sites[GUARD_SITES_MAX];
   uintptr_t target[GUARD_SITES_MAX];    /* the assertion each leads to */
   size_t len[GUARD_SITES_MAX];          /* bytes of each jump */
@@ -242,8 +198,7 @@ hangup_guard_install (void)
     guard_state = HANGUP_OFF;
     return;
   }
-  dl_iterate_phdr (find_exe, &e);
-  if (!e.found) {
+  if (hostexe_find (&e)) {
     guard_state = HANGUP_UNKNOWN;
     nbdkit_debug ("cfq: hang-up guard: nbdkit's executable not found");
     return;
