@@ -61,7 +61,9 @@ enum {
   GK_MAX_CONNS,
   GK_CACHE,
   GK_BUFFER_POOL,
-  GK_SCHEDULER,
+  GK_MEMORY,
+  GK_REPLY_TIMEOUT,
+  GK_SCHEDULER,                 /* the first [scheduler] key */
   GK_TUNABLE,
 };
 

@@ -106,7 +106,7 @@ tunable_is_key (size_t i)
 
 const char *const gk_names[GK_TUNABLE] = {
   "file", "queue_depth", "mode", "emulate", "max_connections", "cache",
-  "buffer_pool", "scheduler",
+  "buffer_pool", "memory", "reply_timeout", "scheduler",
 };
 
 /* enum cfg_cache, in order. */
@@ -354,6 +354,23 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
               r < 0 ? "not a size" : "out of range",
               CFG_BUFFER_POOL_MIN >> 20, CFG_BUFFER_POOL_MAX >> 30,
               CFG_MAX_REQUEST >> 20);
+    return -EINVAL;
+  case GK_MEMORY:
+    r = units_parse_size (value, v);
+    if (r == 0 && *v <= CFG_MEMORY_MAX)
+      return 0;
+    snprintf (why, len, "%s (want a size up to %" PRIu64 "T)",
+              r < 0 ? "not a size" : "out of range", CFG_MEMORY_MAX >> 40);
+    return -EINVAL;
+  case GK_REPLY_TIMEOUT:
+    r = units_parse_time (value, 1000000, v);
+    if (r == 0 && (*v == 0 || (*v >= CFG_REPLY_TIMEOUT_MIN &&
+                               *v <= CFG_REPLY_TIMEOUT_MAX)))
+      return 0;
+    snprintf (why, len, "%s (want 0 for none, or %" PRIu64 "s..%" PRIu64
+              "s)", r < 0 ? "not a time" : "out of range",
+              CFG_REPLY_TIMEOUT_MIN / 1000000000,
+              CFG_REPLY_TIMEOUT_MAX / 1000000000);
     return -EINVAL;
   case GK_MODE:
     t = cfq_tunable_lookup ("mode");
@@ -1154,6 +1171,59 @@ xexport_free (struct xexport *x)
   free (x->allow);
 }
 
+void
+cfg_memory_parts (const struct cfg_device *dev, struct cfg_memory *m)
+{
+  uint64_t used;
+
+  m->pool = dev->buffer_pool;
+  m->conns = (uint64_t) dev->max_connections * CFG_MEMORY_CONN;
+  m->base = CFG_MEMORY_BASE;
+  used = m->pool + m->conns + m->base;
+  m->requests = dev->memory > used ? dev->memory - used : 0;
+}
+
+/* The budget must hold its fixed parts and room for requests.  The error
+ * goes to the line of memory, or else of whichever part was set.
+ */
+static void
+check_memory (struct cfg *cfg)
+{
+  static const int parts[] = { GK_MEMORY, GK_BUFFER_POOL, GK_MAX_CONNS };
+  struct cfg_memory m;
+  char a[32], b[32], c[32], d[32], e[32];
+  unsigned line = 0;
+  bool cmd = false;
+
+  cfg_memory_parts (&cfg->m.dev, &m);
+  if (m.requests >= CFG_MEMORY_REQ_MIN)
+    return;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+    if (cfg->gv[parts[i]].cmd_set) {
+      cmd = true;
+      break;
+    }
+    if (cfg->gv[parts[i]].line) {
+      line = cfg->gv[parts[i]].line;
+      break;
+    }
+  }
+  units_format_size (cfg->m.dev.memory, a, sizeof a);
+  units_format_size (m.pool, b, sizeof b);
+  units_format_size (CFG_MEMORY_CONN, c, sizeof c);
+  units_format_size (m.base, d, sizeof d);
+  units_format_size (CFG_MEMORY_REQ_MIN, e, sizeof e);
+#define MEMORY_MSG "memory = %s is less than its parts: buffer_pool %s + " \
+    "max_connections %u x %s + %s for the process + at least %s for " \
+    "requests in flight; raise memory, or lower buffer_pool or " \
+    "max_connections"
+  if (cmd || (!line && !cfg->filename))
+    cerr (cfg, MEMORY_MSG, a, b, cfg->m.dev.max_connections, c, d, e);
+  else
+    ferr (cfg, line, MEMORY_MSG, a, b, cfg->m.dev.max_connections, c, d, e);
+#undef MEMORY_MSG
+}
+
 int
 cfg_validate (struct cfg *cfg, uint64_t device_size)
 {
@@ -1182,6 +1252,10 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   cfg->m.dev.cache = gget (cfg, GK_CACHE, CFG_CACHE_NONE);
   cfg->m.dev.buffer_pool = gget (cfg, GK_BUFFER_POOL,
                                  CFG_BUFFER_POOL_DEFAULT);
+  cfg->m.dev.memory = gget (cfg, GK_MEMORY, CFG_MEMORY_DEFAULT);
+  cfg->m.dev.reply_timeout = gget (cfg, GK_REPLY_TIMEOUT,
+                                   CFG_REPLY_TIMEOUT_DEFAULT);
+  check_memory (cfg);
   ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   if (!ops)                     /* only if core/ was built without it */
     cerr (cfg, "scheduler %s is not built in",

@@ -57,8 +57,38 @@
 #define CFG_BUFFER_POOL_DEFAULT ((uint64_t) 256 << 20)
 #define CFG_BUFFER_POOL_MIN ((uint64_t) CFG_MAX_REQUEST + (1u << 20))
 #define CFG_BUFFER_POOL_MAX ((uint64_t) 64 << 30)
+/* [device] memory: the most the server may take, whatever its clients do.
+ * Its parts (cfg_memory_parts):
+ *   buffer_pool
+ *   + max_connections x CFG_MEMORY_CONN   (a connection: nbdkit's worker
+ *                                          threads and structures, ours)
+ *   + CFG_MEMORY_BASE                     (the process: code, libraries,
+ *                                          the dispatcher, the ring)
+ *   + request buffers: the rest, nbdkit's buffers for requests being
+ *     received or answered; at least CFG_MEMORY_REQ_MIN.
+ */
+#define CFG_MEMORY_DEFAULT ((uint64_t) 2 << 30)
+#define CFG_MEMORY_MAX ((uint64_t) 1 << 50)
+#define CFG_MEMORY_CONN ((uint64_t) 256 << 10)
+#define CFG_MEMORY_BASE ((uint64_t) 64 << 20)
+#define CFG_MEMORY_REQ_MIN ((uint64_t) 2 * CFG_MAX_REQUEST)
+/* [device] reply_timeout: a client that takes none of a reply for this
+ * long is cut off; 0 turns it off.
+ */
+#define CFG_REPLY_TIMEOUT_DEFAULT ((uint64_t) 60 * 1000000000)
+#define CFG_REPLY_TIMEOUT_MIN ((uint64_t) 1000000000)
+#define CFG_REPLY_TIMEOUT_MAX ((uint64_t) 3600 * 1000000000)
 #define CFG_DEFAULT_GROUP "default"     /* exports with no group= join it */
 #define CFG_DEFAULT_SCHEDULER "cfq"
+
+/* The memory budget of a model, part by part (bytes). */
+struct cfg_memory {
+  uint64_t pool;                /* buffer_pool */
+  uint64_t conns;               /* max_connections x CFG_MEMORY_CONN */
+  uint64_t base;                /* CFG_MEMORY_BASE */
+  uint64_t requests;            /* what is left for nbdkit's request buffers;
+                                   0 if the others take it all */
+};
 
 /* A device-model parameter, "model.KEY = VALUE" in [device], as text for
  * devmodel_set(); cfg_validate() has checked it on the model emulate names
@@ -89,9 +119,16 @@ struct cfg_device {
   unsigned max_connections;     /* clients connected at once, all exports */
   enum cfg_cache cache;         /* [device] cache, default none */
   uint64_t buffer_pool;         /* bytes: request buffers at once */
+  uint64_t memory;              /* bytes: the server's budget, in all */
+  uint64_t reply_timeout;       /* ns a client may take no reply; 0: none */
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
 };
+
+/* The parts of dev's memory budget (see CFG_MEMORY_DEFAULT). */
+extern void cfg_memory_parts (const struct cfg_device *dev,
+                              struct cfg_memory *m);
+
 
 /* A scheduler tunable to pass to sched_set(): only those given in the file
  * or on the command line (the policy keeps its own defaults otherwise), and

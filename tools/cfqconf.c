@@ -111,6 +111,10 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
   printf ("  max_connections = %u\n", m->dev.max_connections);
   printf ("  buffer_pool = %s\n",
           units_format_size (m->dev.buffer_pool, b1, sizeof b1));
+  printf ("  memory = %s\n",
+          units_format_size (m->dev.memory, b1, sizeof b1));
+  printf ("  reply_timeout = %s\n", m->dev.reply_timeout ?
+          units_format_time (m->dev.reply_timeout, b1, sizeof b1) : "0");
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 
@@ -245,8 +249,11 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
   jkv ("mode", cfq_mode_name (m->dev.mode), ", ");
   jkv ("emulate", m->dev.emulate ? m->dev.emulate : "none", ", ");
   jkv ("cache", cfg_cache_name (m->dev.cache), ", ");
-  printf ("\"max_connections\": %u, \"buffer_pool\": %llu, ",
-          m->dev.max_connections, (unsigned long long) m->dev.buffer_pool);
+  printf ("\"max_connections\": %u, \"buffer_pool\": %llu, "
+          "\"memory\": %llu, \"reply_timeout_ns\": %llu, ",
+          m->dev.max_connections, (unsigned long long) m->dev.buffer_pool,
+          (unsigned long long) m->dev.memory,
+          (unsigned long long) m->dev.reply_timeout);
   printf ("\"model\": {");
   for (size_t i = 0; i < m->dev.nr_model; i++) {
     printf ("%s", i ? ", " : "");

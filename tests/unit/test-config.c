@@ -1550,7 +1550,8 @@ test_hardening (void)
     } pools[] = {
       { DEV "[export a]\n", NULL, (uint64_t) 256 << 20 },
       { DEV "buffer_pool = 33M\n[export a]\n", NULL, (uint64_t) 33 << 20 },
-      { DEV "buffer_pool = 64G\n[export a]\n", NULL, (uint64_t) 64 << 30 },
+      { DEV "buffer_pool = 64G\nmemory = 65G\n[export a]\n", NULL,
+        (uint64_t) 64 << 30 },
       { DEV "buffer_pool = 64M\n[export a]\n", ovr, (uint64_t) 1 << 30 },
     };
 
@@ -1571,6 +1572,60 @@ test_hardening (void)
        " the largest request, 32M, and its edge blocks)\n");
   BAD (DEV "[export a]\nbuffer_pool = 64M\n",
        "t.conf:4: 'buffer_pool' belongs in [device], not in [export NAME]\n");
+
+  /* [device] memory: 2G unless given; it must hold buffer_pool, the
+   * connections at 256K each, 64M for the process and 64M of requests.
+   */
+  {
+    static const char *const ovr[] = { "memory", "1G", NULL };
+    struct cfg_memory mp;
+
+    cfg = GOOD (DEV "[export a]\n", NULL, G);
+    CHECK_EQ (cfg_model (cfg)->dev.memory, (uint64_t) 2 << 30);
+    CHECK_EQ (cfg_model (cfg)->dev.reply_timeout, (uint64_t) 60000000000);
+    cfg_memory_parts (&cfg_model (cfg)->dev, &mp);
+    CHECK_EQ (mp.pool, (uint64_t) 256 << 20);
+    CHECK_EQ (mp.conns, (uint64_t) 1024 * (256 << 10));
+    CHECK_EQ (mp.base, (uint64_t) 64 << 20);
+    CHECK_EQ (mp.requests, ((uint64_t) 2 << 30) - (576u << 20));
+    cfg_free (cfg);
+    /* Exactly the parts and 64M of requests: accepted. */
+    cfg = GOOD (DEV "buffer_pool = 64M\nmax_connections = 4\n"
+                "memory = 193M\n[export a]\n", NULL, G);
+    cfg_memory_parts (&cfg_model (cfg)->dev, &mp);
+    CHECK_EQ (mp.requests, (uint64_t) 64 << 20);
+    cfg_free (cfg);
+    cfg = GOOD (DEV "memory = 4G\n[export a]\n", ovr, G);
+    CHECK_EQ (cfg_model (cfg)->dev.memory, (uint64_t) 1 << 30);
+    cfg_free (cfg);
+  }
+  BAD (DEV "buffer_pool = 64M\nmax_connections = 4\nmemory = 192M\n"
+       "[export a]\n",
+       "t.conf:5: memory = 192M is less than its parts: buffer_pool 64M + "
+       "max_connections 4 x 256K + 64M for the process + at least 64M for "
+       "requests in flight; raise memory, or lower buffer_pool or "
+       "max_connections\n");
+  /* No memory line: the error goes to the part that was set. */
+  BAD (DEV "buffer_pool = 2G\n[export a]\n",
+       "t.conf:3: memory = 2G is less than its parts: buffer_pool 2G + "
+       "max_connections 1024 x 256K + 64M for the process + at least 64M "
+       "for requests in flight; raise memory, or lower buffer_pool or "
+       "max_connections\n");
+  BAD (DEV "memory = lots\n[export a]\n",
+       "t.conf:3: memory = lots: not a size (want a size up to 1024T)\n");
+
+  /* [device] reply_timeout: 60s unless given; 0 (none) or 1s..3600s. */
+  cfg = GOOD (DEV "reply_timeout = 0\n[export a]\n", NULL, G);
+  CHECK_EQ (cfg_model (cfg)->dev.reply_timeout, 0);
+  cfg_free (cfg);
+  cfg = GOOD (DEV "reply_timeout = 2s\n[export a]\n", NULL, G);
+  CHECK_EQ (cfg_model (cfg)->dev.reply_timeout, (uint64_t) 2000000000);
+  cfg_free (cfg);
+  BAD (DEV "reply_timeout = 500ms\n[export a]\n",
+       "t.conf:3: reply_timeout = 500ms: out of range (want 0 for none, or "
+       "1s..3600s)\n");
+  BAD (DEV "[scheduler]\nreply_timeout = 5s\n[export a]\n",
+       "t.conf:4: 'reply_timeout' belongs in [device], not in [scheduler]\n");
 }
 
 int
