@@ -188,7 +188,9 @@ cfqp_config (const char *key, const char *value)
     return tn_override (key, value);   /* the model decides (tn_sched_name) */
   }
   else if (strcmp (key, "queue_depth") == 0 ||
-           strcmp (key, "buffer_pool") == 0)
+           strcmp (key, "buffer_pool") == 0 ||
+           strcmp (key, "memory") == 0 ||
+           strcmp (key, "reply_timeout") == 0)
     return tn_override (key, value);   /* parsed and checked by the model */
   else if (strcmp (key, "backend") == 0) {
     char names[128] = "";
@@ -254,6 +256,8 @@ cfqp_config_complete (void)
   "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \
   "cache=none|page      none: O_DIRECT (default); page: the page cache.\n" \
   "buffer_pool=<SIZE>   Most memory for aligned request buffers (default 256M).\n" \
+  "memory=<SIZE>        The server's memory budget, in all (default 2G).\n" \
+  "reply_timeout=<TIME> Cut off a client that takes no reply this long (60s).\n" \
   "config=<FILE>        Tenants: [device] [scheduler] [group N] [export N].\n" \
   "control=<PATH>       Serve the control socket (cfqctl) at PATH.\n" \
   "stats=<FILE>         Write the statistics as JSON to FILE at exit.\n" \
@@ -309,6 +313,12 @@ cfqp_get_ready (void)
   if (err) {
     nbdkit_error ("cfq: the buffer pool: %s", strerror (-err));
     return -1;
+  }
+  {
+    struct cfg_memory mp;
+
+    cfg_memory_parts (&tn_model ()->dev, &mp);
+    reqbuf_configure (mp.requests, tn_model ()->dev.reply_timeout);
   }
   return tn_prepare (cfqp_sched_ops->name, bk_main ()->dev.size,
                      cfqp_st_dev);

@@ -1,194 +1,337 @@
-/* reqbuf.c: nbdkit's request buffers, aligned for O_DIRECT.
+/* reqbuf.c: nbdkit's request buffers and replies: aligned, within the
+ * memory budget, and never held by a client that reads nothing.
  *
- * nbdkit reads a request's data into, and sends a read's reply from, a
- * buffer each worker thread keeps (threadlocal_buffer in nbdkit 1.32),
- * grown with realloc.  glibc's realloc gives 16-byte alignment, and for
- * large sizes an mmap'd chunk whose data starts 16 bytes into a page, so
- * no request buffer is ever 512-byte aligned.  Every read and write, even
- * one aligned on the device, then went through the bounce pool
- * (bounce.c): a copy on the hot path, and a share of the pool taken by
- * requests that never needed it.
+ * nbdkit 1.32 receives each request into a buffer its worker thread keeps
+ * (threadlocal_buffer), grown with realloc to the largest request the
+ * thread has seen, up to nbdkit's own 64 MiB, and kept until the
+ * connection ends.  It sends each reply from that buffer with blocking
+ * send(2) calls.  Three consequences, and a plugin is given no say in any
+ * of them:
  *
- * nbdkit has no way for a plugin to choose that allocation, but it calls
- * realloc through its own procedure linkage table.  At .load, before
- * nbdkit has a connection, this file points the executable's GOT entry
- * for realloc at reqbuf_realloc, which gives every block of a page or
- * more page-aligned memory (posix_memalign, the contents copied, the old
- * block freed; smaller ones go to realloc as before).  Only calls made by
- * nbdkit's executable change: libraries, the plugin and glibc itself keep
- * glibc's realloc.  The entry is found the way the dynamic linker finds
- * it: the executable's DT_JMPREL relocations, the R_X86_64_JUMP_SLOT (or
- * R_X86_64_GLOB_DAT) whose symbol is "realloc".  If there is none, nothing
- * changes and requests bounce as before; `-D cfq.aligned_buffers=0` turns
- * it off, to measure the difference.  nbdkit frees these blocks with
- * free(), which is right for posix_memalign's memory.
+ *  - glibc's realloc is never 512-byte aligned, so with O_DIRECT every
+ *    request, aligned on the device or not, would be copied through the
+ *    bounce pool (bounce.c);
+ *  - the buffers are allocated before the plugin sees the request, so
+ *    nothing the plugin does bounds them: connections x threads x 64 MiB;
+ *  - a client that sends requests and reads no reply keeps every worker of
+ *    its connection blocked in send, each holding its buffer, forever.
  *
- * The cost: growing nbdkit's buffers and vectors of a page or more copies
- * them (glibc's realloc often does too); a worker's buffer grows only
- * when a request larger than any before it arrives.
+ * nbdkit calls realloc, free and send through its own procedure linkage
+ * table.  At .load, before nbdkit has a connection, this file points the
+ * executable's GOT entries for them at the wrappers below (hostexe.c);
+ * only nbdkit's own calls change.
+ *
+ * reqbuf_realloc gives every block of a page or more page-aligned memory
+ * (posix_memalign, the contents copied, the old block freed), and counts
+ * such blocks against the request budget: the [device] memory budget
+ * less its fixed parts (cfg_memory_parts).  A growth that would pass the
+ * budget fails, so nbdkit answers that request ENOMEM and the connection
+ * goes on; nothing already acknowledged is touched.  Blocks above 1 MiB
+ * may take only three quarters of the budget: the last quarter is kept
+ * for ordinary requests, so that clients that pin large buffers (by
+ * asking for large reads and not reading the replies, say) cannot stop
+ * other clients' small requests.  Blocks are known by
+ * address in a small open-addressing table (only page-aligned addresses
+ * are looked up, so nbdkit's many small frees cost one test); reqbuf_free
+ * takes them off the count.
+ *
+ * reqbuf_send first tries the send without blocking (MSG_DONTWAIT, the
+ * same single system call when the socket has room).  If the client's
+ * socket is full it waits for room with poll, up to reply_timeout at a
+ * time: a client that takes no byte of a reply for that long is cut off
+ * (shutdown(2) of its socket, ETIMEDOUT to nbdkit), so its workers and
+ * their buffers are freed.  TLS connections send through GnuTLS, which
+ * this does not see: their clients are not cut off.
+ *
+ * `-D cfq.aligned_buffers=0` leaves all three of nbdkit's functions alone,
+ * to measure the difference; then neither the budget nor the timeout
+ * holds for nbdkit's buffers.
  */
 #include <errno.h>
-#include <link.h>
+#include <inttypes.h>
 #include <malloc.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "hostexe.h"
 #include "reqbuf.h"
 
 #define REQBUF_ALIGN 4096               /* bytes: a page, any device's */
+#define REQBUF_SMALL (1u << 20)         /* bytes: a block up to this may use
+                                           the whole request budget; larger
+                                           ones only 3/4 of it */
+#define REQBUF_SLOTS (1u << 16)         /* blocks tracked at most (power of
+                                           2; 4 x the default connections
+                                           x nbdkit's 16 threads) */
 
-/* -D cfq.aligned_buffers=0: leave nbdkit's realloc alone. */
+/* -D cfq.aligned_buffers=0: leave nbdkit's realloc, free and send alone. */
 NBDKIT_DLL_PUBLIC int cfq_debug_aligned_buffers = 1;
 
-static bool reqbuf_on;
+struct slot {
+  uintptr_t p;                          /* block address; 0: empty */
+  size_t size;                          /* bytes counted for it */
+};
+
+/* Guarded by mu, except `on`, set at load before any other thread. */
+static struct {
+  pthread_mutex_t mu;
+  bool on;                              /* the wrappers are in place */
+  uint64_t limit;                       /* bytes: request budget; 0: none */
+  uint64_t timeout_ms;                  /* reply timeout; 0: none */
+  struct reqbuf_stats st;
+  struct slot *slots;                   /* REQBUF_SLOTS, allocated at load */
+} rb = {
+  .mu = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static size_t
+slot_hash (uintptr_t p)
+{
+  return (size_t) ((p >> 12) * 0x9e3779b97f4a7c15ull >> 48) &
+    (REQBUF_SLOTS - 1);
+}
+
+/* The slot holding p, or the empty one where it would go. */
+static struct slot *
+slot_find (uintptr_t p)
+{
+  size_t i = slot_hash (p);
+
+  while (rb.slots[i].p && rb.slots[i].p != p)
+    i = (i + 1) & (REQBUF_SLOTS - 1);
+  return &rb.slots[i];
+}
+
+/* Remove the entry at s, shifting later entries of its run back so that
+ * lookups never stop at a hole (linear probing deletion).
+ */
+static void
+slot_remove (struct slot *s)
+{
+  size_t i = (size_t) (s - rb.slots), j = i;
+
+  rb.slots[i].p = 0;
+  for (;;) {
+    size_t k;
+
+    j = (j + 1) & (REQBUF_SLOTS - 1);
+    if (!rb.slots[j].p)
+      return;
+    k = slot_hash (rb.slots[j].p);
+    /* Leave it if its home lies cyclically in (i, j]. */
+    if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+      continue;
+    rb.slots[i] = rb.slots[j];
+    rb.slots[j].p = 0;
+    i = j;
+  }
+}
+
+/* Take p off the count if it is ours; its counted size, or 0. */
+static size_t
+untrack (void *p)
+{
+  struct slot *s;
+  size_t size = 0;
+
+  if (!p || ((uintptr_t) p & (REQBUF_ALIGN - 1)))
+    return 0;
+  pthread_mutex_lock (&rb.mu);
+  s = slot_find ((uintptr_t) p);
+  if (s->p) {
+    size = s->size;
+    rb.st.in_use -= size;
+    rb.st.blocks--;
+    slot_remove (s);
+  }
+  pthread_mutex_unlock (&rb.mu);
+  return size;
+}
 
 static void *
 reqbuf_realloc (void *p, size_t n)
 {
+  size_t old = untrack (p);
   void *q;
-  size_t old;
 
-  if (n < REQBUF_ALIGN)
-    return realloc (p, n);
-  if (p && ((uintptr_t) p & (REQBUF_ALIGN - 1)) == 0 &&
-      malloc_usable_size (p) >= n)
-    return p;
+  if (n < REQBUF_ALIGN) {
+    if (!old)
+      return realloc (p, n);
+    if (!(q = malloc (n ? n : 1)))
+      return NULL;
+    memcpy (q, p, n);
+    free (p);
+    return q;
+  }
+  pthread_mutex_lock (&rb.mu);
+  if ((rb.limit && rb.st.in_use + n > (n <= REQBUF_SMALL ? rb.limit :
+                                        rb.limit / 4 * 3)) ||
+      rb.st.blocks + 1 > REQBUF_SLOTS / 2) {
+    rb.st.refused++;
+    if (old) {                          /* p stays as it was: count it */
+      struct slot *s = slot_find ((uintptr_t) p);
+      s->p = (uintptr_t) p;
+      s->size = old;
+      rb.st.in_use += old;
+      rb.st.blocks++;
+    }
+    pthread_mutex_unlock (&rb.mu);
+    errno = ENOMEM;
+    return NULL;
+  }
+  rb.st.in_use += n;                    /* reserved before allocating */
+  rb.st.blocks++;
+  if (rb.st.in_use > rb.st.peak)
+    rb.st.peak = rb.st.in_use;
+  pthread_mutex_unlock (&rb.mu);
+
   if (posix_memalign (&q, REQBUF_ALIGN, n)) {
+    pthread_mutex_lock (&rb.mu);
+    rb.st.in_use -= n;
+    rb.st.blocks--;
+    pthread_mutex_unlock (&rb.mu);
     errno = ENOMEM;
     return NULL;
   }
   if (p) {
-    old = malloc_usable_size (p);
-    memcpy (q, p, old < n ? old : n);
+    size_t have = old ? old : malloc_usable_size (p);
+
+    memcpy (q, p, have < n ? have : n);
     free (p);
   }
+  pthread_mutex_lock (&rb.mu);
+  {
+    struct slot *s = slot_find ((uintptr_t) q);
+    s->p = (uintptr_t) q;
+    s->size = n;
+  }
+  pthread_mutex_unlock (&rb.mu);
   return q;
 }
 
-struct dyn {
-  uintptr_t base;                       /* load bias of the executable */
-  const ElfW(Dyn) *dynamic;
-  bool found;
-};
-
-static int
-find_exe (struct dl_phdr_info *info, size_t size, void *data)
+static void
+reqbuf_free (void *p)
 {
-  struct dyn *d = data;
-  uintptr_t fn = (uintptr_t) nbdkit_error;
-  const ElfW(Dyn) *dynamic = NULL;
-  bool ours = false;
-
-  for (size_t i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
-        fn >= lo && fn < lo + ph->p_memsz)
-      ours = true;
-    if (ph->p_type == PT_DYNAMIC)
-      dynamic = (const ElfW(Dyn) *) lo;
-  }
-  if (!ours || !dynamic)
-    return 0;
-  d->base = info->dlpi_addr;
-  d->dynamic = dynamic;
-  d->found = true;
-  return 1;
+  untrack (p);
+  free (p);
 }
 
-/* Point the GOT slot at `slot` to fn, making its page writable if RELRO
- * made it read-only.
- */
-static int
-set_slot (uintptr_t slot, void *fn)
+/* Cut the client off: nbdkit sees ETIMEDOUT and ends the connection. */
+static ssize_t
+cut_off (int fd)
 {
-  long pg = sysconf (_SC_PAGESIZE);
-  uintptr_t lo = slot & ~(uintptr_t) (pg - 1);
+  pthread_mutex_lock (&rb.mu);
+  rb.st.timeouts++;
+  pthread_mutex_unlock (&rb.mu);
+  nbdkit_error ("cfq: a client took no reply for %" PRIu64 " ms: its "
+                "connection is closed", rb.timeout_ms);
+  shutdown (fd, SHUT_RDWR);
+  errno = ETIMEDOUT;
+  return -1;
+}
 
-  if (mprotect ((void *) lo, (size_t) pg, PROT_READ | PROT_WRITE) == -1)
-    return -errno;
-  memcpy ((void *) slot, &fn, sizeof fn);
-  return 0;
+static ssize_t
+reqbuf_send (int fd, const void *buf, size_t len, int flags)
+{
+  size_t done = 0;
+  ssize_t r;
+
+  r = send (fd, buf, len, flags | MSG_DONTWAIT);
+  if (r >= 0 && (size_t) r == len)
+    return r;
+  if (r == -1 && errno != EAGAIN && errno != EWOULDBLOCK)
+    return -1;
+  if (rb.timeout_ms == 0)               /* no timeout: as nbdkit would */
+    return r == -1 ? send (fd, buf, len, flags) : r;
+  if (r > 0)
+    done = (size_t) r;
+  while (done < len) {
+    struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+    int pr = poll (&pfd, 1, (int) rb.timeout_ms);
+
+    if (pr == 0)
+      return cut_off (fd);
+    if (pr == -1) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    r = send (fd, (const char *) buf + done, len - done,
+              flags | MSG_DONTWAIT);
+    if (r == -1) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        continue;
+      return -1;
+    }
+    done += (size_t) r;
+  }
+  return (ssize_t) done;
 }
 
 void
 reqbuf_install (void)
 {
-  struct dyn d = { .found = false };
-  const ElfW(Rela) *rela[2] = { NULL, NULL };
-  size_t relsz[2] = { 0, 0 };
-  const ElfW(Sym) *symtab = NULL;
-  const char *strtab = NULL;
-  unsigned slots = 0;
+  struct hostexe e;
+  int n[3];
 
   if (!cfq_debug_aligned_buffers)
     return;
-#if defined (__x86_64__)
-  dl_iterate_phdr (find_exe, &d);
-  if (!d.found) {
-    nbdkit_debug ("cfq: aligned buffers: nbdkit's executable not found");
+  if (hostexe_find (&e)) {
+    nbdkit_debug ("cfq: request buffers: nbdkit's executable not found");
     return;
   }
-  /* The dynamic linker has already relocated these d_ptr values. */
-  for (const ElfW(Dyn) *e = d.dynamic; e->d_tag != DT_NULL; e++) {
-    switch (e->d_tag) {
-    case DT_JMPREL: rela[0] = (const ElfW(Rela) *) e->d_un.d_ptr; break;
-    case DT_PLTRELSZ: relsz[0] = e->d_un.d_val; break;
-    case DT_RELA: rela[1] = (const ElfW(Rela) *) e->d_un.d_ptr; break;
-    case DT_RELASZ: relsz[1] = e->d_un.d_val; break;
-    case DT_SYMTAB: symtab = (const ElfW(Sym) *) e->d_un.d_ptr; break;
-    case DT_STRTAB: strtab = (const char *) e->d_un.d_ptr; break;
-    }
-  }
-  if (!symtab || !strtab)
+  rb.slots = calloc (REQBUF_SLOTS, sizeof *rb.slots);
+  if (!rb.slots)
     return;
-  /* glibc relocates these in place; a loader that does not leaves them
-   * relative to the load bias.
-   */
-#define REQBUF_ABS(p) \
-  ((p) && (uintptr_t) (p) < d.base ? \
-   (__typeof__ (p)) ((uintptr_t) (p) + d.base) : (p))
-  symtab = REQBUF_ABS (symtab);
-  strtab = REQBUF_ABS (strtab);
-  rela[0] = REQBUF_ABS (rela[0]);
-  rela[1] = REQBUF_ABS (rela[1]);
-  for (int t = 0; t < 2; t++) {
-    for (size_t i = 0; rela[t] && i < relsz[t] / sizeof (ElfW(Rela)); i++) {
-      const ElfW(Rela) *r = &rela[t][i];
-      unsigned long type = ELF64_R_TYPE (r->r_info);
-      unsigned long sym = ELF64_R_SYM (r->r_info);
-      int err;
+  /* free first: a block realloc hands out must be seen when freed. */
+  n[1] = hostexe_hook (&e, "free", (void *) reqbuf_free);
+  if (n[1] <= 0) {
+    nbdkit_debug ("cfq: request buffers: nbdkit does not call free "
+                  "through its GOT: its buffers stay as glibc makes them");
+    free (rb.slots);
+    rb.slots = NULL;
+    return;
+  }
+  n[0] = hostexe_hook (&e, "realloc", (void *) reqbuf_realloc);
+  n[2] = hostexe_hook (&e, "send", (void *) reqbuf_send);
+  rb.on = n[0] > 0;
+  nbdkit_debug ("cfq: request buffers: %s; replies %s",
+                rb.on ? "page aligned, counted against the budget" :
+                "as glibc makes them (no realloc in nbdkit's GOT)",
+                n[2] > 0 ? "time out" : "cannot time out (no send in "
+                "nbdkit's GOT)");
+}
 
-      if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
-          sym == 0 || strcmp (strtab + symtab[sym].st_name, "realloc"))
-        continue;
-      err = set_slot (d.base + r->r_offset, (void *) reqbuf_realloc);
-      if (err) {
-        nbdkit_debug ("cfq: aligned buffers: mprotect: %s",
-                      strerror (-err));
-        return;
-      }
-      slots++;
-    }
-  }
-#endif
-  reqbuf_on = slots > 0;
-  nbdkit_debug ("cfq: aligned buffers: %s", reqbuf_on ?
-                "nbdkit's request buffers are page aligned" :
-                "nbdkit does not call realloc through a GOT entry: its "
-                "buffers stay as glibc aligns them");
+void
+reqbuf_configure (uint64_t limit, uint64_t timeout_ns)
+{
+  pthread_mutex_lock (&rb.mu);
+  rb.limit = limit;
+  rb.st.limit = limit;
+  pthread_mutex_unlock (&rb.mu);
+  /* Read without the lock by senders: set before any connection. */
+  rb.timeout_ms = (timeout_ns + 999999) / 1000000;
 }
 
 bool
 reqbuf_aligned (void)
 {
-  return reqbuf_on;
+  return rb.on;
+}
+
+void
+reqbuf_stats (struct reqbuf_stats *st)
+{
+  pthread_mutex_lock (&rb.mu);
+  *st = rb.st;
+  pthread_mutex_unlock (&rb.mu);
 }

@@ -28,6 +28,8 @@
 #include "bounce.h"
 #include "cfq.h"
 #include "devmodel.h"
+#include "hangup.h"
+#include "reqbuf.h"
 #include "stats.h"
 #include "utf8.h"
 
@@ -324,6 +326,25 @@ stats_json (const struct tenants *tn, struct strbuf *o)
                    bs.allocs, bs.frees);
   }
   strbuf_printf (o, ",\"max_request\":%u", CFG_MAX_REQUEST);
+  {
+    struct reqbuf_stats rs;
+    struct cfg_memory mp;
+
+    reqbuf_stats (&rs);
+    cfg_memory_parts (&tn->m->dev, &mp);
+    strbuf_printf (o, ",\"memory\":{\"budget\":%" PRIu64 ",\"pool\":%"
+                   PRIu64 ",\"connections\":%" PRIu64 ",\"base\":%" PRIu64
+                   ",\"requests\":{\"limit\":%" PRIu64 ",\"in_use\":%"
+                   PRIu64 ",\"peak\":%" PRIu64 ",\"blocks\":%" PRIu64
+                   ",\"refused\":%" PRIu64 "},\"reply_timeout_ms\":%" PRIu64
+                   ",\"reply_timeouts\":%" PRIu64 ",\"aligned_buffers\":%s,"
+                   "\"hangup_guard\":\"%s\"}",
+                   tn->m->dev.memory, mp.pool, mp.conns, mp.base, rs.limit,
+                   rs.in_use, rs.peak, rs.blocks, rs.refused,
+                   tn->m->dev.reply_timeout / 1000000, rs.timeouts,
+                   reqbuf_aligned () ? "true" : "false",
+                   hangup_state_name (hangup_guard_state (NULL)));
+  }
   strbuf_printf (o, ",\"connections\":%u,\"max_connections\":%u,"
                  "\"refused_connections\":%" PRIu64,
                  __atomic_load_n (&tn->nconns, __ATOMIC_RELAXED),
@@ -553,6 +574,14 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
     strbuf_printf (o, " buffers_in_use=%zu buffers_total=%zu buffers_cap=%zu"
                    " buffer_waits=%" PRIu64, bs.in_use, bs.total, bs.cap,
                    bs.waits);
+  }
+  {
+    struct reqbuf_stats rs;
+
+    reqbuf_stats (&rs);
+    strbuf_printf (o, " request_buffers=%" PRIu64 " request_limit=%" PRIu64
+                   " requests_refused=%" PRIu64 " reply_timeouts=%" PRIu64,
+                   rs.in_use, rs.limit, rs.refused, rs.timeouts);
   }
   flat_iostat (o, &tn->total, now, 100.);
   strbuf_printf (o, "\n");

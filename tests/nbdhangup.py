@@ -11,6 +11,12 @@
                                                  with SIGKILL once they are
                                                  all sent
 
+    nbdhangup.py SOCKET EXPORT stall N SIZE      N reads of SIZE, then no reply
+                                                 read for --hold seconds; exit
+                                                 0 if the server closed the
+                                                 connection in that time, 3
+                                                 if not
+
 Each speaks the fixed newstyle handshake with NBD_OPT_GO itself (only the
 kill mode uses libnbd), so that the requests reach the server exactly as
 written: nothing waits for a reply.  Offsets are SIZE-aligned and spread
@@ -20,6 +26,7 @@ when the requests were sent, 1 when the server refused or closed first.
 
 import argparse
 import os
+import select
 import signal
 import socket
 import struct
@@ -84,6 +91,29 @@ def close_with_requests(args, cmd):
     s.close()
 
 
+def stall(args):
+    s = handshake(args.socket, args.export)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    out = bytearray()
+    for i, off in enumerate(offsets(args.n, args.size, args.span)):
+        out += struct.pack(">IHHQQI", REQUEST_MAGIC, 0, CMD_READ, i + 1, off,
+                           args.size)
+    s.sendall(out)
+    # Read nothing; watch for the server shutting the connection down
+    # (POLLRDHUP is set even with its replies still unread).
+    p = select.poll()
+    p.register(s, select.POLLRDHUP)
+    deadline = time.monotonic() + args.hold
+    while time.monotonic() < deadline:
+        if p.poll(100):
+            print("closed by the server after %.1f s" %
+                  (args.hold - (deadline - time.monotonic())))
+            s.close()
+            return 0
+    s.close()
+    return 3
+
+
 def kill_with_reads(args):
     rfd, wfd = os.pipe()
     pid = os.fork()
@@ -121,16 +151,20 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("socket")
     p.add_argument("export")
-    p.add_argument("mode", choices=["close-reads", "close-writes", "kill"])
+    p.add_argument("mode", choices=["close-reads", "close-writes", "kill",
+                                    "stall"])
     p.add_argument("n", type=int)
     p.add_argument("size", type=int)
     p.add_argument("--span", type=int, default=64 << 20)
+    p.add_argument("--hold", type=float, default=10)
     args = p.parse_args()
     try:
         if args.mode == "close-reads":
             close_with_requests(args, CMD_READ)
         elif args.mode == "close-writes":
             close_with_requests(args, CMD_WRITE)
+        elif args.mode == "stall":
+            return stall(args)
         else:
             return kill_with_reads(args)
     except (OSError, EOFError, RuntimeError) as e:

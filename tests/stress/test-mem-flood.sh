@@ -8,8 +8,9 @@
 # (default 20), with buffer_pool=64M; meanwhile a tenant on another
 # export reads 4 KiB at a time.  nbdkit 1.32 itself allocates every
 # request's data buffer before the plugin sees the request (32 MiB for
-# each of the 64 in flight): that part is nbdkit's and bounded only by
-# its worker threads (--threads) and max_connections.  Asserted:
+# each of the 64 in flight): that part is bounded by the memory budget
+# (test-memory-budget.sh), set here to 4G so that all 64 fit and this
+# test sees the pool alone.  Asserted:
 #  - the pool never held more than its cap (stats "buffers": peak <= cap)
 #    and requests waited for it rather than failing;
 #  - the server's peak RSS <= the pool's cap + nbdkit's in-flight request
@@ -36,7 +37,7 @@ size = 2G
 group = calm
 offset = 2G
 EOC
-tenant_start srv "$TESTDIR/m.conf" buffer_pool=64M
+tenant_start srv "$TESTDIR/m.conf" buffer_pool=64M memory=4G
 rss () { awk '/^VmRSS/ {print int($2 / 1024)}' "/proc/${NBDKIT_PID[srv]}/status"; }
 rss0=$(rss)
 
