@@ -41,6 +41,7 @@
 #include "ctlcmd.h"
 #include "devmodel.h"
 #include "metrics.h"
+#include "outfile.h"
 #include "stats.h"
 #include "tenants.h"
 #include "utf8.h"
@@ -208,7 +209,7 @@ tn_validate (uint64_t size)
   }
   if (tn.control_path && control_check (tn.control_path) == -1)
     return -1;
-  if (tn.stats_path && stats_check_path (tn.stats_path) == -1)
+  if (tn.stats_path && outfile_check ("stats", tn.stats_path) == -1)
     return -1;
   err = cfg_validate (tn.cfg, size);
   if (err == -ENOMEM) {

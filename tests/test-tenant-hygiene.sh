@@ -22,7 +22,11 @@
 #     letters come back intact through stats as valid JSON;
 #  6. stats=FILE (15): a symlink at FILE is refused at start-up and its
 #     target is left alone; a symlink put there while the server runs is
-#     not followed at exit; a FIFO there does not hang the exit.
+#     not followed at exit; a FIFO there does not hang the exit; a new
+#     file is 0600, an existing one of ours is made 0600; another user's
+#     file (0666 in a sticky directory) and a file with a second hard
+#     link are refused at start-up, and not written at exit when they
+#     appear while the server runs.
 # CTL_PARTS="1 3" runs some parts (to show what an old build fails).
 # timeout: 240
 . "$(dirname "$0")/tenant-functions.sh"
@@ -268,6 +272,17 @@ EOP
   echo "== 5. names are UTF-8 at the config, and come back intact in JSON"
 }
 
+# must_refuse_stats PATH WHY-REGEX: nbdkit with stats=PATH exits at once
+# with an error that matches.
+must_refuse_stats ()
+{
+  local rc=0
+  timeout 60 nbdkit -f -U "$TESTDIR/mr.sock" "$CFQ_PLUGIN" config="$TESTDIR/plain.conf" \
+    stats="$1" >"$TESTDIR/mr.out" 2>&1 || rc=$?
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "stats=$1 was accepted"
+  grep -qE "$2" "$TESTDIR/mr.out" || fail "no error matching '$2': $(cat "$TESTDIR/mr.out")"
+}
+
 part6 ()
 {
   local rc=0
@@ -298,7 +313,42 @@ part6 ()
   "$PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TESTDIR/plain.json" ||
     fail "stats= did not write JSON"
   [ "$(stat -c %a "$TESTDIR/plain.json")" = 600 ] || fail "stats= file mode $(stat -c %a "$TESTDIR/plain.json")"
-  echo "== 6. stats= never writes through a symlink or into a FIFO"
+  # An existing file of our own, mode 0644: rewritten, and made 0600.
+  chmod 0644 "$TESTDIR/plain.json"
+  tenant_start sp2 "$TESTDIR/plain.conf" stats="$TESTDIR/plain.json"
+  stop_nbdkit sp2
+  "$PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TESTDIR/plain.json" ||
+    fail "stats= did not rewrite our own file"
+  [ "$(stat -c %a "$TESTDIR/plain.json")" = 600 ] ||
+    fail "stats= left our own file mode $(stat -c %a "$TESTDIR/plain.json")"
+  # Someone else's file, mode 0666 in a sticky directory (as in /tmp),
+  # and a second hard link to a file: refused at start-up, left alone.
+  mkdir -m 1777 "$TESTDIR/sticky"
+  echo "theirs" >"$TESTDIR/sticky/st.json"
+  chmod 0666 "$TESTDIR/sticky/st.json"
+  chown nobody "$TESTDIR/sticky/st.json"
+  echo "mine" >"$TESTDIR/linked"
+  ln "$TESTDIR/linked" "$TESTDIR/sticky/hl.json"
+  must_refuse_stats "$TESTDIR/sticky/st.json" \
+    "stats=.*st.json: owned by uid $(id -u nobody), not by the server's user \(uid $(id -u)\): refusing to write into it"
+  [ "$(cat "$TESTDIR/sticky/st.json")" = theirs ] || fail "another user's stats file was written"
+  must_refuse_stats "$TESTDIR/sticky/hl.json" "stats=.*hl.json: has 2 hard links: refusing to write into it"
+  [ "$(cat "$TESTDIR/linked")" = mine ] || fail "a file was written through a hard link"
+  # The same put there while the server runs: not written at exit.
+  tenant_start so "$TESTDIR/plain.conf" stats="$TESTDIR/sticky/late-other.json"
+  tenant_start sh "$TESTDIR/plain.conf" stats="$TESTDIR/sticky/late-link.json"
+  cp -p "$TESTDIR/sticky/st.json" "$TESTDIR/sticky/late-other.json"
+  ln "$TESTDIR/linked" "$TESTDIR/sticky/late-link.json"
+  stop_nbdkit so
+  stop_nbdkit sh
+  [ "$(cat "$TESTDIR/sticky/late-other.json")" = theirs ] ||
+    fail "another user's file made while the server ran was written at exit"
+  grep -q "late-other.json: owned by uid $(id -u nobody), .*: not written" "$TESTDIR/so.log" ||
+    fail "no error at exit for another user's file: $(cat "$TESTDIR/so.log")"
+  [ "$(cat "$TESTDIR/linked")" = mine ] || fail "a hard link made while the server ran was written through"
+  grep -q "late-link.json: has [0-9]* hard links: .*: not written" "$TESTDIR/sh.log" ||
+    fail "no error at exit for the hard link: $(cat "$TESTDIR/sh.log")"
+  echo "== 6. stats= never writes through a symlink or a hard link, into a FIFO or another user's file"
 }
 
 for p in 1 2 3 4 5 6; do
