@@ -6,8 +6,9 @@
  *
  * This file is the nbdkit edge and nothing else: it parses parameters,
  * follows nbdkit's lifecycle (parse in .config, validate in
- * .config_complete, open in .get_ready, start the dispatcher thread in
- * .after_fork), and turns each callback into a call to the data path
+ * .config_complete, open the files and bind the control socket in
+ * .get_ready, before nbdkit changes user and forks, start the
+ * dispatcher thread in .after_fork), and turns each callback into a call to the data path
  * (io.c), reporting errors nbdkit's way.  The jobs live elsewhere:
  *
  *   backing.c          opening and probing the files

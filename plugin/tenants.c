@@ -207,8 +207,6 @@ tn_validate (uint64_t size)
                   "control_timeout need control=PATH");
     return -1;
   }
-  if (tn.control_path && control_check (tn.control_path) == -1)
-    return -1;
   if (tn.stats_path && outfile_check ("stats", tn.stats_path) == -1)
     return -1;
   err = cfg_validate (tn.cfg, size);
@@ -332,6 +330,14 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
                   d->emulate ? d->emulate : "none",
                   cfg_cache_name (d->cache), buf);
   }
+  /* Last: nothing after it may fail and leave the socket behind.  Here,
+   * before nbdkit changes user (-u) and forks, as nbdkit binds its own.
+   */
+  if (tn.control_path) {
+    tn.ctl = control_bind (tn.control_path, &tn.ctl_opts);
+    if (!tn.ctl)
+      return -1;
+  }
   return 0;
 }
 
@@ -447,6 +453,8 @@ tn_unload (void)
     cfg_free (tn.cfg);
   tn.cfg = NULL;
   tn.m = NULL;
+  control_stop (tn.ctl);        /* bound, but the dispatcher never ran */
+  tn.ctl = NULL;
   free (tn.control_path);
   free (tn.stats_path);
   free (tn.metrics_path);
@@ -532,12 +540,8 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
   ev_timer_init (&tn.tick, tick_cb, 1., 1.);
   ev_timer_start (loop, &tn.tick);
   ev_unref (loop);              /* the tick alone does not keep it running */
-  if (tn.control_path) {
-    tn.ctl = control_start (loop, tn.control_path, &tn.ctl_opts, ctlcmd_run,
-                            &tn);
-    if (!tn.ctl)
-      return -EINVAL;           /* reported */
-  }
+  if (tn.ctl)
+    control_start (tn.ctl, loop, ctlcmd_run, &tn);
   if (tn.metrics_path) {
     tn.metrics = metrics_start (tn.metrics_path, &err);
     if (!tn.metrics) {

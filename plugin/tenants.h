@@ -59,9 +59,10 @@ extern void tn_report_errors (void);
  */
 extern const char *tn_sched_name (void);
 
-/* After get_ready: the device model (emulate=) with its capacity, and the
- * rotational flag (from the model, or sysfs for st_dev/st_rdev of the
- * served file).  0 or -1.
+/* In get_ready, once the files are open: the device model (emulate=)
+ * with its capacity, the rotational flag (from the model, or sysfs for
+ * st_dev/st_rdev of the served file), and last the control socket bound
+ * (control=), before nbdkit changes user or forks.  0 or -1.
  */
 extern int tn_prepare (const char *sched_name, uint64_t size, dev_t dev);
 
