@@ -387,7 +387,9 @@ client_allowed (const struct cfg_export *e, bool is_tls, const char **why)
 }
 
 /* The export a client asked for, and whether it may have it.  The name
- * comes from the client: it is escaped wherever it is logged.
+ * comes from the client: it is escaped wherever it is logged, and a
+ * client can ask any number of times: the lines are rate-limited
+ * (tn_refusal).
  */
 static int
 pick_export (size_t *ip)
@@ -402,18 +404,13 @@ pick_export (size_t *ip)
     name = "";
   e = cfg_find_export (m, name);
   if (!e) {
-    char list[1024] = "";
-    size_t n = 0;
-
-    for (size_t i = 0; i < m->nr_exports && n < sizeof list; i++)
-      n += snprintf (list + n, sizeof list - n, "%s%s", i ? ", " : "",
-                     *m->exports[i].name ? m->exports[i].name : "\"\"");
-    nbdkit_error ("unknown export '%s' (exports: %s)",
-                  utf8_escape (name, esc, sizeof esc), list);
+    /* Not the list of exports: their names are the tenants'. */
+    tn_refusal ("unknown export '%s': refused",
+                utf8_escape (name, esc, sizeof esc));
     return -1;
   }
   if (!client_allowed (e, nbdkit_is_tls () == 1, &why)) {
-    nbdkit_error ("export '%s': %s: refused", e->name, why);
+    tn_refusal ("export '%s': %s: refused", e->name, why);
     return -1;
   }
   *ip = (size_t) (e - m->exports);

@@ -27,13 +27,18 @@
 #     file (0666 in a sticky directory) and a file with a second hard
 #     link are refused at start-up, and not written at exit when they
 #     appear while the server runs.
+#  7. a flood of refused clients: 2,000 connections asking for unknown
+#     exports or one allow= keeps them from, as fast as they can: the log
+#     gets at most 10 lines at once and 5 a second (plugin/loglimit.h),
+#     every refusal is either a line or counted in a "suppressed" line,
+#     and no line lists the exports (their names are the tenants').
 # CTL_PARTS="1 3" runs some parts (to show what an old build fails).
 # timeout: 240
 . "$(dirname "$0")/tenant-functions.sh"
 tenant_requires
 requires_python_nbd
 
-want () { [[ " ${CTL_PARTS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
+want () { [[ " ${CTL_PARTS:-1 2 3 4 5 6 7} " == *" $1 "* ]]; }
 make_sparse "$TESTDIR/disk.img" 64M
 
 # connect SRV EXPORT: "ok" or "refused", holding nothing.
@@ -351,7 +356,52 @@ part6 ()
   echo "== 6. stats= never writes through a symlink or a hard link, into a FIFO or another user's file"
 }
 
-for p in 1 2 3 4 5 6; do
+part7 ()
+{
+  local n=2000 secs lines
+  grep -v "^tls" "$TESTDIR/vis.conf" >"$TESTDIR/fl.conf"
+  tenant_start fl "$TESTDIR/fl.conf"
+  secs=$("$PYTHON" - "${NBDKIT_SOCK[fl]}" "$n" <<'EOP'
+import sys, time, nbd
+t0 = time.monotonic()
+for i in range(int(sys.argv[2])):
+    h = nbd.NBD()
+    h.set_export_name("nosuch%d" % i if i % 2 else "priv")
+    try:
+        h.connect_unix(sys.argv[1])
+        sys.exit("connection %d was served" % i)
+    except nbd.Error:
+        pass
+    del h
+print("%.3f" % (time.monotonic() - t0))
+EOP
+  ) || fail "the flood client failed"
+  sleep 2                       # the one-second tick says what is left
+  stop_nbdkit fl
+  grep -E "unknown export|: refused|refused clients" "$TESTDIR/fl.log" >"$TESTDIR/fl.lines" || true
+  lines=$(wc -l <"$TESTDIR/fl.lines")
+  echo "$n refused clients in $secs s: $lines log lines"
+  "$PYTHON" - "$TESTDIR/fl.lines" "$n" "$secs" <<'EOP' || fail "the refusals' log lines: $(cat "$TESTDIR/fl.lines")"
+import math, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+n, secs = int(sys.argv[2]), float(sys.argv[3])
+# 10 at once, 5 a second after, and the lines the tick adds (one a second
+# at most, while the flood lasts and after it).
+bound = 10 + 5 * math.ceil(secs) + math.ceil(secs) + 3
+assert len(lines) <= bound, "%d lines for %d refusals in %.1f s (at most %d)" % (len(lines), n, secs, bound)
+said = 0
+for l in lines:
+    m = re.search(r"(\d+) more lines about refused clients suppressed", l)
+    said += int(m.group(1)) if m else 0
+    if "unknown export" in l or ": refused" in l:
+        said += 1
+assert said == n, "%d refusals accounted for, want %d" % (said, n)
+assert not any("exports:" in l or "mine" in l or "pub" in l for l in lines), "a line lists the exports"
+EOP
+  echo "== 7. a flood of refused clients: a bounded log, every refusal counted"
+}
+
+for p in 1 2 3 4 5 6 7; do
   if want $p; then part$p; fi
 done
 echo ok
