@@ -242,9 +242,22 @@ test_malformed (void)
        "t.conf:4: slice_idle = 0.5ns: not a time (want a number with ns, us,"
        " ms or s; a bare number is ms)\n");
   BAD (DEV "[scheduler]\nslice_idle = 2s\n[export a]\n",
-       "t.conf:4: slice_idle = 2s: out of range 0ns..1s\n");
+       "t.conf:4: slice_idle = 2s: out of range 0ns..100ms\n");
   BAD (DEV "[scheduler]\nslice_sync = 0\n[export a]\n",
-       "t.conf:4: slice_sync = 0: out of range 1ms..10s\n");
+       "t.conf:4: slice_sync = 0: out of range 1ms..1s\n");
+  /* Times other tenants would wait for: bounded (cfq_tunables[]). */
+  BAD (DEV "[scheduler]\nslice_idle = 1000ms\n[export a]\n",
+       "t.conf:4: slice_idle = 1000ms: out of range 0ns..100ms\n");
+  BAD (DEV "[scheduler]\ngroup_idle = 101ms\n[export a]\n",
+       "t.conf:4: group_idle = 101ms: out of range 0ns..100ms\n");
+  BAD (DEV "[scheduler]\nslice_async = 2s\n[export a]\n",
+       "t.conf:4: slice_async = 2s: out of range 1ms..1s\n");
+  BAD (DEV "[scheduler]\ntarget_latency = 10s\n[export a]\n",
+       "t.conf:4: target_latency = 10s: out of range 1ms..1s\n");
+  BAD (DEV "[scheduler]\nfifo_expire_sync = 60s\n[export a]\n",
+       "t.conf:4: fifo_expire_sync = 60s: out of range 1ms..10s\n");
+  BAD (DEV "[scheduler]\nfifo_expire_async = 10001ms\n[export a]\n",
+       "t.conf:4: fifo_expire_async = 10001ms: out of range 1ms..10s\n");
   BAD (DEV "[scheduler]\nquantum = abc\n[export a]\n",
        "t.conf:4: quantum = abc: not a number\n");
   BAD (DEV "[scheduler]\nquantum = 0\n[export a]\n",
@@ -888,6 +901,14 @@ test_tunable_text (void)
     { "slice_idle", "0", 0, 0 },
     { "slice_idle", "8x", -EINVAL, 0 },
     { "slice_idle", "2s", -ERANGE, 0 },
+    { "slice_idle", "100ms", 0, 100 * NSEC_PER_MSEC },
+    { "slice_idle", "100.001ms", -ERANGE, 0 },
+    { "group_idle", "1s", -ERANGE, 0 },
+    { "slice_sync", "1s", 0, 1000 * NSEC_PER_MSEC },
+    { "slice_sync", "1.5s", -ERANGE, 0 },
+    { "fifo_expire_async", "10s", 0, 10000 * NSEC_PER_MSEC },
+    { "fifo_expire_async", "60s", -ERANGE, 0 },
+    { "target_latency", "1001ms", -ERANGE, 0 },
     /* The case the three parsers disagreed on: accepted everywhere now. */
     { "back_seek_max", "16M", 0, 16384 },
     { "back_seek_max", "16384", 0, 16384 },
@@ -935,7 +956,7 @@ test_tunable_text (void)
                " number is ms)");
   CHECK_STREQ (cfq_tunable_explain (cfq_tunable_lookup ("slice_idle"), "2s",
                                     -ERANGE, buf, sizeof buf),
-               "out of range 0ns..1s");
+               "out of range 0ns..100ms");
   CHECK_STREQ (cfq_tunable_explain (cfq_tunable_lookup ("mode"), "fast",
                                     -EINVAL, buf, sizeof buf),
                "want auto, time or iops");
