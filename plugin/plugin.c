@@ -501,7 +501,10 @@ cfqp_close (void *handle)
 /* Only the exports this client may open (allow=, tls=): a listing must
  * not tell a client about exports that are not its own.  nbdkit 1.32
  * runs .list_exports on the connection's thread during the handshake,
- * so nbdkit_peer_name works here as in .open.
+ * so nbdkit_peer_name works here as in .open.  The description says
+ * what the client gets, the export's own size and whether it may write,
+ * and nothing of how the server is laid out (its group, where on the
+ * device it lies): that is the other tenants' business.
  */
 static int
 cfqp_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
@@ -511,13 +514,14 @@ cfqp_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
   for (size_t i = 0; i < m->nr_exports; i++) {
     const struct cfg_export *e = &m->exports[i];
     const char *why;
-    char desc[256];
+    char desc[64];
 
     if (!client_allowed (e, is_tls, &why))
       continue;
-    snprintf (desc, sizeof desc, "group %s, %" PRIu64 " bytes at offset %"
-              PRIu64 "%s", m->groups[e->group].name, e->size, e->offset,
-              e->readonly ? ", read-only" : "");
+    snprintf (desc, sizeof desc, "%" PRIu64 " bytes%s",
+              e->file ? bk_export (i)->dev.size : e->size,
+              readonly || e->readonly || !bk_export (i)->writable
+              ? ", read-only" : "");
     if (nbdkit_add_export (exports, e->name, desc) == -1)
       return -1;
   }

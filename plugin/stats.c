@@ -403,9 +403,15 @@ stats_json (const struct tenants *tn, struct strbuf *o)
     json_str (o, e->ce->name);
     strbuf_printf (o, ",\"group\":");
     json_str (o, tn->m->groups[e->ce->group].name);
+    if (e->ce->file) {
+      strbuf_printf (o, ",\"file\":");
+      json_str (o, e->ce->file);
+    }
+    /* An export with a file of its own: all of it (the model says 0). */
     strbuf_printf (o, ",\"offset\":%" PRIu64 ",\"size\":%" PRIu64
                    ",\"readonly\":%s,\"writes\":\"%s\",",
-                   e->ce->offset, e->ce->size,
+                   e->ce->offset,
+                   e->ce->file ? bk_export (i)->dev.size : e->ce->size,
                    e->ce->readonly ? "true" : "false",
                    e->ce->writes_sync ? "sync"
                    : e->ce->writes_async ? "async" : "auto");

@@ -12,7 +12,10 @@
 #     "x<newline>nbdkit: error: FORGED" gets one escaped line, never a
 #     line of its own making;
 #  3. list_exports (11): a client over the Unix socket sees only the
-#     exports allow= lets it open (not "priv", allow = 10.9.9.9);
+#     exports allow= lets it open (not "priv", allow = 10.9.9.9); each
+#     description is the export's own size (a file export's is its
+#     file's, not 0) and "read-only", never its group or where it lies
+#     on the device; stats give a file export its file's size;
 #  4. tls = require (14): with nbdkit --tls=on and a PSK, a plaintext
 #     client is refused by "sec" (and told why in the log), served by
 #     "pub", and does not see "sec" listed; a TLS client is served by
@@ -220,7 +223,47 @@ part3 ()
   got=$(listing "${NBDKIT_SOCK[vis]}")
   [ "$got" = "mine pub sec" ] || fail "a Unix-socket client lists '$got', want 'mine pub sec' (not priv: allow = 10.9.9.9)"
   stop_nbdkit vis
-  echo "== 3. list_exports shows only what the client may open"
+  # Descriptions: the export's own size, nothing of the layout.
+  truncate -s 3M "$TESTDIR/own.img"
+  cat >"$TESTDIR/desc.conf" <<'EOC'
+[device]
+file = disk.img
+[group hiddengroup]
+weight = 200
+[export reg]
+group = hiddengroup
+offset = 48M
+size = 8M
+[export ro]
+offset = 56M
+readonly = 1
+[export own]
+group = hiddengroup
+file = own.img
+EOC
+  tenant_start desc "$TESTDIR/desc.conf"
+  "$PYTHON" - "${NBDKIT_SOCK[desc]}" <<'EOP' || fail "list_exports descriptions"
+import sys, nbd
+h = nbd.NBD()
+h.set_opt_mode(True)
+h.connect_unix(sys.argv[1])
+got = {}
+h.opt_list(lambda name, desc: got.__setitem__(name, desc) or 0)
+h.opt_abort()
+print(got)
+want = {"reg": "8388608 bytes", "ro": "8388608 bytes, read-only",
+        "own": "3145728 bytes"}
+assert got == want, "descriptions %r, want %r" % (got, want)
+EOP
+  stats_json desc >"$TESTDIR/desc.json"
+  "$PYTHON" - "$TESTDIR/desc.json" <<'EOP' || fail "stats of a file export: $(cat "$TESTDIR/desc.json")"
+import json, sys
+e = {x["name"]: x for x in json.load(open(sys.argv[1]))["exports"]}
+assert e["own"]["size"] == 3 << 20 and e["own"]["file"].endswith("/own.img"), e["own"]
+assert e["reg"]["size"] == 8 << 20 and e["reg"]["offset"] == 48 << 20, e["reg"]
+EOP
+  stop_nbdkit desc
+  echo "== 3. list_exports shows only what the client may open, and only its size"
 }
 
 part4 ()
