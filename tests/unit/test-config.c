@@ -354,9 +354,19 @@ test_malformed (void)
   BAD (DEV "[export a]\noffset = 3G\nsize = 2G\n",
        "t.conf:5: export \"a\" [3G, 5G) runs past the end of the device"
        " (size 4G)\n");
+  /* Bounds past 2^64 as written, never wrapped around. */
   BAD (DEV "[export a]\noffset = 8E\nsize = 8E\n",
-       "t.conf:5: export \"a\" [8E, 0) runs past the end of the device"
+       "t.conf:5: export \"a\" [8E, 16E) runs past the end of the device"
        " (size 4G)\n");
+  BAD (DEV "[export a]\noffset = 15E\nsize = 15E\n",
+       "t.conf:5: export \"a\" [15E, 30E) runs past the end of the device"
+       " (size 4G)\n");
+  BAD (DEV "[export a]\noffset = 15E\nsize = 1048575T\n",
+       "t.conf:5: export \"a\" [15E, 16777215T) runs past the end of the"
+       " device (size 4G)\n");
+  BAD (DEV "[export a]\noffset = 16383P\nsize = 1536K\n",
+       "t.conf:5: export \"a\" [16383P, 18013298997855744K) runs past the"
+       " end of the device (size 4G)\n");
   BAD (DEV "[export a]\noffset = 4G\n",
        "t.conf:4: export \"a\": offset 4G is at or beyond the end of the"
        " device (size 4G)\n");
