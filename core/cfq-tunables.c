@@ -183,7 +183,7 @@ cfq_tunable_parse (const char *name, const char *text, uint64_t *val)
     break;
   }
   if (r < 0)
-    return -EINVAL;             /* overflow too: not of the grammar */
+    return r == -ERANGE ? -ERANGE : -EINVAL;    /* past 64 bits: too big */
   if (v < t->min || v > t->max)
     return -ERANGE;
   *val = v;

@@ -275,7 +275,10 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
     if (!first_time (cfg, is_off ? &e->l_offset : &e->l_size, key))
       return;
     r = units_parse_size (value, &v);
-    if (r < 0)
+    if (r == -ERANGE)
+      ferr (cfg, line, "%s = %s: out of range (a size is less than 16E)",
+            key, value);
+    else if (r < 0)
       ferr (cfg, line, "%s = %s: not a size (want a number with an optional"
             " b, k, m, g, t, p or e suffix)", key, value);
     else if (!is_off && v == 0)

@@ -320,6 +320,26 @@ test_malformed (void)
        "t.conf:4: size = 1x: not a size (want a number with an optional b,"
        " k, m, g, t, p or e suffix)\n");
   BAD (DEV "[export a]\nsize = 0\n", "t.conf:4: size = 0: must not be 0\n");
+  /* Too big for 64 bits: out of range, not a matter of syntax. */
+  BAD (DEV "[export a]\nsize = 16E\n",
+       "t.conf:4: size = 16E: out of range (a size is less than 16E)\n");
+  BAD (DEV "[export a]\noffset = 18446744073709551616\n",
+       "t.conf:4: offset = 18446744073709551616: out of range (a size is"
+       " less than 16E)\n");
+  BAD (DEV "[export a]\nsize = 16X\n",
+       "t.conf:4: size = 16X: not a size (want a number with an optional b,"
+       " k, m, g, t, p or e suffix)\n");
+  BAD (DEV "queue_depth = 99999999999999999999\n[export a]\n",
+       "t.conf:3: queue_depth = 99999999999999999999: out of range (want"
+       " 1..4096)\n");
+  BAD (DEV "max_connections = 99999999999999999999\n[export a]\n",
+       "t.conf:3: max_connections = 99999999999999999999: out of range (want"
+       " 1..1000000)\n");
+  BAD (DEV "[scheduler]\nslice_idle = 18446744073709551616ns\n[export a]\n",
+       "t.conf:4: slice_idle = 18446744073709551616ns: out of range"
+       " 0ns..100ms\n");
+  BAD (DEV "[scheduler]\nback_seek_max = 16E\n[export a]\n",
+       "t.conf:4: back_seek_max = 16E: out of range 0..1T\n");
   BAD (DEV "[export a]\nsize = 6000\n",
        "t.conf:4: size = 6000: not a multiple of 4096\n");
   BAD (DEV "[export a]\nreadonly = perhaps\n",
@@ -1174,6 +1194,15 @@ test_tenants (void)
            "s.job:7: bs = 1000: not a multiple of 512\n");
   SIM_BAD (SIM "[tenant t]\nexport = e\nbs = 64M\n",
            "s.job:7: bs = 64M: out of range 512..32M\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\noffset = 16E\n",
+           "s.job:7: offset = 16E: out of range (a size is less than"
+           " 16E)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nthinktime = 18446744074s\n",
+           "s.job:7: thinktime = 18446744074s: out of range (a time is less"
+           " than 2^64 ns, about 584 years)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nrate = 18446744073709551616\n",
+           "s.job:7: rate = 18446744073709551616: out of range (a rate is"
+           " less than 2^64 bytes/s)\n");
   SIM_BAD (SIM "[tenant t]\nexport = e\nthinktime = 5\n",
            "s.job:7: thinktime = 5: not a time (want a number with ns, us,"
            " ms or s)\n");
@@ -1596,6 +1625,9 @@ test_hardening (void)
        " the largest request, 32M, and its edge blocks)\n");
   BAD (DEV "buffer_pool = 65G\n[export a]\n",
        "t.conf:3: buffer_pool = 65G: out of range (want 33M..64G: at least"
+       " the largest request, 32M, and its edge blocks)\n");
+  BAD (DEV "buffer_pool = 16E\n[export a]\n",
+       "t.conf:3: buffer_pool = 16E: out of range (want 33M..64G: at least"
        " the largest request, 32M, and its edge blocks)\n");
   BAD (DEV "buffer_pool = lots\n[export a]\n",
        "t.conf:3: buffer_pool = lots: not a size (want 33M..64G: at least"
