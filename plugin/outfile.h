@@ -1,5 +1,6 @@
 /* outfile.h: the files the server writes that name its tenants (stats=,
- * metrics=), one rule for both (see outfile.c).
+ * metrics=), one rule for both (see outfile.c; metrics= writes a new
+ * file and renames it over the path, so only outfile_check applies).
  *
  * Threads: outfile_check on nbdkit's main thread at start-up;
  * outfile_open on whichever thread writes (the dispatcher's teardown for

@@ -211,6 +211,8 @@ tn_validate (uint64_t size)
   }
   if (tn.stats_path && outfile_check ("stats", tn.stats_path) == -1)
     return -1;
+  if (tn.metrics_path && outfile_check ("metrics", tn.metrics_path) == -1)
+    return -1;
   err = cfg_validate (tn.cfg, size);
   if (err == -ENOMEM) {
     nbdkit_error ("cfq: configuration: out of memory");
