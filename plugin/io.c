@@ -340,16 +340,22 @@ run_fallocate (struct io_conn *c, enum rq_op op, int mode,
 
 /* Hold the whole pages of [off, end) exclusively: a write through the
  * page cache, or a sync of it, against direct writes into those pages
- * (see the top).
+ * (see the top).  With pages larger than the exports' alignment
+ * (CFG_ALIGN, 4 KiB: 64 KiB pages on arm64 or ppc64le), the tail's page
+ * may begin inside the export before the last one, and so it is locked
+ * too: its writes into that page wait for the tail write.  They must:
+ * a direct write of theirs into the page is undone by the page's
+ * write-back as surely as one of the tail's own export, so the lock
+ * cannot stop at the export's region.
  */
 static void
 lock_pages (struct io_conn *c, struct rl_range *l, uint64_t off,
             uint64_t end)
 {
-  const uint64_t pstart = off / io_page * io_page;
-  const uint64_t pend = (end + io_page - 1) / io_page * io_page;
+  uint64_t lo, len;
 
-  rl_lock (&c->b->shared->rl, l, pstart, pend - pstart, true);
+  rmw_page_span (off, end, io_page, &lo, &len);
+  rl_lock (&c->b->shared->rl, l, lo, len, true);
 }
 
 /* After a failed flush: move the shared descriptors' marks past the
