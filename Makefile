@@ -186,10 +186,12 @@ tests/nbd/%: tests/nbd/%.c $(FLAGS_STAMP)
 	  $(LDFLAGS_ALL) -o $@ $< $(NBD_LIBS) -lpthread
 
 # Unit tests of plugin/ parts, linked with those objects.
-PLUGIN_UNIT := tests/unit/test-engine tests/unit/test-hold tests/unit/test-rangelock
+PLUGIN_UNIT := tests/unit/test-engine tests/unit/test-hold tests/unit/test-rangelock \
+  tests/unit/test-loglimit
 tests/unit/test-engine: plugin/engine.o plugin/hold.o plugin/backend-null.o
 tests/unit/test-hold: plugin/hold.o
 tests/unit/test-rangelock: plugin/rangelock.o
+tests/unit/test-loglimit: plugin/loglimit.o
 $(PLUGIN_UNIT): tests/unit/%: tests/unit/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_STRICT) $(DEPFLAGS) \
 	  $(LDFLAGS_ALL) -o $@ $< $(filter plugin/%.o,$^) $(CORE_LIB) $(INIH_LIBS) \

@@ -2,6 +2,16 @@
  *
  * Every knob has one row: name (the sysfs name), unit, default, range and
  * a line of help.  The rules:
+ * - The ranges are ours.  The kernel's sysfs takes any value, but here
+ *   the knobs are set over a control socket while tenants are served, so
+ *   a time for which other tenants wait is bounded by what CFQ's defaults
+ *   mean: an idle window (slice_idle, group_idle: the device waits for
+ *   one queue while the others' requests wait, once per queue in turn)
+ *   at most 100 ms, 12 times the default and many times a disk's seek; a
+ *   slice (slice_sync, slice_async) and the round of a group's queues
+ *   (target_latency) at most 1 s, 10 and 3 times their defaults; a
+ *   request deadline (fifo_expire_*) at most 10 s, 40 to 80 times the
+ *   defaults.  The manual's [scheduler] says so to the user.
  * - The unit decides the grammar of a value (cfq_tunable_parse): "ns" a
  *   time, "KiB" a bare number of KiB or a size, "bool", "mode" a name or
  *   its number; every reader (config file, control socket, cfqsim) goes
@@ -23,27 +33,27 @@ const struct cfq_tunable cfq_tunables[T_NR] = {
   [T_QUANTUM] = { "quantum", "requests", 8, 1, 1024,
     "cap on the active queue's requests in the driver" },
   [T_FIFO_EXPIRE_SYNC] = { "fifo_expire_sync", "ns", 125 * MS, 1 * MS,
-    60000 * MS, "sync request deadline, checked once per slice" },
+    10000 * MS, "sync request deadline, checked once per slice" },
   [T_FIFO_EXPIRE_ASYNC] = { "fifo_expire_async", "ns", 250 * MS, 1 * MS,
-    60000 * MS, "async request deadline, checked once per slice" },
+    10000 * MS, "async request deadline, checked once per slice" },
   [T_BACK_SEEK_MAX] = { "back_seek_max", "KiB", 16384, 0, 1 << 30,
     "backward requests within this distance are candidates" },
   [T_BACK_SEEK_PENALTY] = { "back_seek_penalty", "factor", 2, 1, 1000,
     "backward distance is multiplied by this" },
-  [T_SLICE_SYNC] = { "slice_sync", "ns", 100 * MS, 1 * MS, 10000 * MS,
+  [T_SLICE_SYNC] = { "slice_sync", "ns", 100 * MS, 1 * MS, 1000 * MS,
     "base time slice of a sync queue (level 4)" },
-  [T_SLICE_ASYNC] = { "slice_async", "ns", 40 * MS, 1 * MS, 10000 * MS,
+  [T_SLICE_ASYNC] = { "slice_async", "ns", 40 * MS, 1 * MS, 1000 * MS,
     "base time slice of an async queue (level 4)" },
   [T_SLICE_ASYNC_RQ] = { "slice_async_rq", "requests", 2, 1, 1024,
     "async queue expires after 2*(n + n*(7-level)) dispatches" },
-  [T_SLICE_IDLE] = { "slice_idle", "ns", 8 * MS, 0, 1000 * MS,
+  [T_SLICE_IDLE] = { "slice_idle", "ns", 8 * MS, 0, 100 * MS,
     "idle window for a sync queue; 0 disables (IOPS mode with NCQ)" },
-  [T_GROUP_IDLE] = { "group_idle", "ns", 8 * MS, 0, 1000 * MS,
+  [T_GROUP_IDLE] = { "group_idle", "ns", 8 * MS, 0, 100 * MS,
     "idle window for a group's last queue when queue idling is off" },
   [T_LOW_LATENCY] = { "low_latency", "bool", 1, 0, 1,
     "scale slices to target_latency; ramp async depth after delays" },
   [T_TARGET_LATENCY] = { "target_latency", "ns", 300 * MS, 1 * MS,
-    10000 * MS, "time in which every busy queue of a group gets a turn" },
+    1000 * MS, "time in which every busy queue of a group gets a turn" },
   [T_MODE] = { "mode", "mode", CFQ_MODE_AUTO, 0, 2,
     "group charge: 0 time, 1 iops, 2 auto (iops on flash; or NCQ, no idle)" },
   [T_ROTATIONAL] = { "rotational", "bool", 1, 0, 1,
@@ -173,7 +183,7 @@ cfq_tunable_parse (const char *name, const char *text, uint64_t *val)
     break;
   }
   if (r < 0)
-    return -EINVAL;             /* overflow too: not of the grammar */
+    return r == -ERANGE ? -ERANGE : -EINVAL;    /* past 64 bits: too big */
   if (v < t->min || v > t->max)
     return -ERANGE;
   *val = v;

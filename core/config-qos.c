@@ -21,32 +21,34 @@ cfg_parse_qos (const char *key, const char *value, struct qos_conf *c,
   const struct qos_key *k = qos_key_lookup (key);
   char b1[32], b2[32], e[96];
   uint64_t v = 0;
+  int r = 0;
 
   if (!k)
     return -ENOENT;
   switch (k->unit) {
   case QOS_U_IOPS:
-    if (units_parse_count (value, &v) < 0) {
+    if ((r = units_parse_count (value, &v)) == -EINVAL) {
       snprintf (why, len, "not a number (requests per second)");
       return -EINVAL;
     }
     break;
   case QOS_U_BPS:
-    if (units_parse_rate (value, &v) < 0) {
+    if ((r = units_parse_rate (value, &v)) == -EINVAL) {
       snprintf (why, len, "not a rate (%s)", UNITS_EXPECT_RATE);
       return -EINVAL;
     }
     break;
   case QOS_U_SECONDS:
     /* A bare number is seconds here, not CFQ's milliseconds. */
-    if (units_parse_time (value, NSEC_PER_SEC, &v) < 0) {
+    if ((r = units_parse_time (value, NSEC_PER_SEC, &v)) == -EINVAL) {
       snprintf (why, len, "not a time (want %s)",
                 units_expect_time (NSEC_PER_SEC, e, sizeof e));
       return -EINVAL;
     }
     break;
   }
-  if (qos_conf_set (c, k, v) < 0) {
+  /* r is -ERANGE for a value past 64 bits: out of range like any other. */
+  if (r < 0 || qos_conf_set (c, k, v) < 0) {
     snprintf (why, len, "out of range %s..%s (0: none)",
               cfg_format_qos (k, k->min, b1, sizeof b1),
               cfg_format_qos (k, k->max, b2, sizeof b2));

@@ -275,7 +275,10 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
     if (!first_time (cfg, is_off ? &e->l_offset : &e->l_size, key))
       return;
     r = units_parse_size (value, &v);
-    if (r < 0)
+    if (r == -ERANGE)
+      ferr (cfg, line, "%s = %s: out of range (a size is less than 16E)",
+            key, value);
+    else if (r < 0)
       ferr (cfg, line, "%s = %s: not a size (want a number with an optional"
             " b, k, m, g, t, p or e suffix)", key, value);
     else if (!is_off && v == 0)
@@ -355,14 +358,41 @@ blame_t (const struct xtenant *x, unsigned l)
   return l ? l : x->line;
 }
 
-/* "[4K, 1G)" */
+/* An end past 2^64 - 1 (offset + size as written, in 65 bits), in
+ * units_format_size's form: "30E", "17179869184G", or bytes.
+ */
+static char *
+format_end (unsigned __int128 v, char *buf, size_t len)
+{
+  static const char suffix[] = "KMGTPE";
+  char digits[48], *p = digits + sizeof digits;
+  int i = -1;
+
+  while (i < 5 && v % 1024 == 0) {
+    v /= 1024;
+    i++;
+  }
+  *--p = '\0';
+  do {
+    *--p = (char) ('0' + (int) (v % 10));
+    v /= 10;
+  } while (v);
+  snprintf (buf, len, "%s%.*s", p, i >= 0, i >= 0 ? &suffix[i] : "");
+  return buf;
+}
+
+/* "[4K, 1G)"; the end as written even where it does not fit in 64 bits
+ * ("[15E, 30E)"), never wrapped around.
+ */
 char *
 format_region (uint64_t off, uint64_t size, char *buf, size_t len)
 {
-  char a[32], b[32];
+  char a[32], b[48];
 
   snprintf (buf, len, "[%s, %s)", units_format_size (off, a, sizeof a),
-            units_format_size (off + size, b, sizeof b));
+            size > UINT64_MAX - off
+            ? format_end ((unsigned __int128) off + size, b, sizeof b)
+            : units_format_size (off + size, b, sizeof b));
   return buf;
 }
 

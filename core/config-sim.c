@@ -57,10 +57,16 @@ time_key (struct cfg *cfg, const char *key, const char *value, uint64_t *out)
 {
   char want[96];
 
-  if (units_parse_time (value, 0, out) == 0)
+  int r = units_parse_time (value, 0, out);
+
+  if (r == 0)
     return true;
-  ferr (cfg, cfg->lineno, "%s = %s: not a time (want %s)", key, value,
-        units_expect_time (0, want, sizeof want));
+  if (r == -ERANGE)
+    ferr (cfg, cfg->lineno, "%s = %s: out of range (a time is less than"
+          " 2^64 ns, about 584 years)", key, value);
+  else
+    ferr (cfg, cfg->lineno, "%s = %s: not a time (want %s)", key, value,
+          units_expect_time (0, want, sizeof want));
   return false;
 }
 
@@ -69,7 +75,14 @@ static bool
 size_key (struct cfg *cfg, const char *key, const char *value,
           uint64_t align, uint64_t *out)
 {
-  if (units_parse_size (value, out) < 0) {
+  int r = units_parse_size (value, out);
+
+  if (r == -ERANGE) {
+    ferr (cfg, cfg->lineno, "%s = %s: out of range (a size is less than"
+          " 16E)", key, value);
+    return false;
+  }
+  if (r < 0) {
     ferr (cfg, cfg->lineno, "%s = %s: not a size (want %s)", key, value,
           UNITS_EXPECT_SIZE);
     return false;
@@ -197,7 +210,14 @@ set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
   else if (strcmp (key, "rate") == 0) {
     if (!first_time (cfg, &x->l_rate, key))
       return;
-    if (units_parse_rate (value, &v) < 0 || v == 0) {
+    int r = units_parse_rate (value, &v);
+
+    if (r == -ERANGE) {
+      ferr (cfg, cfg->lineno, "rate = %s: out of range (a rate is less"
+            " than 2^64 bytes/s)", value);
+      ok = false;
+    }
+    else if (r < 0 || v == 0) {
       ferr (cfg, cfg->lineno, "rate = %s: not a rate (want %s)", value,
             UNITS_EXPECT_RATE);
       ok = false;

@@ -320,7 +320,8 @@ parse_max_conns (const char *value, uint64_t *v, char *why, size_t len)
   if (r == 0 && *v >= 1 && *v <= CFG_MAX_CONNECTIONS_MAX)
     return 0;
   snprintf (why, len, "%s (want 1..%d)",
-            r < 0 ? "not a number" : "out of range", CFG_MAX_CONNECTIONS_MAX);
+            r == -EINVAL ? "not a number" : "out of range",
+            CFG_MAX_CONNECTIONS_MAX);
   return -EINVAL;
 }
 
@@ -341,7 +342,8 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
     if (r == 0 && *v >= 1 && *v <= SCHED_DEPTH_MAX)
       return 0;
     snprintf (why, len, "%s (want 1..%d)",
-              r < 0 ? "not a number" : "out of range", SCHED_DEPTH_MAX);
+              r == -EINVAL ? "not a number" : "out of range",
+              SCHED_DEPTH_MAX);
     return -EINVAL;
   case GK_MAX_CONNS:
     return parse_max_conns (value, v, why, len);
@@ -351,7 +353,7 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
       return 0;
     snprintf (why, len, "%s (want %" PRIu64 "M..%" PRIu64 "G: at least the"
               " largest request, %uM, and its edge blocks)",
-              r < 0 ? "not a size" : "out of range",
+              r == -EINVAL ? "not a size" : "out of range",
               CFG_BUFFER_POOL_MIN >> 20, CFG_BUFFER_POOL_MAX >> 30,
               CFG_MAX_REQUEST >> 20);
     return -EINVAL;

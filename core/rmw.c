@@ -55,6 +55,20 @@ rmw_plan (uint64_t off, uint64_t len, uint32_t bs, struct rmw_plan *p)
 }
 
 int
+rmw_page_span (uint64_t off, uint64_t end, uint64_t page, uint64_t *lo,
+               uint64_t *len)
+{
+  uint64_t mask = page - 1, hi;
+
+  if (page == 0 || (page & mask) || end < off)
+    return -EINVAL;
+  *lo = off & ~mask;
+  hi = end + mask < end ? UINT64_MAX : (end + mask) & ~mask;
+  *len = hi - *lo;
+  return 0;
+}
+
+int
 rmw_interior (uint64_t off, uint64_t len, uint32_t bs,
               uint64_t *ioff, uint64_t *ilen)
 {

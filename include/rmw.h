@@ -46,6 +46,16 @@ extern int rmw_plan (uint64_t off, uint64_t len, uint32_t bs,
 extern int rmw_interior (uint64_t off, uint64_t len, uint32_t bs,
                          uint64_t *ioff, uint64_t *ilen);
 
+/* The page-cache pages that [off, end) touches, for pages of page bytes
+ * (a power of two; the plugin passes sysconf's, 4 KiB or 64 KiB): *lo,
+ * *len.  Every byte of those pages, whoever's it is, shares the pages'
+ * fate in the page cache: the plugin locks them all around a buffered
+ * write (plugin/io.c lock_pages).  A span whose last page would end past
+ * 2^64 ends at 2^64 - 1.  Returns -EINVAL for a bad page or end < off.
+ */
+extern int rmw_page_span (uint64_t off, uint64_t end, uint64_t page,
+                          uint64_t *lo, uint64_t *len);
+
 static inline bool
 rmw_is_aligned (uint64_t v, uint64_t a)
 {

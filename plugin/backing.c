@@ -117,6 +117,8 @@ open_backing (struct backing *b, bool readonly, bool direct)
     return -1;
   }
   rl_init (&b->shared->rl);
+  b->shared->can_punch = b->shared->can_zero_range = 1;
+  b->shared->can_discard = 1;
   b->writable = !readonly;
   b->fds[FILE_DIRECT] = open_file (b->path, flags, &direct);
   if (b->fds[FILE_DIRECT] == -1 && !readonly &&

@@ -37,6 +37,14 @@ struct bk_shared {
                                            connections' own descriptors */
   int reopen_warned;                    /* atomic: said why a connection
                                            cannot open the file again */
+  /* Ways to trim and zero that the kernel may refuse for this file's
+   * filesystem or device (EOPNOTSUPP ...): 1 until refused once, then 0
+   * for good (atomic; io.c).  Per file: another file's filesystem may
+   * have them.
+   */
+  int can_punch;                        /* fallocate PUNCH_HOLE */
+  int can_zero_range;                   /* fallocate ZERO_RANGE */
+  int can_discard;                      /* BLKDISCARD */
 };
 
 struct backing {

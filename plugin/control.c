@@ -44,6 +44,14 @@
  * only root, the server's own user and the listed uids are served (the
  * peer's credentials from SO_PEERCRED).  An existing file at the path is
  * replaced only if it is a socket nobody listens on.
+ *
+ * When.  The socket is bound in nbdkit's .get_ready (control_bind),
+ * where nbdkit binds its own: before it changes user (-u, -g) and before
+ * it forks into the background.  So the path is checked and the socket
+ * made by the same user, the one nbdkit starts as, who owns the file;
+ * an error (a path taken, a directory the server may not write) stops
+ * the start with a message on the terminal.  The dispatcher's loop
+ * starts accepting on it later, once it runs (control_start).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -698,11 +706,10 @@ control_retry (struct ev_loop *loop, ev_timer *w, int revents)
 /* ---- the socket -------------------------------------------------------------------- */
 
 /* What is at path may be replaced only if it is a socket nobody listens
- * on (a server that died).  With remove, such a socket is removed.  0 or
- * -1 (reported).
+ * on (a server that died): such a socket is removed.  0 or -1 (reported).
  */
 static int
-clear_path (const char *path, const struct sockaddr_un *sun, bool remove)
+clear_path (const char *path, const struct sockaddr_un *sun)
 {
   struct stat st;
   int fd, r;
@@ -734,8 +741,6 @@ clear_path (const char *path, const struct sockaddr_un *sun, bool remove)
     nbdkit_error ("cfq: control=%s: probing the existing socket: %m", path);
     return -1;
   }
-  if (!remove)
-    return 0;
   if (unlink (path) == -1 && errno != ENOENT) {
     nbdkit_error ("cfq: control=%s: removing the stale socket: %m", path);
     return -1;
@@ -744,23 +749,8 @@ clear_path (const char *path, const struct sockaddr_un *sun, bool remove)
   return 0;
 }
 
-int
-control_check (const char *path)
-{
-  struct sockaddr_un sun = { .sun_family = AF_UNIX };
-
-  if (strlen (path) >= sizeof sun.sun_path) {
-    nbdkit_error ("cfq: control=%s: path too long (at most %zu bytes)",
-                  path, sizeof sun.sun_path - 1);
-    return -1;
-  }
-  strcpy (sun.sun_path, path);
-  return clear_path (path, &sun, false);
-}
-
 struct control *
-control_start (struct ev_loop *loop, const char *path,
-               const struct control_opts *opts, control_fn fn, void *opaque)
+control_bind (const char *path, const struct control_opts *opts)
 {
   struct sockaddr_un sun = { .sun_family = AF_UNIX };
   struct control *c;
@@ -782,12 +772,8 @@ control_start (struct ev_loop *loop, const char *path,
   }
   c->fd = -1;
   c->o = *opts;
-  c->tokens = CTL_BURST_NS;
-  c->refilled = now_ns ();
-  c->duty = cfq_debug_control_duty >= 1 && cfq_debug_control_duty <= 100 ?
-    (unsigned) cfq_debug_control_duty : CTL_DUTY_PCT;
   list_init (&c->clients);
-  if (clear_path (path, &sun, true) == -1)
+  if (clear_path (path, &sun) == -1)
     goto err;
   c->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (c->fd == -1) {
@@ -811,6 +797,26 @@ control_start (struct ev_loop *loop, const char *path,
     unlink (path);
     goto err;
   }
+  nbdkit_debug ("cfq: control=%s: bound by uid %u, mode %04o", path,
+                (unsigned) geteuid (), (unsigned) opts->mode);
+  return c;
+
+ err:
+  if (c->fd >= 0)
+    close (c->fd);
+  free (c->path);
+  free (c);
+  return NULL;
+}
+
+void
+control_start (struct control *c, struct ev_loop *loop, control_fn fn,
+               void *opaque)
+{
+  c->tokens = CTL_BURST_NS;
+  c->refilled = now_ns ();
+  c->duty = cfq_debug_control_duty >= 1 && cfq_debug_control_duty <= 100 ?
+    (unsigned) cfq_debug_control_duty : CTL_DUTY_PCT;
   c->loop = loop;
   c->fn = fn;
   c->opaque = opaque;
@@ -823,17 +829,9 @@ control_start (struct ev_loop *loop, const char *path,
   ev_io_start (loop, &c->accept);
   nbdkit_debug ("cfq: control=%s: mode %04o, %zu uids allowed besides root "
                 "and the server's own%s, at most %u clients, timeout %.3f s",
-                path, (unsigned) opts->mode, opts->nr_uids,
-                opts->nr_uids ? "" : " (no uid check)", opts->max_clients,
-                (double) opts->timeout / 1e9);
-  return c;
-
- err:
-  if (c->fd >= 0)
-    close (c->fd);
-  free (c->path);
-  free (c);
-  return NULL;
+                c->path, (unsigned) c->o.mode, c->o.nr_uids,
+                c->o.nr_uids ? "" : " (no uid check)", c->o.max_clients,
+                (double) c->o.timeout / 1e9);
 }
 
 void
@@ -855,11 +853,16 @@ control_stop (struct control *c)
     return;
   while (!list_empty (&c->clients))
     client_close (list_entry (c->clients.next, struct ctl_client, link));
-  ev_io_stop (c->loop, &c->accept);
-  ev_timer_stop (c->loop, &c->retry);
-  ev_timer_stop (c->loop, &c->resume);
+  if (c->loop) {
+    ev_io_stop (c->loop, &c->accept);
+    ev_timer_stop (c->loop, &c->retry);
+    ev_timer_stop (c->loop, &c->resume);
+  }
   close (c->fd);
-  /* Only our own socket: someone may have put another file there. */
+  /* Only our own socket: someone may have put another file there.  (After
+   * nbdkit -u the new user may not be allowed to remove it: then a stale
+   * socket stays, which the next start replaces.)
+   */
   if (lstat (c->path, &st) == 0 && S_ISSOCK (st.st_mode) &&
       st.st_dev == c->dev && st.st_ino == c->ino)
     unlink (c->path);

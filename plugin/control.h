@@ -6,11 +6,12 @@
  * strbuf.  An answer that is an error starts with "error: ".
  *
  * Who may connect: the socket file is made with control_mode (0600 by
- * default: the server's own user); control_uid adds a check of the
- * peer's uid (SO_PEERCRED).  What a client may take: at most
- * control_clients of them at once, a line of CTL_LINE_MAX bytes, an
- * answer of CTL_OUT_MAX bytes, and no client stays connected
- * control_timeout without finishing a command or reading an answer.
+ * default: its owner, the user nbdkit starts as, before any -u);
+ * control_uid adds a check of the peer's uid (SO_PEERCRED).  What a
+ * client may take: at most control_clients of them at once, a line of
+ * CTL_LINE_MAX bytes, an answer of CTL_OUT_MAX bytes, and no client
+ * stays connected control_timeout without finishing a command or
+ * reading an answer.
  * What the loop gives them: a bounded slice of each iteration (see
  * control.c), so that no flood of commands stalls the I/O.
  */
@@ -77,23 +78,24 @@ extern int control_config (struct control_opts *o, const char *key,
 
 struct control;
 
-/* Would control_start take path?  For an early error at start-up (before
- * nbdkit daemonizes): 0, or -1 (reported).
+/* Bind and listen on a Unix socket at path, made with opts->mode.  A
+ * stale socket there (nobody listening) is replaced; anything else
+ * there, or a live server, is an error.  Returns NULL (reported with
+ * nbdkit_error) on failure.  Called in nbdkit's .get_ready, on its main
+ * thread, while the process has no other threads (the mode is set
+ * through the umask), and before nbdkit changes user: the socket belongs
+ * to the user nbdkit starts as.
  */
-extern int control_check (const char *path);
-
-/* Listen on a Unix socket at path.  A stale socket there (nobody
- * listening) is replaced; anything else there, or a live server, is an
- * error.  Returns NULL (reported with nbdkit_error) on failure.  Must be
- * called on the thread that runs loop, or before that thread starts, and
- * while the process has no other threads (the mode is set through the
- * umask).
+extern struct control *control_bind (const char *path,
+                                     const struct control_opts *opts);
+/* Serve the bound socket c on loop: must be called on the thread that
+ * runs loop, or before that thread starts.
  */
-extern struct control *control_start (struct ev_loop *loop, const char *path,
-                                      const struct control_opts *opts,
-                                      control_fn fn, void *opaque);
+extern void control_start (struct control *c, struct ev_loop *loop,
+                           control_fn fn, void *opaque);
 /* Close every client and the listener, unlink the socket (if it is still
- * the one we made).
+ * the one we made and the server's user may).  Also for a socket bound
+ * but never started.
  */
 extern void control_stop (struct control *c);
 

@@ -117,7 +117,8 @@
  * flush.
  *
  * Threads: nbdkit's workers, one command each.  The capability flags are
- * shared and atomic; the zero buffer is read-only after io_init.
+ * per file, shared and atomic; the zero buffer is read-only after
+ * io_init.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,13 +148,11 @@
 static void *io_zero_buf;               /* IO_ZERO_CHUNK bytes of zeroes */
 static uint64_t io_page;                /* bytes: the page cache's page */
 
-/* Capabilities switched off (once, atomically) when the kernel says
- * EOPNOTSUPP, as nbdkit's file plugin does.
+/* Capabilities of a file (struct bk_shared: can_punch, can_zero_range,
+ * can_discard), switched off (once, atomically) when the kernel says
+ * EOPNOTSUPP for that file, as nbdkit's file plugin does; the other
+ * files keep theirs.
  */
-static int io_can_punch = 1;            /* fallocate PUNCH_HOLE */
-static int io_can_zero_range = 1;       /* fallocate ZERO_RANGE */
-static int io_can_discard = 1;          /* BLKDISCARD */
-
 static bool
 cap_on (int *cap)
 {
@@ -161,10 +160,11 @@ cap_on (int *cap)
 }
 
 static void
-cap_off (int *cap, const char *what)
+cap_off (const struct io_conn *c, int *cap, const char *what)
 {
   if (__atomic_exchange_n (cap, 0, __ATOMIC_RELAXED))
-    nbdkit_debug ("cfq: %s not supported here: switched off", what);
+    nbdkit_debug ("cfq: %s: %s not supported: switched off for this file",
+                  c->b->path, what);
 }
 
 static bool
@@ -340,16 +340,22 @@ run_fallocate (struct io_conn *c, enum rq_op op, int mode,
 
 /* Hold the whole pages of [off, end) exclusively: a write through the
  * page cache, or a sync of it, against direct writes into those pages
- * (see the top).
+ * (see the top).  With pages larger than the exports' alignment
+ * (CFG_ALIGN, 4 KiB: 64 KiB pages on arm64 or ppc64le), the tail's page
+ * may begin inside the export before the last one, and so it is locked
+ * too: its writes into that page wait for the tail write.  They must:
+ * a direct write of theirs into the page is undone by the page's
+ * write-back as surely as one of the tail's own export, so the lock
+ * cannot stop at the export's region.
  */
 static void
 lock_pages (struct io_conn *c, struct rl_range *l, uint64_t off,
             uint64_t end)
 {
-  const uint64_t pstart = off / io_page * io_page;
-  const uint64_t pend = (end + io_page - 1) / io_page * io_page;
+  uint64_t lo, len;
 
-  rl_lock (&c->b->shared->rl, l, pstart, pend - pstart, true);
+  rmw_page_span (off, end, io_page, &lo, &len);
+  rl_lock (&c->b->shared->rl, l, lo, len, true);
 }
 
 /* After a failed flush: move the shared descriptors' marks past the
@@ -626,6 +632,7 @@ static int
 try_fast_zero (struct io_conn *c, uint32_t count, uint64_t off,
                bool may_trim, bool fast)
 {
+  struct bk_shared *sh = c->b->shared;
   int err = -EOPNOTSUPP;
 
   if (c->b->dev.is_blockdev) {
@@ -635,33 +642,33 @@ try_fast_zero (struct io_conn *c, uint32_t count, uint64_t off,
     /* PUNCH_HOLE on a block device is a write-zeroes that may unmap and
      * never falls back to writing: fast when it works.
      */
-    if (may_trim && cap_on (&io_can_punch)) {
+    if (may_trim && cap_on (&sh->can_punch)) {
       err = run_fallocate (c, RQ_ZERO, FALLOC_FL_PUNCH_HOLE |
                            FALLOC_FL_KEEP_SIZE, count, off);
       if (unsupported (err))
-        cap_off (&io_can_punch, "fallocate PUNCH_HOLE");
+        cap_off (c, &sh->can_punch, "fallocate PUNCH_HOLE");
     }
     /* ZERO_RANGE may be the kernel writing zeroes itself: not fast. */
-    if (unsupported (err) && !fast && cap_on (&io_can_zero_range)) {
+    if (unsupported (err) && !fast && cap_on (&sh->can_zero_range)) {
       err = run_fallocate (c, RQ_ZERO, FALLOC_FL_ZERO_RANGE |
                            FALLOC_FL_KEEP_SIZE, count, off);
       if (unsupported (err))
-        cap_off (&io_can_zero_range, "fallocate ZERO_RANGE");
+        cap_off (c, &sh->can_zero_range, "fallocate ZERO_RANGE");
     }
     return unsupported (err) ? -EOPNOTSUPP : err;
   }
 
-  if (may_trim && cap_on (&io_can_punch)) {
+  if (may_trim && cap_on (&sh->can_punch)) {
     err = run_fallocate (c, RQ_ZERO, FALLOC_FL_PUNCH_HOLE |
                          FALLOC_FL_KEEP_SIZE, count, off);
     if (unsupported (err))
-      cap_off (&io_can_punch, "fallocate PUNCH_HOLE");
+      cap_off (c, &sh->can_punch, "fallocate PUNCH_HOLE");
   }
-  if (unsupported (err) && cap_on (&io_can_zero_range)) {
+  if (unsupported (err) && cap_on (&sh->can_zero_range)) {
     err = run_fallocate (c, RQ_ZERO, FALLOC_FL_ZERO_RANGE |
                          FALLOC_FL_KEEP_SIZE, count, off);
     if (unsupported (err))
-      cap_off (&io_can_zero_range, "fallocate ZERO_RANGE");
+      cap_off (c, &sh->can_zero_range, "fallocate ZERO_RANGE");
   }
   return unsupported (err) ? -EOPNOTSUPP : err;
 }
@@ -692,6 +699,7 @@ io_flush (struct io_conn *c)
 int
 io_trim (struct io_conn *c, uint32_t count, uint64_t off, bool fua)
 {
+  struct bk_shared *sh = c->b->shared;
   struct rl_range l;
   uint64_t ioff, ilen = count;
   int err = 0;
@@ -703,17 +711,17 @@ io_trim (struct io_conn *c, uint32_t count, uint64_t off, bool fua)
   if (c->b->dev.is_blockdev) {
     /* Discard is advisory: the partial edge blocks are left as they are. */
     rmw_interior (off, count, c->b->bs, &ioff, &ilen);
-    if (ilen && cap_on (&io_can_discard)) {
+    if (ilen && cap_on (&sh->can_discard)) {
       rl_lock (&c->b->shared->rl, &l, ioff, ilen, false);
       err = run_discard (c, ilen, ioff);
       rl_unlock (&c->b->shared->rl, &l);
       if (unsupported (err)) {
-        cap_off (&io_can_discard, "BLKDISCARD");
+        cap_off (c, &sh->can_discard, "BLKDISCARD");
         err = 0;
       }
     }
   }
-  else if (cap_on (&io_can_punch)) {
+  else if (cap_on (&sh->can_punch)) {
     struct rmw_plan p;
 
     rmw_plan (off, count, c->b->bs, &p);
@@ -722,7 +730,7 @@ io_trim (struct io_conn *c, uint32_t count, uint64_t off, bool fua)
                          FALLOC_FL_KEEP_SIZE, count, off);
     rl_unlock (&c->b->shared->rl, &l);
     if (unsupported (err)) {
-      cap_off (&io_can_punch, "fallocate PUNCH_HOLE");
+      cap_off (c, &sh->can_punch, "fallocate PUNCH_HOLE");
       err = 0;
     }
   }

@@ -24,6 +24,7 @@
 #include <nbdkit-plugin.h>
 
 #include "metrics.h"
+#include "outfile.h"
 
 struct metrics {
   char *path, *tmp;
@@ -39,7 +40,10 @@ struct metrics {
  * copy, or a symlink planted by someone who can write the directory) is
  * removed, and the new file is created exclusively without following a
  * symlink, so the server's writes never land anywhere but in a new
- * regular file of its own.  0644: node_exporter runs as its own user.
+ * regular file of its own.  Mode OUTFILE_MODE (0600), as stats=: the
+ * text names every tenant.  What was at PATH is replaced by the rename,
+ * never written into; at start-up it must pass outfile_check all the
+ * same, one rule for the files the server writes.
  */
 static int
 write_file (struct metrics *m, const char *text)
@@ -50,7 +54,7 @@ write_file (struct metrics *m, const char *text)
   if (unlink (m->tmp) == -1 && errno != ENOENT)
     return -errno;
   fd = open (m->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-             0644);
+             OUTFILE_MODE);
   if (fd == -1)
     return -errno;
   f = fdopen (fd, "w");

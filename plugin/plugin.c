@@ -6,8 +6,9 @@
  *
  * This file is the nbdkit edge and nothing else: it parses parameters,
  * follows nbdkit's lifecycle (parse in .config, validate in
- * .config_complete, open in .get_ready, start the dispatcher thread in
- * .after_fork), and turns each callback into a call to the data path
+ * .config_complete, open the files and bind the control socket in
+ * .get_ready, before nbdkit changes user and forks, start the
+ * dispatcher thread in .after_fork), and turns each callback into a call to the data path
  * (io.c), reporting errors nbdkit's way.  The jobs live elsewhere:
  *
  *   backing.c          opening and probing the files
@@ -415,7 +416,9 @@ client_allowed (const struct cfg_export *e, bool is_tls, const char **why)
 }
 
 /* The export a client asked for, and whether it may have it.  The name
- * comes from the client: it is escaped wherever it is logged.
+ * comes from the client: it is escaped wherever it is logged, and a
+ * client can ask any number of times: the lines are rate-limited
+ * (tn_refusal).
  */
 static int
 pick_export (size_t *ip)
@@ -430,18 +433,13 @@ pick_export (size_t *ip)
     name = "";
   e = cfg_find_export (m, name);
   if (!e) {
-    char list[1024] = "";
-    size_t n = 0;
-
-    for (size_t i = 0; i < m->nr_exports && n < sizeof list; i++)
-      n += snprintf (list + n, sizeof list - n, "%s%s", i ? ", " : "",
-                     *m->exports[i].name ? m->exports[i].name : "\"\"");
-    nbdkit_error ("unknown export '%s' (exports: %s)",
-                  utf8_escape (name, esc, sizeof esc), list);
+    /* Not the list of exports: their names are the tenants'. */
+    tn_refusal ("unknown export '%s': refused",
+                utf8_escape (name, esc, sizeof esc));
     return -1;
   }
   if (!client_allowed (e, nbdkit_is_tls () == 1, &why)) {
-    nbdkit_error ("export '%s': %s: refused", e->name, why);
+    tn_refusal ("export '%s': %s: refused", e->name, why);
     return -1;
   }
   *ip = (size_t) (e - m->exports);
@@ -532,7 +530,10 @@ cfqp_close (void *handle)
 /* Only the exports this client may open (allow=, tls=): a listing must
  * not tell a client about exports that are not its own.  nbdkit 1.32
  * runs .list_exports on the connection's thread during the handshake,
- * so nbdkit_peer_name works here as in .open.
+ * so nbdkit_peer_name works here as in .open.  The description says
+ * what the client gets, the export's own size and whether it may write,
+ * and nothing of how the server is laid out (its group, where on the
+ * device it lies): that is the other tenants' business.
  */
 static int
 cfqp_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
@@ -542,13 +543,14 @@ cfqp_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
   for (size_t i = 0; i < m->nr_exports; i++) {
     const struct cfg_export *e = &m->exports[i];
     const char *why;
-    char desc[256];
+    char desc[64];
 
     if (!client_allowed (e, is_tls, &why))
       continue;
-    snprintf (desc, sizeof desc, "group %s, %" PRIu64 " bytes at offset %"
-              PRIu64 "%s", m->groups[e->group].name, e->size, e->offset,
-              e->readonly ? ", read-only" : "");
+    snprintf (desc, sizeof desc, "%" PRIu64 " bytes%s",
+              e->file ? bk_export (i)->dev.size : e->size,
+              readonly || e->readonly || !bk_export (i)->writable
+              ? ", read-only" : "");
     if (nbdkit_add_export (exports, e->name, desc) == -1)
       return -1;
   }

@@ -29,6 +29,7 @@
 #include "cfq.h"
 #include "devmodel.h"
 #include "hangup.h"
+#include "outfile.h"
 #include "reqbuf.h"
 #include "stats.h"
 #include "utf8.h"
@@ -423,9 +424,15 @@ stats_json (const struct tenants *tn, struct strbuf *o)
     json_str (o, e->ce->name);
     strbuf_printf (o, ",\"group\":");
     json_str (o, tn->m->groups[e->ce->group].name);
+    if (e->ce->file) {
+      strbuf_printf (o, ",\"file\":");
+      json_str (o, e->ce->file);
+    }
+    /* An export with a file of its own: all of it (the model says 0). */
     strbuf_printf (o, ",\"offset\":%" PRIu64 ",\"size\":%" PRIu64
                    ",\"readonly\":%s,\"writes\":\"%s\",",
-                   e->ce->offset, e->ce->size,
+                   e->ce->offset,
+                   e->ce->file ? bk_export (i)->dev.size : e->ce->size,
                    e->ce->readonly ? "true" : "false",
                    e->ce->writes_sync ? "sync"
                    : e->ce->writes_async ? "async" : "auto");
@@ -828,42 +835,14 @@ out:
 }
 
 
-int
-stats_check_path (const char *path)
-{
-  struct stat st;
-
-  if (lstat (path, &st) == -1) {
-    if (errno == ENOENT)
-      return 0;
-    nbdkit_error ("cfq: stats=%s: %m", path);
-    return -1;
-  }
-  if (S_ISLNK (st.st_mode)) {
-    nbdkit_error ("cfq: stats=%s: is a symbolic link: refusing to write "
-                  "through it", path);
-    return -1;
-  }
-  if (!S_ISREG (st.st_mode)) {
-    nbdkit_error ("cfq: stats=%s: exists and is not a regular file", path);
-    return -1;
-  }
-  return 0;
-}
-
 /* Written at exit, so the path may have changed since the start: the
- * last component is not followed if it is a symlink (O_NOFOLLOW), a FIFO
- * or device there cannot make us block or write into it (O_NONBLOCK, then
- * only a regular file is written), and the file is truncated only once
- * it is known to be one.  A new file gets mode 0600: the statistics name
- * every tenant.
+ * rules of outfile.c are checked again on the opened file.
  */
 void
 stats_write_file (const struct tenants *tn)
 {
   const char *path = tn->stats_path;
   struct strbuf b = { 0 };
-  struct stat st;
   size_t off = 0;
   int fd;
 
@@ -873,24 +852,10 @@ stats_write_file (const struct tenants *tn)
     strbuf_free (&b);
     return;
   }
-  fd = open (path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-             0600);
+  fd = outfile_open ("stats", path);
   if (fd == -1) {
-    if (errno == ELOOP)
-      nbdkit_error ("cfq: stats=%s: is a symbolic link: refusing to write "
-                    "through it", path);
-    else
-      nbdkit_error ("cfq: stats=%s: %m", path);
     strbuf_free (&b);
     return;
-  }
-  if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode)) {
-    nbdkit_error ("cfq: stats=%s: not a regular file: not written", path);
-    goto out;
-  }
-  if (ftruncate (fd, 0) == -1) {
-    nbdkit_error ("cfq: stats=%s: ftruncate: %m", path);
-    goto out;
   }
   while (off < b.len) {
     ssize_t r = write (fd, b.s + off, b.len - off);

@@ -15,13 +15,10 @@ extern void stats_json (const struct tenants *tn, struct strbuf *o);
 extern void stats_flat (const struct tenants *tn, struct strbuf *o);
 /* The same in Prometheus's text format ("metrics", metrics=FILE). */
 extern void stats_prometheus (const struct tenants *tn, struct strbuf *o);
-/* Write stats_json to tn->stats_path (errors: nbdkit_error): never
- * through a symlink, never into anything but a regular file.
+/* Write stats_json to tn->stats_path (errors: nbdkit_error) by the rules
+ * of outfile.h: a new file of mode 0600, or the server user's own regular
+ * file with one link; never through a symlink.
  */
 extern void stats_write_file (const struct tenants *tn);
-/* At start-up (main thread): may stats= be written at path?  0, or -1
- * (reported): something other than a regular file is there.
- */
-extern int stats_check_path (const char *path);
 
 #endif /* CFQ_STATS_H */

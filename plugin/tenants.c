@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,9 @@
 #include "control.h"
 #include "ctlcmd.h"
 #include "devmodel.h"
+#include "loglimit.h"
 #include "metrics.h"
+#include "outfile.h"
 #include "stats.h"
 #include "tenants.h"
 #include "utf8.h"
@@ -206,9 +209,9 @@ tn_validate (uint64_t size)
                   "control_timeout need control=PATH");
     return -1;
   }
-  if (tn.control_path && control_check (tn.control_path) == -1)
+  if (tn.stats_path && outfile_check ("stats", tn.stats_path) == -1)
     return -1;
-  if (tn.stats_path && stats_check_path (tn.stats_path) == -1)
+  if (tn.metrics_path && outfile_check ("metrics", tn.metrics_path) == -1)
     return -1;
   err = cfg_validate (tn.cfg, size);
   if (err == -ENOMEM) {
@@ -331,6 +334,14 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
                   d->emulate ? d->emulate : "none",
                   cfg_cache_name (d->cache), buf);
   }
+  /* Last: nothing after it may fail and leave the socket behind.  Here,
+   * before nbdkit changes user (-u) and forks, as nbdkit binds its own.
+   */
+  if (tn.control_path) {
+    tn.ctl = control_bind (tn.control_path, &tn.ctl_opts);
+    if (!tn.ctl)
+      return -1;
+  }
   return 0;
 }
 
@@ -358,31 +369,54 @@ take_place (unsigned *count, unsigned limit)
   return true;
 }
 
-/* Say why a client was refused: at most one line a second (a flood of
- * refused clients must not flood the log), with how many were refused
- * since the last line.
+/* Lines about refused clients (unknown exports, allow=, tls=,
+ * max_connections): a client can cause any number of them, so they share
+ * one bucket (loglimit.c).
  */
+static struct loglimit refusal_log = LOGLIMIT_INIT;
+
+void
+tn_refusal (const char *fmt, ...)
+{
+  uint64_t before;
+  char msg[512];
+  va_list ap;
+
+  if (!loglimit_take (&refusal_log, engine_now (), &before))
+    return;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  if (before)
+    nbdkit_error ("%s (and %" PRIu64 " more lines about refused clients "
+                  "suppressed before this one: at most %d a second)", msg,
+                  before, LOGLIMIT_RATE);
+  else
+    nbdkit_error ("%s", msg);
+}
+
+/* Once a second on the dispatcher: what the bucket left out, when no
+ * line has said it for a second.
+ */
+static void
+refusal_flush (uint64_t now)
+{
+  uint64_t n = loglimit_flush (&refusal_log, now);
+
+  if (n)
+    nbdkit_error ("cfq: %" PRIu64 " more lines about refused clients "
+                  "suppressed (at most %d a second)", n, LOGLIMIT_RATE);
+}
+
 static void
 log_refusal (const char *name, const char *why, unsigned n, unsigned max,
              const char *where)
 {
-  uint64_t now = engine_now ();
-  uint64_t last = __atomic_load_n (&tn.refused_log_at, __ATOMIC_RELAXED);
-  uint64_t total = __atomic_load_n (&tn.refused, __ATOMIC_RELAXED);
-  uint64_t before;
   char esc[256];
 
-  if (last && now - last < 1000000000ULL)
-    return;
-  if (!__atomic_compare_exchange_n (&tn.refused_log_at, &last, now, false,
-                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-    return;                     /* another thread logs this second */
-  before = __atomic_exchange_n (&tn.refused_logged, total, __ATOMIC_RELAXED);
-  nbdkit_error ("cfq: export '%s': connection refused: %u clients %s "
-                "already (max_connections=%u in %s)%s",
-                utf8_escape (name, esc, sizeof esc), n, why, max, where,
-                total - before > 1 ? " (and more since the last such line:"
-                " see refused_connections in stats)" : "");
+  tn_refusal ("cfq: export '%s': connection refused: %u clients %s "
+              "already (max_connections=%u in %s)",
+              utf8_escape (name, esc, sizeof esc), n, why, max, where);
 }
 
 int
@@ -446,6 +480,8 @@ tn_unload (void)
     cfg_free (tn.cfg);
   tn.cfg = NULL;
   tn.m = NULL;
+  control_stop (tn.ctl);        /* bound, but the dispatcher never ran */
+  tn.ctl = NULL;
   free (tn.control_path);
   free (tn.stats_path);
   free (tn.metrics_path);
@@ -477,7 +513,10 @@ tn_each_iostat (struct tenants *t, void (*fn) (struct iostat *, uint64_t),
 static void
 tick_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
-  tn_each_iostat (&tn, iostat_tick, engine_now ());
+  uint64_t now = engine_now ();
+
+  tn_each_iostat (&tn, iostat_tick, now);
+  refusal_flush (now);
   if (tn.metrics) {
     struct strbuf b = { 0 };
 
@@ -531,12 +570,8 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
   ev_timer_init (&tn.tick, tick_cb, 1., 1.);
   ev_timer_start (loop, &tn.tick);
   ev_unref (loop);              /* the tick alone does not keep it running */
-  if (tn.control_path) {
-    tn.ctl = control_start (loop, tn.control_path, &tn.ctl_opts, ctlcmd_run,
-                            &tn);
-    if (!tn.ctl)
-      return -EINVAL;           /* reported */
-  }
+  if (tn.ctl)
+    control_start (tn.ctl, loop, ctlcmd_run, &tn);
   if (tn.metrics_path) {
     tn.metrics = metrics_start (tn.metrics_path, &err);
     if (!tn.metrics) {

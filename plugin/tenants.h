@@ -59,9 +59,10 @@ extern void tn_report_errors (void);
  */
 extern const char *tn_sched_name (void);
 
-/* After get_ready: the device model (emulate=) with its capacity, and the
- * rotational flag (from the model, or sysfs for st_dev/st_rdev of the
- * served file).  0 or -1.
+/* In get_ready, once the files are open: the device model (emulate=)
+ * with its capacity, the rotational flag (from the model, or sysfs for
+ * st_dev/st_rdev of the served file), and last the control socket bound
+ * (control=), before nbdkit changes user or forks.  0 or -1.
  */
 extern int tn_prepare (const char *sched_name, uint64_t size, dev_t dev);
 
@@ -72,11 +73,19 @@ extern void tn_qspec (size_t i, struct engine_qspec *spec);
 
 /* Admit a connection to export i and make its accounting (creq->acct):
  * 0, -EUSERS when [device] or the export's max_connections is reached
- * (logged here, at most one line a second), or -ENOMEM.
+ * (logged here, through tn_refusal), or -ENOMEM.
  */
 extern int tn_conn_new (size_t export_index, struct tn_conn **cp);
 /* Forget it (it leaves the counts). */
 extern void tn_conn_free (struct tn_conn *c);
+
+/* Log why a client was refused (nbdkit_error), unless too many such
+ * lines were logged of late (loglimit.h): then it is counted, and the
+ * count said by the next line or at the next one-second tick.  Any
+ * thread.
+ */
+extern void tn_refusal (const char *fmt, ...)
+  __attribute__ ((format (printf, 1, 2)));
 
 extern void tn_unload (void);
 
@@ -131,8 +140,6 @@ struct tenants {
   uint64_t next_id;             /* atomic: connection ids */
   unsigned nconns;              /* [atomic] clients connected */
   uint64_t refused;             /* [atomic] clients refused: the total */
-  uint64_t refused_logged;      /* [atomic] refusals up to the last log */
-  uint64_t refused_log_at;      /* [atomic] ns: the last refusal logged */
 };
 
 /* The scheduler is CFQ (it has tunables, groups' stats ...). */

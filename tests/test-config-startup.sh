@@ -144,6 +144,30 @@ slice_idle = 8x
 EOF
 refuse time 4 "slice_idle = 8x: not a time (want a number with ns, us, ms or s; a bare number is ms)"
 
+# A time other tenants would wait for, past its bound: refused with the range.
+cat >"$TESTDIR/idle.conf" <<'EOF'
+[device]
+file = disk.img
+[scheduler]
+slice_idle = 1000ms
+[export a]
+EOF
+refuse idle 4 "slice_idle = 1000ms: out of range 0ns..100ms"
+
+# Too big for 64 bits: out of range, not a syntax error; a region whose
+# end is past 2^64 is shown as written.
+cat >"$TESTDIR/huge.conf" <<'EOF'
+[device]
+file = disk.img
+[export a]
+size = 16E
+[export b]
+offset = 15E
+size = 15E
+EOF
+refuse huge 4 "size = 16E: out of range (a size is less than 16E)"
+refuse huge 7 'export "b" [15E, 30E) runs past the end of the device (size 1G)'
+
 # Caps and reservations (issue 13): a cap below a reservation of the same
 # unit can never give it, refused at the reservation's line.
 cat >"$TESTDIR/capres.conf" <<'EOF'

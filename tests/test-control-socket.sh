@@ -25,7 +25,13 @@
 #     limit is back the waiting client is answered;
 #  7. a flood: one write of 680 "stats" commands gets 680 answers, in
 #     order, each ended by an empty line, and a tenant is served during
-#     it.
+#     it;
+#  8. nbdkit -u nobody: the socket is made before nbdkit changes user, as
+#     nbdkit's own: it belongs to root with mode 0600 (in a sticky
+#     directory nobody could have made it, in a root-only one it could
+#     not), root's cfqctl is served while the server runs as nobody, and
+#     a later start replaces the socket the server as nobody could not
+#     remove.
 # timeout: 240
 . "$(dirname "$0")/tenant-functions.sh"
 tenant_requires
@@ -63,7 +69,7 @@ EOF
 
 # Parts to run: all by default; CTL_PARTS="2 6" runs some (to show, on an
 # old build, which finding each part catches).
-want () { [[ " ${CTL_PARTS:-1 2 3 4 6 7} " == *" $1 "* ]]; }
+want () { [[ " ${CTL_PARTS:-1 2 3 4 6 7 8} " == *" $1 "* ]]; }
 
 # ---- 1. mode ------------------------------------------------------------------
 part1 ()
@@ -320,7 +326,40 @@ echo "== 7. 680 commands in one write: 680 answers, tenant served"
 stop_nbdkit fl
 }
 
-for p in 1 2 3 4 6 7; do
+# ---- 8. nbdkit -u nobody ---------------------------------------------------------
+part8 ()
+{
+if [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1; then
+  echo "== 8. skipped: needs root and the user nobody"
+  return
+fi
+local nob ctl
+nob=$(id -u nobody)
+chmod 1777 "$TESTDIR"           # nbdkit writes its pid file as nobody
+mkdir -m 0700 "$TESTDIR/rootonly"
+for ctl in "$TESTDIR/un.ctl" "$TESTDIR/rootonly/un.ctl"; do
+  start_nbdkit un -u nobody -- config="$TESTDIR/c.conf" control="$ctl"
+  wait_for "control socket $ctl" 30 test -S "$ctl"
+  [ "$(awk '/^Uid:/ { print $3 }' "/proc/${NBDKIT_PID[un]}/status")" = "$nob" ] ||
+    fail "nbdkit -u nobody does not run as nobody"
+  [ "$(stat -c %u "$ctl")" = 0 ] ||
+    fail "$ctl belongs to uid $(stat -c %u "$ctl"), want root (made before nbdkit changes user)"
+  [ "$(mode_of "$ctl")" = 600 ] || fail "$ctl has mode $(mode_of "$ctl"), want 600"
+  ctl_raw "$ctl" "get queue_depth" | grep -qx 'queue_depth=32' ||
+    fail "root's cfqctl was not served on $ctl"
+  tenant_reads un a 10 || fail "a tenant was not served by nbdkit -u nobody"
+  stop_nbdkit un
+  [ "${NBDKIT_STATUS[un]}" = 0 ] || fail "nbdkit -u nobody exited with ${NBDKIT_STATUS[un]}"
+  # As nobody it may not remove root's socket: the next start replaces it.
+  start_nbdkit un -u nobody -- config="$TESTDIR/c.conf" control="$ctl"
+  wait_for "control socket $ctl again" 30 ctl_raw "$ctl" "get queue_depth"
+  stop_nbdkit un
+done
+chmod 0700 "$TESTDIR"
+echo "== 8. nbdkit -u nobody: the socket is root's, made before the change of user"
+}
+
+for p in 1 2 3 4 6 7 8; do
   if want $p; then part$p; fi
 done
 echo "ok"

@@ -13,7 +13,12 @@
 #  2. an export's own file that is the device under another name - a
 #     symlink, a hard link, a path with "..", a second device node - and
 #     two writable exports on one file through a hard link: nbdkit refuses
-#     to start, naming both; two readonly exports may share a file.
+#     to start, naming both; two readonly exports may share a file;
+#  3. what one file's filesystem lacks is switched off for that file only:
+#     with an export on ramfs (no fallocate), a trim there switches hole
+#     punching off for the ramfs file, and the next trim of a region of
+#     the device (ext4 here) still frees its blocks (one switch for all
+#     files left the device's trims doing nothing).
 # timeout: 180
 . "$(dirname "$0")/tenant-functions.sh"
 tenant_requires
@@ -114,4 +119,45 @@ else
   echo "(a second device node: skipped, needs root and a loop device)"
 fi
 echo "== 2. aliases of the device and shared writable files are refused"
+
+# ---- 3. capabilities per file ------------------------------------------------------
+part3 ()
+{
+  local rdir=$TESTDIR/ramfs before after
+  if [ "$(id -u)" != 0 ] || ! grep -qw ramfs /proc/filesystems; then
+    echo "== 3. skipped: needs root and ramfs"
+    return
+  fi
+  mkdir -p "$rdir"
+  mount -t ramfs ramfs "$rdir" || { echo "== 3. skipped: cannot mount ramfs"; return; }
+  cleanup_fn umount -l "$rdir"
+  make_image "$rdir/r.img" $((4 * M))
+  make_sparse "$TESTDIR/cap.img" $((8 * M))
+  fallocate -p -o 0 -l 4096 "$TESTDIR/cap.img" 2>/dev/null ||
+    { echo "== 3. skipped: the test directory cannot punch holes"; return; }
+  printf '[device]\nfile = cap.img\n[export dev]\nsize = 4M\n[export ram]\nfile = %s\n' \
+    "$rdir/r.img" >"$TESTDIR/cap.conf"
+  start_nbdkit cap -v -- config="$TESTDIR/cap.conf"
+  "$PYTHON" - "$(export_uri cap dev)" <<'EOP' || fail "writing the device export"
+import sys, nbd
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b"\x5a" * (1 << 20), 0); h.flush(); h.shutdown()
+EOP
+  before=$(stat -c %b "$TESTDIR/cap.img")
+  "$PYTHON" - "$(export_uri cap ram)" "$(export_uri cap dev)" <<'EOP' || fail "the trims"
+import sys, nbd
+for uri in sys.argv[1:]:
+    h = nbd.NBD(); h.connect_uri(uri)
+    h.trim(1 << 20, 0); h.flush(); h.shutdown()
+EOP
+  after=$(stat -c %b "$TESTDIR/cap.img")
+  stop_nbdkit cap
+  echo "device file: $before blocks of 512 bytes before its trim, $after after"
+  [ "$after" -le $((before - 2048)) ] ||
+    fail "the device's trim freed nothing ($before -> $after blocks): hole punching was off for it too"
+  grep -q "r.img: fallocate PUNCH_HOLE not supported: switched off for this file" "$TESTDIR/cap.log" ||
+    fail "the ramfs file's trim did not switch hole punching off for it: $(grep -i punch "$TESTDIR/cap.log")"
+  echo "== 3. a capability one file lacks is off for that file only"
+}
+part3
 echo ok

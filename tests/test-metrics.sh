@@ -19,6 +19,10 @@
 #    and the server keeps serving.
 #  - A symlink at PATH.tmp is not followed (it would let whoever can write
 #    the directory aim the server's writes at any file).
+#  - The file is 0600 (it names every tenant), and what may be at PATH at
+#    start-up follows stats='s rule: another user's file, a file with a
+#    second hard link or a symlink there makes nbdkit refuse to start,
+#    naming the reason, and is left alone.
 # timeout: 240
 . "$(dirname "$0")/tenant-functions.sh"
 tenant_requires
@@ -262,4 +266,32 @@ stop_nbdkit srv2
 [ -f "$TESTDIR/m2/cfq.prom" ] && [ ! -L "$TESTDIR/m2/cfq.prom" ] ||
   fail "the metrics file is not a regular file"
 "$PYTHON" "$TESTDIR/prom.py" "$TESTDIR/m2/cfq.prom" || fail "the file written beside the symlink does not parse"
+[ "$(stat -c %a "$TESTDIR/m2/cfq.prom")" = 600 ] ||
+  fail "the metrics file has mode $(stat -c %a "$TESTDIR/m2/cfq.prom"), want 600"
+# must_refuse PATH WHY-REGEX: nbdkit with metrics=PATH exits at once with
+# an error that matches.
+must_refuse ()
+{
+  local rc=0
+  timeout 60 nbdkit -f -U "$TESTDIR/mr.sock" "$CFQ_PLUGIN" config="$TESTDIR/m.conf" \
+    metrics="$1" >"$TESTDIR/mr.out" 2>&1 || rc=$?
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "metrics=$1 was accepted"
+  grep -qE "$2" "$TESTDIR/mr.out" || fail "no error matching '$2': $(cat "$TESTDIR/mr.out")"
+}
+mkdir -m 1777 "$TESTDIR/sticky"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  echo "theirs" >"$TESTDIR/sticky/other.prom"
+  chmod 0666 "$TESTDIR/sticky/other.prom"
+  chown nobody "$TESTDIR/sticky/other.prom"
+  must_refuse "$TESTDIR/sticky/other.prom" \
+    "metrics=.*other.prom: owned by uid $(id -u nobody), not by the server's user"
+  [ "$(cat "$TESTDIR/sticky/other.prom")" = theirs ] || fail "another user's metrics file was changed"
+else
+  echo "another user's file: skipped (needs root and the user nobody)"
+fi
+ln "$TESTDIR/victim" "$TESTDIR/sticky/linked.prom"
+must_refuse "$TESTDIR/sticky/linked.prom" "metrics=.*linked.prom: has 2 hard links"
+ln -s "$TESTDIR/victim" "$TESTDIR/sticky/sym.prom"
+must_refuse "$TESTDIR/sticky/sym.prom" "metrics=.*sym.prom: is a symbolic link"
+[ "$(cat "$TESTDIR/victim")" = "not metrics" ] || fail "a linked file was changed"
 echo "== metrics: the socket and the file, Prometheus text, the server's numbers"

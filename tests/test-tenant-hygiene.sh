@@ -12,7 +12,10 @@
 #     "x<newline>nbdkit: error: FORGED" gets one escaped line, never a
 #     line of its own making;
 #  3. list_exports (11): a client over the Unix socket sees only the
-#     exports allow= lets it open (not "priv", allow = 10.9.9.9);
+#     exports allow= lets it open (not "priv", allow = 10.9.9.9); each
+#     description is the export's own size (a file export's is its
+#     file's, not 0) and "read-only", never its group or where it lies
+#     on the device; stats give a file export its file's size;
 #  4. tls = require (14): with nbdkit --tls=on and a PSK, a plaintext
 #     client is refused by "sec" (and told why in the log), served by
 #     "pub", and does not see "sec" listed; a TLS client is served by
@@ -22,14 +25,23 @@
 #     letters come back intact through stats as valid JSON;
 #  6. stats=FILE (15): a symlink at FILE is refused at start-up and its
 #     target is left alone; a symlink put there while the server runs is
-#     not followed at exit; a FIFO there does not hang the exit.
+#     not followed at exit; a FIFO there does not hang the exit; a new
+#     file is 0600, an existing one of ours is made 0600; another user's
+#     file (0666 in a sticky directory) and a file with a second hard
+#     link are refused at start-up, and not written at exit when they
+#     appear while the server runs.
+#  7. a flood of refused clients: 2,000 connections asking for unknown
+#     exports or one allow= keeps them from, as fast as they can: the log
+#     gets at most 10 lines at once and 5 a second (plugin/loglimit.h),
+#     every refusal is either a line or counted in a "suppressed" line,
+#     and no line lists the exports (their names are the tenants').
 # CTL_PARTS="1 3" runs some parts (to show what an old build fails).
 # timeout: 240
 . "$(dirname "$0")/tenant-functions.sh"
 tenant_requires
 requires_python_nbd
 
-want () { [[ " ${CTL_PARTS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
+want () { [[ " ${CTL_PARTS:-1 2 3 4 5 6 7} " == *" $1 "* ]]; }
 make_sparse "$TESTDIR/disk.img" 64M
 
 # connect SRV EXPORT: "ok" or "refused", holding nothing.
@@ -211,7 +223,47 @@ part3 ()
   got=$(listing "${NBDKIT_SOCK[vis]}")
   [ "$got" = "mine pub sec" ] || fail "a Unix-socket client lists '$got', want 'mine pub sec' (not priv: allow = 10.9.9.9)"
   stop_nbdkit vis
-  echo "== 3. list_exports shows only what the client may open"
+  # Descriptions: the export's own size, nothing of the layout.
+  truncate -s 3M "$TESTDIR/own.img"
+  cat >"$TESTDIR/desc.conf" <<'EOC'
+[device]
+file = disk.img
+[group hiddengroup]
+weight = 200
+[export reg]
+group = hiddengroup
+offset = 48M
+size = 8M
+[export ro]
+offset = 56M
+readonly = 1
+[export own]
+group = hiddengroup
+file = own.img
+EOC
+  tenant_start desc "$TESTDIR/desc.conf"
+  "$PYTHON" - "${NBDKIT_SOCK[desc]}" <<'EOP' || fail "list_exports descriptions"
+import sys, nbd
+h = nbd.NBD()
+h.set_opt_mode(True)
+h.connect_unix(sys.argv[1])
+got = {}
+h.opt_list(lambda name, desc: got.__setitem__(name, desc) or 0)
+h.opt_abort()
+print(got)
+want = {"reg": "8388608 bytes", "ro": "8388608 bytes, read-only",
+        "own": "3145728 bytes"}
+assert got == want, "descriptions %r, want %r" % (got, want)
+EOP
+  stats_json desc >"$TESTDIR/desc.json"
+  "$PYTHON" - "$TESTDIR/desc.json" <<'EOP' || fail "stats of a file export: $(cat "$TESTDIR/desc.json")"
+import json, sys
+e = {x["name"]: x for x in json.load(open(sys.argv[1]))["exports"]}
+assert e["own"]["size"] == 3 << 20 and e["own"]["file"].endswith("/own.img"), e["own"]
+assert e["reg"]["size"] == 8 << 20 and e["reg"]["offset"] == 48 << 20, e["reg"]
+EOP
+  stop_nbdkit desc
+  echo "== 3. list_exports shows only what the client may open, and only its size"
 }
 
 part4 ()
@@ -268,6 +320,17 @@ EOP
   echo "== 5. names are UTF-8 at the config, and come back intact in JSON"
 }
 
+# must_refuse_stats PATH WHY-REGEX: nbdkit with stats=PATH exits at once
+# with an error that matches.
+must_refuse_stats ()
+{
+  local rc=0
+  timeout 60 nbdkit -f -U "$TESTDIR/mr.sock" "$CFQ_PLUGIN" config="$TESTDIR/plain.conf" \
+    stats="$1" >"$TESTDIR/mr.out" 2>&1 || rc=$?
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "stats=$1 was accepted"
+  grep -qE "$2" "$TESTDIR/mr.out" || fail "no error matching '$2': $(cat "$TESTDIR/mr.out")"
+}
+
 part6 ()
 {
   local rc=0
@@ -298,10 +361,94 @@ part6 ()
   "$PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TESTDIR/plain.json" ||
     fail "stats= did not write JSON"
   [ "$(stat -c %a "$TESTDIR/plain.json")" = 600 ] || fail "stats= file mode $(stat -c %a "$TESTDIR/plain.json")"
-  echo "== 6. stats= never writes through a symlink or into a FIFO"
+  # An existing file of our own, mode 0644: rewritten, and made 0600.
+  chmod 0644 "$TESTDIR/plain.json"
+  tenant_start sp2 "$TESTDIR/plain.conf" stats="$TESTDIR/plain.json"
+  stop_nbdkit sp2
+  "$PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TESTDIR/plain.json" ||
+    fail "stats= did not rewrite our own file"
+  [ "$(stat -c %a "$TESTDIR/plain.json")" = 600 ] ||
+    fail "stats= left our own file mode $(stat -c %a "$TESTDIR/plain.json")"
+  # Someone else's file, mode 0666 in a sticky directory (as in /tmp),
+  # and a second hard link to a file: refused at start-up, left alone.
+  mkdir -m 1777 "$TESTDIR/sticky"
+  echo "mine" >"$TESTDIR/linked"
+  ln "$TESTDIR/linked" "$TESTDIR/sticky/hl.json"
+  must_refuse_stats "$TESTDIR/sticky/hl.json" "stats=.*hl.json: has 2 hard links: refusing to write into it"
+  [ "$(cat "$TESTDIR/linked")" = mine ] || fail "a file was written through a hard link"
+  # The same put there while the server runs: not written at exit.
+  tenant_start sh "$TESTDIR/plain.conf" stats="$TESTDIR/sticky/late-link.json"
+  ln "$TESTDIR/linked" "$TESTDIR/sticky/late-link.json"
+  stop_nbdkit sh
+  [ "$(cat "$TESTDIR/linked")" = mine ] || fail "a hard link made while the server ran was written through"
+  grep -q "late-link.json: has [0-9]* hard links: .*: not written" "$TESTDIR/sh.log" ||
+    fail "no error at exit for the hard link: $(cat "$TESTDIR/sh.log")"
+  if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    echo "theirs" >"$TESTDIR/sticky/st.json"
+    chmod 0666 "$TESTDIR/sticky/st.json"
+    chown nobody "$TESTDIR/sticky/st.json"
+    must_refuse_stats "$TESTDIR/sticky/st.json" \
+      "stats=.*st.json: owned by uid $(id -u nobody), not by the server's user \(uid $(id -u)\): refusing to write into it"
+    [ "$(cat "$TESTDIR/sticky/st.json")" = theirs ] || fail "another user's stats file was written"
+    tenant_start so "$TESTDIR/plain.conf" stats="$TESTDIR/sticky/late-other.json"
+    cp -p "$TESTDIR/sticky/st.json" "$TESTDIR/sticky/late-other.json"
+    stop_nbdkit so
+    [ "$(cat "$TESTDIR/sticky/late-other.json")" = theirs ] ||
+      fail "another user's file made while the server ran was written at exit"
+    grep -q "late-other.json: owned by uid $(id -u nobody), .*: not written" "$TESTDIR/so.log" ||
+      fail "no error at exit for another user's file: $(cat "$TESTDIR/so.log")"
+  else
+    echo "another user's file: skipped (needs root and the user nobody)"
+  fi
+  echo "== 6. stats= never writes through a symlink or a hard link, into a FIFO or another user's file"
 }
 
-for p in 1 2 3 4 5 6; do
+part7 ()
+{
+  local n=2000 secs lines
+  grep -v "^tls" "$TESTDIR/vis.conf" >"$TESTDIR/fl.conf"
+  tenant_start fl "$TESTDIR/fl.conf"
+  secs=$("$PYTHON" - "${NBDKIT_SOCK[fl]}" "$n" <<'EOP'
+import sys, time, nbd
+t0 = time.monotonic()
+for i in range(int(sys.argv[2])):
+    h = nbd.NBD()
+    h.set_export_name("nosuch%d" % i if i % 2 else "priv")
+    try:
+        h.connect_unix(sys.argv[1])
+        sys.exit("connection %d was served" % i)
+    except nbd.Error:
+        pass
+    del h
+print("%.3f" % (time.monotonic() - t0))
+EOP
+  ) || fail "the flood client failed"
+  sleep 2                       # the one-second tick says what is left
+  stop_nbdkit fl
+  grep -E "unknown export|: refused|refused clients" "$TESTDIR/fl.log" >"$TESTDIR/fl.lines" || true
+  lines=$(wc -l <"$TESTDIR/fl.lines")
+  echo "$n refused clients in $secs s: $lines log lines"
+  "$PYTHON" - "$TESTDIR/fl.lines" "$n" "$secs" <<'EOP' || fail "the refusals' log lines: $(cat "$TESTDIR/fl.lines")"
+import math, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+n, secs = int(sys.argv[2]), float(sys.argv[3])
+# 10 at once, 5 a second after, and the lines the tick adds (one a second
+# at most, while the flood lasts and after it).
+bound = 10 + 5 * math.ceil(secs) + math.ceil(secs) + 3
+assert len(lines) <= bound, "%d lines for %d refusals in %.1f s (at most %d)" % (len(lines), n, secs, bound)
+said = 0
+for l in lines:
+    m = re.search(r"(\d+) more lines about refused clients suppressed", l)
+    said += int(m.group(1)) if m else 0
+    if "unknown export" in l or ": refused" in l:
+        said += 1
+assert said == n, "%d refusals accounted for, want %d" % (said, n)
+assert not any("exports:" in l or "mine" in l or "pub" in l for l in lines), "a line lists the exports"
+EOP
+  echo "== 7. a flood of refused clients: a bounded log, every refusal counted"
+}
+
+for p in 1 2 3 4 5 6 7; do
   if want $p; then part$p; fi
 done
 echo ok

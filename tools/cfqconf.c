@@ -428,8 +428,10 @@ main (int argc, char *argv[])
     case 'j': json = true; break;
     case 'S': sim = true; break;
     case 's':
-      if (units_parse_size (optarg, &size) < 0) {
-        fprintf (stderr, "cfqconf: --size %s: not a size\n", optarg);
+      r = units_parse_size (optarg, &size);
+      if (r < 0) {
+        fprintf (stderr, "cfqconf: --size %s: %s\n", optarg, r == -ERANGE
+                 ? "out of range (a size is less than 16E)" : "not a size");
         return 2;
       }
       have_size = true;

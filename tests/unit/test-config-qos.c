@@ -123,6 +123,14 @@ test_errors (void)
        " number with ns, us, ms or s; a bare number is s)\n"
        "t.conf:8: bps_min = 2T: out of range 1..1Ti (0: none)\n"
        "t.conf:9: duplicate key 'iops_max' (first at line 4)\n");
+  /* Past 64 bits: out of range, not a matter of syntax. */
+  bad (DEV "[group g]\n"
+       "iops_max = 99999999999999999999\n"
+       "bps_max = 18446744073709551616\n" EXP, NULL, NULL,
+       "t.conf:4: iops_max = 99999999999999999999: out of range"
+       " 1..10000000 (0: none)\n"
+       "t.conf:5: bps_max = 18446744073709551616: out of range 1..1Ti"
+       " (0: none)\n");
   /* In the wrong section. */
   bad (DEV "[group g]\n" EXP "iops_max = 5\n", NULL, NULL,
        "t.conf:7: 'iops_max' belongs in [group NAME], not in [export NAME]\n");

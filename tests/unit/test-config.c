@@ -242,9 +242,22 @@ test_malformed (void)
        "t.conf:4: slice_idle = 0.5ns: not a time (want a number with ns, us,"
        " ms or s; a bare number is ms)\n");
   BAD (DEV "[scheduler]\nslice_idle = 2s\n[export a]\n",
-       "t.conf:4: slice_idle = 2s: out of range 0ns..1s\n");
+       "t.conf:4: slice_idle = 2s: out of range 0ns..100ms\n");
   BAD (DEV "[scheduler]\nslice_sync = 0\n[export a]\n",
-       "t.conf:4: slice_sync = 0: out of range 1ms..10s\n");
+       "t.conf:4: slice_sync = 0: out of range 1ms..1s\n");
+  /* Times other tenants would wait for: bounded (cfq_tunables[]). */
+  BAD (DEV "[scheduler]\nslice_idle = 1000ms\n[export a]\n",
+       "t.conf:4: slice_idle = 1000ms: out of range 0ns..100ms\n");
+  BAD (DEV "[scheduler]\ngroup_idle = 101ms\n[export a]\n",
+       "t.conf:4: group_idle = 101ms: out of range 0ns..100ms\n");
+  BAD (DEV "[scheduler]\nslice_async = 2s\n[export a]\n",
+       "t.conf:4: slice_async = 2s: out of range 1ms..1s\n");
+  BAD (DEV "[scheduler]\ntarget_latency = 10s\n[export a]\n",
+       "t.conf:4: target_latency = 10s: out of range 1ms..1s\n");
+  BAD (DEV "[scheduler]\nfifo_expire_sync = 60s\n[export a]\n",
+       "t.conf:4: fifo_expire_sync = 60s: out of range 1ms..10s\n");
+  BAD (DEV "[scheduler]\nfifo_expire_async = 10001ms\n[export a]\n",
+       "t.conf:4: fifo_expire_async = 10001ms: out of range 1ms..10s\n");
   BAD (DEV "[scheduler]\nquantum = abc\n[export a]\n",
        "t.conf:4: quantum = abc: not a number\n");
   BAD (DEV "[scheduler]\nquantum = 0\n[export a]\n",
@@ -307,6 +320,26 @@ test_malformed (void)
        "t.conf:4: size = 1x: not a size (want a number with an optional b,"
        " k, m, g, t, p or e suffix)\n");
   BAD (DEV "[export a]\nsize = 0\n", "t.conf:4: size = 0: must not be 0\n");
+  /* Too big for 64 bits: out of range, not a matter of syntax. */
+  BAD (DEV "[export a]\nsize = 16E\n",
+       "t.conf:4: size = 16E: out of range (a size is less than 16E)\n");
+  BAD (DEV "[export a]\noffset = 18446744073709551616\n",
+       "t.conf:4: offset = 18446744073709551616: out of range (a size is"
+       " less than 16E)\n");
+  BAD (DEV "[export a]\nsize = 16X\n",
+       "t.conf:4: size = 16X: not a size (want a number with an optional b,"
+       " k, m, g, t, p or e suffix)\n");
+  BAD (DEV "queue_depth = 99999999999999999999\n[export a]\n",
+       "t.conf:3: queue_depth = 99999999999999999999: out of range (want"
+       " 1..4096)\n");
+  BAD (DEV "max_connections = 99999999999999999999\n[export a]\n",
+       "t.conf:3: max_connections = 99999999999999999999: out of range (want"
+       " 1..1000000)\n");
+  BAD (DEV "[scheduler]\nslice_idle = 18446744073709551616ns\n[export a]\n",
+       "t.conf:4: slice_idle = 18446744073709551616ns: out of range"
+       " 0ns..100ms\n");
+  BAD (DEV "[scheduler]\nback_seek_max = 16E\n[export a]\n",
+       "t.conf:4: back_seek_max = 16E: out of range 0..1T\n");
   BAD (DEV "[export a]\nsize = 6000\n",
        "t.conf:4: size = 6000: not a multiple of 4096\n");
   BAD (DEV "[export a]\nreadonly = perhaps\n",
@@ -341,9 +374,19 @@ test_malformed (void)
   BAD (DEV "[export a]\noffset = 3G\nsize = 2G\n",
        "t.conf:5: export \"a\" [3G, 5G) runs past the end of the device"
        " (size 4G)\n");
+  /* Bounds past 2^64 as written, never wrapped around. */
   BAD (DEV "[export a]\noffset = 8E\nsize = 8E\n",
-       "t.conf:5: export \"a\" [8E, 0) runs past the end of the device"
+       "t.conf:5: export \"a\" [8E, 16E) runs past the end of the device"
        " (size 4G)\n");
+  BAD (DEV "[export a]\noffset = 15E\nsize = 15E\n",
+       "t.conf:5: export \"a\" [15E, 30E) runs past the end of the device"
+       " (size 4G)\n");
+  BAD (DEV "[export a]\noffset = 15E\nsize = 1048575T\n",
+       "t.conf:5: export \"a\" [15E, 16777215T) runs past the end of the"
+       " device (size 4G)\n");
+  BAD (DEV "[export a]\noffset = 16383P\nsize = 1536K\n",
+       "t.conf:5: export \"a\" [16383P, 18013298997855744K) runs past the"
+       " end of the device (size 4G)\n");
   BAD (DEV "[export a]\noffset = 4G\n",
        "t.conf:4: export \"a\": offset 4G is at or beyond the end of the"
        " device (size 4G)\n");
@@ -888,6 +931,14 @@ test_tunable_text (void)
     { "slice_idle", "0", 0, 0 },
     { "slice_idle", "8x", -EINVAL, 0 },
     { "slice_idle", "2s", -ERANGE, 0 },
+    { "slice_idle", "100ms", 0, 100 * NSEC_PER_MSEC },
+    { "slice_idle", "100.001ms", -ERANGE, 0 },
+    { "group_idle", "1s", -ERANGE, 0 },
+    { "slice_sync", "1s", 0, 1000 * NSEC_PER_MSEC },
+    { "slice_sync", "1.5s", -ERANGE, 0 },
+    { "fifo_expire_async", "10s", 0, 10000 * NSEC_PER_MSEC },
+    { "fifo_expire_async", "60s", -ERANGE, 0 },
+    { "target_latency", "1001ms", -ERANGE, 0 },
     /* The case the three parsers disagreed on: accepted everywhere now. */
     { "back_seek_max", "16M", 0, 16384 },
     { "back_seek_max", "16384", 0, 16384 },
@@ -935,7 +986,7 @@ test_tunable_text (void)
                " number is ms)");
   CHECK_STREQ (cfq_tunable_explain (cfq_tunable_lookup ("slice_idle"), "2s",
                                     -ERANGE, buf, sizeof buf),
-               "out of range 0ns..1s");
+               "out of range 0ns..100ms");
   CHECK_STREQ (cfq_tunable_explain (cfq_tunable_lookup ("mode"), "fast",
                                     -EINVAL, buf, sizeof buf),
                "want auto, time or iops");
@@ -1143,6 +1194,15 @@ test_tenants (void)
            "s.job:7: bs = 1000: not a multiple of 512\n");
   SIM_BAD (SIM "[tenant t]\nexport = e\nbs = 64M\n",
            "s.job:7: bs = 64M: out of range 512..32M\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\noffset = 16E\n",
+           "s.job:7: offset = 16E: out of range (a size is less than"
+           " 16E)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nthinktime = 18446744074s\n",
+           "s.job:7: thinktime = 18446744074s: out of range (a time is less"
+           " than 2^64 ns, about 584 years)\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nrate = 18446744073709551616\n",
+           "s.job:7: rate = 18446744073709551616: out of range (a rate is"
+           " less than 2^64 bytes/s)\n");
   SIM_BAD (SIM "[tenant t]\nexport = e\nthinktime = 5\n",
            "s.job:7: thinktime = 5: not a time (want a number with ns, us,"
            " ms or s)\n");
@@ -1566,6 +1626,9 @@ test_hardening (void)
        " the largest request, 32M, and its edge blocks)\n");
   BAD (DEV "buffer_pool = 65G\n[export a]\n",
        "t.conf:3: buffer_pool = 65G: out of range (want 33M..64G: at least"
+       " the largest request, 32M, and its edge blocks)\n");
+  BAD (DEV "buffer_pool = 16E\n[export a]\n",
+       "t.conf:3: buffer_pool = 16E: out of range (want 33M..64G: at least"
        " the largest request, 32M, and its edge blocks)\n");
   BAD (DEV "buffer_pool = lots\n[export a]\n",
        "t.conf:3: buffer_pool = lots: not a size (want 33M..64G: at least"

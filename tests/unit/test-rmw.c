@@ -144,6 +144,41 @@ main (void)
   CHECK_EQ (il, 0);
   CHECK_EQ (rmw_interior (0, 10, 3, &io, &il), -EINVAL);
 
+  /* Page spans.  A device of 10M + 8K + 700 bytes with 512-byte blocks:
+   * export a is [0, 10M + 8K), export b the rest, with the partial tail
+   * block [10M + 8K + 512, 10M + 8K + 700).  Its page begins inside b
+   * with 4 KiB pages, but inside a with 64 KiB pages: the lock around
+   * the tail's buffered write must then cover a's last 8 KiB, which share
+   * the page with it.
+   */
+  {
+    const uint64_t a_end = (10u << 20) + 8192, size = a_end + 700;
+    const uint64_t tail = size / 512 * 512;
+    uint64_t lo, len;
+
+    CHECK_EQ (rmw_page_span (tail, size, 4096, &lo, &len), 0);
+    CHECK_EQ (lo, a_end);
+    CHECK_EQ (len, 4096);
+    CHECK_EQ (rmw_page_span (tail, size, 65536, &lo, &len), 0);
+    CHECK_EQ (lo, 10u << 20);
+    CHECK_EQ (len, 65536);
+    CHECK_LT (lo, a_end);               /* a's blocks in the tail's page */
+    CHECK_GE (lo + len, size);
+    /* Spans over page boundaries; exact pages stay as they are. */
+    CHECK_EQ (rmw_page_span (65535, 65537, 65536, &lo, &len), 0);
+    CHECK_EQ (lo, 0);
+    CHECK_EQ (len, 131072);
+    CHECK_EQ (rmw_page_span (65536, 131072, 65536, &lo, &len), 0);
+    CHECK_EQ (lo, 65536);
+    CHECK_EQ (len, 65536);
+    CHECK_EQ (rmw_page_span (UINT64_MAX - 10, UINT64_MAX, 4096, &lo, &len),
+              0);
+    CHECK_EQ (lo + len, UINT64_MAX);
+    CHECK_EQ (rmw_page_span (0, 1, 3000, &lo, &len), -EINVAL);
+    CHECK_EQ (rmw_page_span (0, 1, 0, &lo, &len), -EINVAL);
+    CHECK_EQ (rmw_page_span (2, 1, 4096, &lo, &len), -EINVAL);
+  }
+
   /* Exhaustive model over a small disk. */
   static const uint32_t sizes[] = { 1, 512, 1024, 4096 };
   unsigned n = 0;

@@ -1,0 +1,29 @@
+/* outfile.h: the files the server writes that name its tenants (stats=,
+ * metrics=), one rule for both (see outfile.c; metrics= writes a new
+ * file and renames it over the path, so only outfile_check applies).
+ *
+ * Threads: outfile_check on nbdkit's main thread at start-up;
+ * outfile_open on whichever thread writes (the dispatcher's teardown for
+ * stats=).  Errors are reported with nbdkit_error as "cfq: KEY=PATH: ...".
+ */
+#ifndef CFQ_OUTFILE_H
+#define CFQ_OUTFILE_H
+
+/* Mode of every file made: the contents name every tenant. */
+#define OUTFILE_MODE 0600
+
+/* At start-up: may KEY=PATH be written?  Nothing there, or a regular file
+ * (not a symlink) that the server's user owns and that has no other hard
+ * link.  0, or -1 (reported).
+ */
+extern int outfile_check (const char *key, const char *path);
+
+/* Open PATH to be rewritten: a new file is created exclusively with
+ * OUTFILE_MODE; an existing one must pass outfile_check's rules, checked
+ * on the opened descriptor, and is made OUTFILE_MODE and truncated.  The
+ * last component is never followed, and a FIFO or device there cannot
+ * block the call.  A descriptor, or -1 (reported).
+ */
+extern int outfile_open (const char *key, const char *path);
+
+#endif /* CFQ_OUTFILE_H */
