@@ -308,9 +308,10 @@ stats_json (const struct tenants *tn, struct strbuf *o)
   }
   else
     strbuf_printf (o, ",\"hw_tag\":-1");
-  strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"queue_depth\":%u,"
-                 "\"emulate\":\"%s\"", engine_inflight (tn->e),
-                 engine_held (tn->e), engine_depth (tn->e),
+  strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"cancelled\":%" PRIu64
+                 ",\"queue_depth\":%u,\"emulate\":\"%s\"",
+                 engine_inflight (tn->e), engine_held (tn->e),
+                 engine_cancelled (tn->e), engine_depth (tn->e),
                  tn->m->dev.emulate ? tn->m->dev.emulate : "none");
   {
     struct bounce_stats bs;
