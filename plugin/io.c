@@ -242,7 +242,10 @@ creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
   return 0;
 }
 
-/* An error that may stand for lost write-back (see the top). */
+/* An error that may stand for lost write-back (see the top).  A request
+ * that never reached the device (creq.cancelled: its client went away,
+ * the server stops) is none.
+ */
 static void
 wb_error (const struct io_conn *c)
 {
