@@ -210,6 +210,11 @@ cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic)
       return;
     if (cfqd->active_queue == own)
       __cfq_slice_expired (cfqd, own, false, cfqd->now);
+    /* Nothing may point at the queue once it is gone. */
+    if (cfqd->run_queue == own)
+      cfqd->run_queue = NULL;
+    if (cfqd->preempt_pending == own)
+      cfqd->preempt_pending = NULL;
     if (own->on_rr)
       cfq_del_cfqq_rr (cfqd, own);
     cfq_prio_tree_del (own);

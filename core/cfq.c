@@ -1513,6 +1513,47 @@ cfq_has_work (struct sched *s)
   return CFQD (s)->rq_queued > 0;
 }
 
+/* A request taken back before dispatch: its client went away, or the
+ * server stops (the kernel never takes a request back from the elevator;
+ * the nearest is a request merged into another, which leaves its queue
+ * the same way, cfq_remove_request).  It leaves its queue and its
+ * group's caps as cfq_dispatch_insert would take it, but goes nowhere:
+ * nothing is charged, the queue keeps its history.  An emptied queue
+ * leaves the service tree (the active one expires, unless it has
+ * requests at the device to idle for), and the references the request
+ * held go as at completion, which frees a connection already closed.
+ */
+static void
+cfq_cancel (struct sched *s, struct rq *rq, uint64_t now)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct cfqq *cfqq = rq->sq;
+  struct sched_queue *cic = rq->q ? rq->q : cfqd->root_conn;
+
+  cfqd->now = now;
+  cfq_run_timer (cfqd, now);
+  cfq_remove_request (cfqd, cfqq, rq);
+  qos_dequeue (&cfqq->cfqg->qos, rq);
+  CFQ_TRACE (cfqd, cfqq, "request taken back: sector %llu, %u left",
+             (unsigned long long) rq_sector (rq),
+             cfqq->queued[0] + cfqq->queued[1]);
+  if (rb_empty (&cfqq->sort_list)) {
+    if (cfqd->preempt_pending == cfqq)
+      cfqd->preempt_pending = NULL;
+    if (cfqq == cfqd->active_queue) {
+      if (!cfqq->dispatched)
+        cfq_slice_expired (cfqd, false, now);
+    }
+    else if (cfqq->on_rr)
+      cfq_del_cfqq_rr (cfqd, cfqq);
+  }
+  cfqq->nr_rq--;
+  if (cfqq->owner && cfqq->owner != cic)
+    cfq_conn_maybe_free (cfqd, cfqq->owner);
+  cic->nr_rq--;
+  cfq_conn_maybe_free (cfqd, cic);
+}
+
 void
 cfq_get_stats (struct sched *s, struct cfq_stats *st)
 {
@@ -1609,6 +1650,7 @@ const struct sched_ops cfq_ops = {
   .dispatch = cfq_dispatch,
   .completed = cfq_completed,
   .has_work = cfq_has_work,
+  .cancel = cfq_cancel,
 };
 
 /* ---- Tracing ------------------------------------------------------------- */

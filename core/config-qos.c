@@ -4,6 +4,8 @@
  * table) are parsed by the unit the table gives: requests/s a count,
  * bytes/s a rate, burst seconds a time whose bare number is seconds
  * (cfg_parse_qos, cfg_format_qos).  The rules:
+ * - Each value within its key's range; a cap in bytes below its floor
+ *   (QOS_BPS_FLOOR) is refused with the hold it would mean.
  * - A group's set is checked by qos_conf_check at cfg_validate: a cap
  *   below a reservation is an error at the reservation's line.
  * - They need scheduler = cfq: under fifo each is an error (check_qos).
@@ -49,9 +51,18 @@ cfg_parse_qos (const char *key, const char *value, struct qos_conf *c,
   }
   /* r is -ERANGE for a value past 64 bits: out of range like any other. */
   if (r < 0 || qos_conf_set (c, k, v) < 0) {
-    snprintf (why, len, "out of range %s..%s (0: none)",
-              cfg_format_qos (k, k->min, b1, sizeof b1),
-              cfg_format_qos (k, k->max, b2, sizeof b2));
+    if (r == 0 && k->floor && v < k->min)
+      snprintf (why, len, "below the floor of %s: at the floor one request"
+                " of the largest size (%u MiB) waits up to %llu s for its"
+                " tokens, under a lower cap longer (0: no cap)",
+                cfg_format_qos (k, k->min, b1, sizeof b1),
+                CFG_MAX_REQUEST >> 20, (unsigned long long)
+                ((qos_hold_max (k->cap, k->min, CFG_MAX_REQUEST)
+                  + NSEC_PER_SEC - 1) / NSEC_PER_SEC));
+    else
+      snprintf (why, len, "out of range %s..%s (0: none)",
+                cfg_format_qos (k, k->min, b1, sizeof b1),
+                cfg_format_qos (k, k->max, b2, sizeof b2));
     return -EINVAL;
   }
   return 0;

@@ -201,6 +201,24 @@ fifo_has_work (struct sched *s)
   return FIFOD (s)->queued > 0;
 }
 
+/* Off the arrival list; the queue goes if it was freed and this was its
+ * last request.
+ */
+static void
+fifo_cancel (struct sched *s, struct rq *rq, uint64_t now)
+{
+  struct fifod *fd = FIFOD (s);
+  struct sched_queue *q = rq->sq;
+
+  (void) now;
+  list_del (&rq->fifo);
+  fd->queued--;
+  if (q) {
+    q->pending--;
+    fifo_queue_put (q);
+  }
+}
+
 const struct sched_ops fifo_ops = {
   .name = "fifo",
   .create = fifo_create,
@@ -216,4 +234,5 @@ const struct sched_ops fifo_ops = {
   .dispatch = fifo_dispatch,
   .completed = fifo_completed,
   .has_work = fifo_has_work,
+  .cancel = fifo_cancel,
 };

@@ -178,29 +178,34 @@
 #define K_SEC_MIN    NSEC_PER_MSEC
 #define K_SEC_MAX    (86400ULL * NSEC_PER_SEC)  /* a day */
 
-#define CAP_KEYS(cap, name, unit, umax, what)                                 \
-  { name, unit, QOS_F_RATE, cap, 1, umax, "cap: " what },                     \
-  { name "_burst", unit, QOS_F_BURST, cap, 1, umax,                           \
+/* A cap's floor (umin): the caps in requests start at 1/s, those in
+ * bytes at QOS_BPS_FLOOR, so that one request never waits for its tokens
+ * much longer than half a minute (qos_hold_max).  Bursts are at least
+ * their cap (qos_conf_check); reservations hold nothing back.
+ */
+#define CAP_KEYS(cap, name, unit, umin, umax, what)                           \
+  { name, unit, QOS_F_RATE, cap, umin, umax, umin > 1, "cap: " what },        \
+  { name "_burst", unit, QOS_F_BURST, cap, 1, umax, false,                    \
     "rate allowed in a burst above " name },                                  \
   { name "_burst_seconds", QOS_U_SECONDS, QOS_F_BURST_NS, cap, K_SEC_MIN,     \
-    K_SEC_MAX, "how long a burst of " name " may last (default 1s)" }
+    K_SEC_MAX, false, "how long a burst of " name " may last (default 1s)" }
 
 const struct qos_key qos_keys[QOS_NR_KEYS] = {
-  CAP_KEYS (QOS_IOPS_MAX, "iops_max", QOS_U_IOPS, K_IOPS_MAX,
+  CAP_KEYS (QOS_IOPS_MAX, "iops_max", QOS_U_IOPS, 1, K_IOPS_MAX,
             "requests/s, reads and writes"),
-  CAP_KEYS (QOS_READ_IOPS_MAX, "read_iops_max", QOS_U_IOPS, K_IOPS_MAX,
+  CAP_KEYS (QOS_READ_IOPS_MAX, "read_iops_max", QOS_U_IOPS, 1, K_IOPS_MAX,
             "reads/s"),
-  CAP_KEYS (QOS_WRITE_IOPS_MAX, "write_iops_max", QOS_U_IOPS, K_IOPS_MAX,
+  CAP_KEYS (QOS_WRITE_IOPS_MAX, "write_iops_max", QOS_U_IOPS, 1, K_IOPS_MAX,
             "writes/s (trims and zeroes included)"),
-  CAP_KEYS (QOS_BPS_MAX, "bps_max", QOS_U_BPS, K_BPS_MAX,
+  CAP_KEYS (QOS_BPS_MAX, "bps_max", QOS_U_BPS, QOS_BPS_FLOOR, K_BPS_MAX,
             "bytes/s, reads and writes"),
-  CAP_KEYS (QOS_READ_BPS_MAX, "read_bps_max", QOS_U_BPS, K_BPS_MAX,
-            "bytes/s read"),
-  CAP_KEYS (QOS_WRITE_BPS_MAX, "write_bps_max", QOS_U_BPS, K_BPS_MAX,
-            "bytes/s written"),
-  { "iops_min", QOS_U_IOPS, QOS_F_IOPS_MIN, 0, 1, K_IOPS_MAX,
+  CAP_KEYS (QOS_READ_BPS_MAX, "read_bps_max", QOS_U_BPS, QOS_BPS_FLOOR,
+            K_BPS_MAX, "bytes/s read"),
+  CAP_KEYS (QOS_WRITE_BPS_MAX, "write_bps_max", QOS_U_BPS, QOS_BPS_FLOOR,
+            K_BPS_MAX, "bytes/s written"),
+  { "iops_min", QOS_U_IOPS, QOS_F_IOPS_MIN, 0, 1, K_IOPS_MAX, false,
     "reservation: requests/s served even under contention" },
-  { "bps_min", QOS_U_BPS, QOS_F_BPS_MIN, 0, 1, K_BPS_MAX,
+  { "bps_min", QOS_U_BPS, QOS_F_BPS_MIN, 0, 1, K_BPS_MAX, false,
     "reservation: bytes/s served even under contention" },
 };
 const size_t qos_nr_keys = QOS_NR_KEYS;
@@ -267,6 +272,21 @@ static bool
 cap_bytes (unsigned c)
 {
   return c >= QOS_BPS_MAX;
+}
+
+uint64_t
+qos_hold_max (unsigned c, uint64_t rate, uint64_t len)
+{
+  uint64_t units = cap_bytes (c) ? len : 1;
+
+  if (!rate)
+    return 0;
+  /* The bucket holds at most max(depth, cost) (a request goes when its
+   * cost fits), so a request alone waits at most for its own cost to
+   * drain, and the hold ends with up to half a slice of hysteresis.
+   */
+  return (uint64_t) (((qos_level) units * NSEC_PER_SEC + rate - 1) / rate)
+    + QOS_SLICE_ROT;
 }
 
 bool

@@ -86,8 +86,20 @@ struct qos_key {
   enum qos_field field;
   unsigned cap;                 /* enum qos_cap, for the QOS_F_RATE.. ones */
   uint64_t min, max;            /* accepted range when not 0 (0 = unset) */
+  bool floor;                   /* min is a cap's floor (QOS_BPS_FLOOR):
+                                   a value below it is refused with the
+                                   hold it would mean (cfg_parse_qos) */
   const char *help;             /* one line */
 };
+
+/* The floor of the caps in bytes (bps_max, read_bps_max, write_bps_max),
+ * bytes/s.  A request its cap holds waits in the scheduler for tokens, as
+ * long as qos_hold_max says: at 1 MB/s one request of the largest size
+ * (CFG_MAX_REQUEST, 32 MiB) waits up to about 34 s, and a lower cap
+ * would hold it longer (at 1 byte/s, for 388 days).  The caps in
+ * requests start at 1 request/s, at which a request waits about a second.
+ */
+#define QOS_BPS_FLOOR 1000000ULL
 
 #define QOS_NR_KEYS 20           /* rows of qos_keys[] */
 extern const struct qos_key qos_keys[QOS_NR_KEYS];
@@ -105,6 +117,12 @@ extern int qos_conf_set (struct qos_conf *c, const struct qos_key *k,
                          uint64_t val);
 
 extern bool qos_conf_empty (const struct qos_conf *c);
+
+/* The longest cap C (enum qos_cap) at RATE (units/s) holds one request
+ * of LEN bytes that is the only one of its group waiting: its cost at the
+ * rate, and the hold's hysteresis (at most a slice).  ns.
+ */
+extern uint64_t qos_hold_max (unsigned c, uint64_t rate, uint64_t len);
 
 /* Does cap C (enum qos_cap) count requests going direction D? */
 extern bool qos_cap_applies (unsigned c, enum qos_dir d);

@@ -20,7 +20,9 @@
  *   fill in off/len/op/flags/q  ->  sched_insert()  ->  sched_dispatch()
  *   returns it  ->  caller does the I/O  ->  sched_completed().
  * Every inserted request is returned by dispatch exactly once, and must be
- * completed exactly once after that.
+ * completed exactly once after that; unless the caller takes it back
+ * before it was dispatched (sched_cancel: its client went away), and then
+ * it is neither dispatched nor completed.
  */
 #ifndef CFQ_SCHED_H
 #define CFQ_SCHED_H
@@ -160,6 +162,15 @@ struct sched_ops {
   struct rq *(*dispatch) (struct sched *s, uint64_t now, uint64_t *next);
   void (*completed) (struct sched *s, struct rq *rq, uint64_t now);
   bool (*has_work) (struct sched *s);
+  /* Take back rq, inserted and not yet dispatched (the caller's to know:
+   * the policy does not check): its client went away, or the server
+   * stops.  The policy drops it as if it had never been queued (no
+   * service is charged, caps and reservations do not count it), keeps
+   * what its insert taught it (think time, seek history), and frees a
+   * queue whose last request it was if queue_free was called.  The
+   * deadline of the next dispatch() may change: call it again.
+   */
+  void (*cancel) (struct sched *s, struct rq *rq, uint64_t now);
 };
 
 /* Every policy's instance starts with this. */
@@ -222,5 +233,7 @@ static inline void sched_completed (struct sched *s, struct rq *rq, uint64_t now
 { s->ops->completed (s, rq, now); }
 static inline bool sched_has_work (struct sched *s)
 { return s->ops->has_work (s); }
+static inline void sched_cancel (struct sched *s, struct rq *rq, uint64_t now)
+{ s->ops->cancel (s, rq, now); }
 
 #endif /* CFQ_SCHED_H */

@@ -109,6 +109,23 @@
  * lock itself, as on the inline path.  The device slot is
  * held throughout, so the scheduler's accounting (in-flight count, slice
  * time) sees the op as it really was, and the loop never blocks.
+ *
+ * Held requests.  A request the policy holds back (a cap waiting for
+ * tokens, a reservation, another group's turn) keeps its worker waiting,
+ * and nbdkit keeps the connection, its buffers and its threads for as
+ * long; it also waits for every worker before it exits.  Asleep on its
+ * futex, a worker would never hear that its client went away, so it
+ * sleeps ENGINE_PROBE_NS at a time, and each time that runs out with its
+ * request still in the scheduler (creq->queued) it asks the plugin
+ * (cfg->gone: nbdkit_nanosleep (0, 0), which polls nbdkit's quit pipe,
+ * the connection's status pipe and the client's socket for a hang-up).
+ * If the client is gone or the server stops, the worker takes the lock
+ * and takes back its requests still in the scheduler (sched_cancel):
+ * each fails with -ESHUTDOWN, the done hook counts it as an error, and
+ * the loop is woken, since the policy's next deadline may have changed.
+ * A request at the device, or not yet inserted, is left alone: it
+ * completes as usual, or engine_stop fails it.  A request done within
+ * ENGINE_PROBE_NS never asks.
  */
 #include <assert.h>
 #include <errno.h>
@@ -152,6 +169,7 @@ struct engine {
   ev_async wake;                /* ev_async_send is thread-safe */
   int running;                  /* atomic: 1 while accepting submissions */
   bool direct;                  /* the direct path may be taken (fixed) */
+  bool (*gone) (void);          /* is a worker's client gone (fixed) */
   bool inl;                     /* the inline path may be taken (fixed) */
   unsigned read_miss;           /* atomic: inline reads that missed the
                                    cache, 1/1024ths, moving average */
@@ -265,6 +283,17 @@ static void
 futex_wait (uint32_t *addr, uint32_t val)
 {
   syscall (SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+/* Sleep as futex_wait, NS at most.  True if the time ran out. */
+static bool
+futex_wait_for (uint32_t *addr, uint32_t val, uint64_t ns)
+{
+  struct timespec ts = { (time_t) (ns / NSEC_PER_SEC),
+                         (long) (ns % NSEC_PER_SEC) };
+
+  return syscall (SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0)
+    == -1 && errno == ETIMEDOUT;
 }
 
 static void
@@ -403,6 +432,7 @@ drain (struct engine *e, uint64_t now)
       r->rq.t_insert = now;
       r->rq.t_dispatch = now;
       sched_insert (e->sched, &r->rq, now);
+      __atomic_store_n (&r->queued, true, __ATOMIC_RELAXED);
       if (e->hooks->policy)
         e->hooks->policy (e, e->opaque, ENGINE_CALL_INSERT, r, now);
       break;
@@ -499,6 +529,7 @@ pass (struct engine *e, uint64_t now, bool ring)
            (rq = dispatch (e, now, &next)) != NULL) {
       struct creq *r = rq->priv;
 
+      __atomic_store_n (&r->queued, false, __ATOMIC_RELAXED);
       rq->t_dispatch = now;
       if (e->dm)
         hold_submit (&e->held, r, now);
@@ -688,6 +719,7 @@ engine_start (const struct engine_cfg *cfg)
   if (err)
     goto err;
   e->direct = !cfg->no_direct && !e->dm;
+  e->gone = cfg->gone;
   e->inl = !cfg->no_inline && e->bops->sync != NULL;
   if (e->hooks->setup) {
     eng_lock (e);
@@ -752,6 +784,7 @@ engine_stop (struct engine_stats *stats)
     while (late) {
       struct creq *next = late->next;
 
+      late->cancelled = true;
       late->res = -ESHUTDOWN;
       creq_wake (late, CREQ_ST_DONE);
       late = next;
@@ -921,6 +954,66 @@ inline_pass (struct engine *e)
     ev_async_send (e->loop, &e->wake);
 }
 
+/* Worker, its client gone or the server stopping: take back those of
+ * rs[0..n) still in the scheduler, and fail them (see "held requests" at
+ * the top).
+ */
+static void
+cancel (struct engine *e, struct creq **rs, unsigned n)
+{
+  unsigned taken = 0;
+  uint64_t now;
+
+  eng_lock (e);
+  now = now_ns ();
+  for (unsigned i = 0; i < n; i++) {
+    struct creq *r = rs[i];
+
+    if (!__atomic_load_n (&r->queued, __ATOMIC_RELAXED))
+      continue;                 /* at the device, or not inserted yet */
+    __atomic_store_n (&r->queued, false, __ATOMIC_RELAXED);
+    sched_cancel (e->sched, &r->rq, now);
+    if (e->hooks->policy)
+      e->hooks->policy (e, e->opaque, ENGINE_CALL_CANCEL, r, now);
+    e->st.cancelled++;
+    r->cancelled = true;
+    if (e->hooks->done)
+      e->hooks->done (e, e->opaque, r, -ESHUTDOWN, now);
+    r->res = -ESHUTDOWN;
+    creq_wake (r, CREQ_ST_DONE);
+    taken++;
+  }
+  eng_unlock (e);
+  if (taken)
+    ev_async_send (e->loop, &e->wake);  /* the deadline may have moved */
+}
+
+/* Worker: creq_wait for rs[i], of the n of engine_run_many, asking
+ * e->gone whenever it has waited ENGINE_PROBE_NS with its request still
+ * in the scheduler.
+ */
+static uint32_t
+creq_wait_held (struct engine *e, struct creq **rs, unsigned n, unsigned i)
+{
+  struct creq *r = rs[i];
+
+  if (!e->gone)
+    return creq_wait (r);
+  for (;;) {
+    uint32_t s = __atomic_load_n (&r->state, __ATOMIC_ACQUIRE);
+
+    if (s == CREQ_ST_DONE || s == CREQ_ST_RUN)
+      return s;
+    if (s == CREQ_ST_PENDING &&
+        !__atomic_compare_exchange_n (&r->state, &s, CREQ_ST_SLEEPING, false,
+                                      __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+      continue;
+    if (futex_wait_for (&r->state, CREQ_ST_SLEEPING, ENGINE_PROBE_NS) &&
+        __atomic_load_n (&r->queued, __ATOMIC_RELAXED) && e->gone ())
+      cancel (e, rs + i, n - i);
+  }
+}
+
 int
 engine_run_many (struct creq **rs, unsigned n)
 {
@@ -935,6 +1028,8 @@ engine_run_many (struct creq **rs, unsigned n)
       rs[i]->sync_ok = false;   /* the ring's */
   err = push (e, rs, n);
   if (err) {
+    for (unsigned i = 0; i < n; i++)
+      rs[i]->cancelled = true;
     eng_leave ();
     return err;
   }
@@ -961,7 +1056,7 @@ engine_run_many (struct creq **rs, unsigned n)
   for (unsigned i = 0; i < n; i++) {
     struct creq *r = rs[i];
 
-    if (creq_wait (r) == CREQ_ST_RUN)
+    if (creq_wait_held (e, rs, n, i) == CREQ_ST_RUN)
       run_own (e, r);           /* dispatched to us: do it here */
     if (r->res && !first)
       first = r->res;
@@ -1025,6 +1120,13 @@ engine_held (const struct engine *e)
 {
   ASSERT_LOCKED (e);
   return e->held.n;
+}
+
+uint64_t
+engine_cancelled (const struct engine *e)
+{
+  ASSERT_LOCKED (e);
+  return e->st.cancelled;
 }
 
 unsigned

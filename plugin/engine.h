@@ -54,7 +54,14 @@ enum engine_call {
   ENGINE_CALL_INSERT,           /* sched_insert */
   ENGINE_CALL_DISPATCH,         /* sched_dispatch */
   ENGINE_CALL_COMPLETED,        /* sched_completed */
+  ENGINE_CALL_CANCEL,           /* sched_cancel */
 };
+
+/* How long a worker waits for its request before it asks whether its
+ * client is still there (engine_cfg.gone), and again at every such
+ * interval while the request stays in the scheduler: ns.
+ */
+#define ENGINE_PROBE_NS (100 * NSEC_PER_MSEC)
 
 struct creq;
 typedef int (*creq_worker_fn) (struct creq *r);
@@ -80,6 +87,13 @@ struct creq {
                                    file: its worker may do it itself with
                                    the backend's sync (engine.c, inline) */
   bool at_ring;                 /* [disp] handed to the backend (not EOP_WORKER) */
+  bool queued;                  /* [disp] in the scheduler: inserted, not
+                                   dispatched; written under the lock, read
+                                   by its worker without it as a hint
+                                   (atomic, relaxed) */
+  bool cancelled;               /* failed before it reached the device: its
+                                   client went away or the engine stopped
+                                   (res -ESHUTDOWN); valid once woken */
   int res;                      /* [disp] 0 or -errno, valid once woken */
   uint32_t state;               /* futex word: CREQ_ST_* */
 };
@@ -108,13 +122,16 @@ struct engine_hooks {
    * creq->acct of engine_queue_new / engine_queue_free.
    */
   void (*conn) (struct engine *e, void *opaque, void *acct, bool open);
-  /* A request finished (after sched_completed): res 0 or -errno. */
+  /* A request finished (after sched_completed): res 0 or -errno; or
+   * was taken back before it was dispatched (after sched_cancel, res
+   * -ESHUTDOWN, r->cancelled set).
+   */
   void (*done) (struct engine *e, void *opaque, struct creq *r, int res,
                 uint64_t now);
   /* Debugging (-D cfq.policy=1): every call into the policy's request
    * path, right after it, in the order made, with the time it was given:
-   * sched_insert and sched_completed of r, and every sched_dispatch (r is
-   * what it handed out, or NULL).
+   * sched_insert, sched_completed and sched_cancel of r, and every
+   * sched_dispatch (r is what it handed out, or NULL).
    */
   void (*policy) (struct engine *e, void *opaque, enum engine_call call,
                   struct creq *r, uint64_t now);
@@ -134,6 +151,13 @@ struct engine_cfg {
   bool no_direct;               /* never take the direct path (engine.c) */
   bool no_inline;               /* never let a worker do its own buffered
                                    I/O: the ring does it (engine.c) */
+  /* Asked by a worker, without the lock, whose request has waited in the
+   * scheduler for ENGINE_PROBE_NS, and again at every such interval:
+   * true if its client is gone or the server is stopping.  Its requests
+   * still in the scheduler are then taken back and fail with
+   * -ESHUTDOWN (engine.c, "held requests").  NULL: never asked.
+   */
+  bool (*gone) (void);
 };
 
 /* Where a new connection's queue goes (engine_queue_new). */
@@ -156,6 +180,8 @@ struct engine_stats {
   uint64_t inline_passes;       /* passes run by a worker for a sync_ok request
                                    or after doing its request itself */
   unsigned max_inflight;        /* requests: most at the device at once */
+  uint64_t cancelled;           /* requests taken back from the scheduler
+                                   (their client gone, the server stopping) */
   uint64_t underflows;          /* completions with none in flight: a bug */
 };
 
@@ -179,6 +205,7 @@ extern void engine_queue_free (struct sched_queue *q, void *acct);
 extern unsigned engine_inflight (const struct engine *e); /* at the device */
 extern unsigned engine_held (const struct engine *e); /* of which held */
 extern unsigned engine_depth (const struct engine *e);
+extern uint64_t engine_cancelled (const struct engine *e); /* taken back */
 extern int engine_set_depth (struct engine *e, unsigned depth); /* 1..max */
 /* Any thread. */
 extern uint64_t engine_now (void);              /* ns, CLOCK_MONOTONIC */
@@ -207,12 +234,15 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
   r->done_bytes = 0;
   r->sync_ok = false;
   r->at_ring = false;
+  r->queued = false;
+  r->cancelled = false;
   r->res = 0;
   r->state = 0;
 }
 
 /* Run n requests through the scheduler and wait for all of them.
- * Returns 0 or the first request's -errno (each creq has its own res).
+ * Returns 0 or the first request's -errno (each creq has its own res;
+ * r->cancelled says it never reached the device).
  */
 extern int engine_run_many (struct creq **rs, unsigned n);
 

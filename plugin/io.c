@@ -242,7 +242,10 @@ creq_build (struct io_conn *c, struct creq *r, enum rq_op op, enum eop eop,
   return 0;
 }
 
-/* An error that may stand for lost write-back (see the top). */
+/* An error that may stand for lost write-back (see the top).  A request
+ * that never reached the device (creq.cancelled: its client went away,
+ * the server stops) is none.
+ */
 static void
 wb_error (const struct io_conn *c)
 {
@@ -319,7 +322,7 @@ run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
   if (rw_flags & RWF_DSYNC)
     r.rq.flags |= RQ_FUA | RQ_SYNC;
   err = engine_run (&r);
-  if (err && op == RQ_WRITE &&
+  if (err && !r.cancelled && op == RQ_WRITE &&
       ((rw_flags & RWF_DSYNC) || file == FILE_BUFFERED || !c->b->direct))
     wb_error (c);
   return err;
@@ -377,7 +380,7 @@ drain_marks (struct io_conn *c, bool counted)
 
   if (c->flush_fd >= 0 &&
       !creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0) &&
-      engine_run (&r) && !counted)
+      engine_run (&r) && !r.cancelled && !counted)
     wb_error (c);
   if (!c->b->direct || c->b->bs == 0 || size % c->b->bs == 0)
     return;                     /* nothing is written through it */
@@ -451,6 +454,13 @@ run_flush (struct io_conn *c)
   else
     err = creq_build (c, &r, RQ_FLUSH, EOP_FSYNC, FILE_DIRECT, NULL, 0, 0);
   if (!err && (err = engine_run (&r)) != 0) {
+    if (r.cancelled) {
+      /* Never at the device (its client went away, the server stops):
+       * no error to count, no mark to drain, and nothing told.
+       */
+      pthread_mutex_unlock (&c->flush_mu);
+      return err;
+    }
     if (c->flush_fd < 0) {
       debug_error_delay ();
       wb_error (c);

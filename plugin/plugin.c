@@ -89,11 +89,17 @@ struct cfqp_handle {
                                            a readonly export */
 };
 
-/* The plugin edge: report -err to nbdkit and the client. */
+/* The plugin edge: report -err to nbdkit and the client.  A request
+ * failed because its client went away or the server stops (-ESHUTDOWN)
+ * is not an error of the server's: nbdkit has said why already.
+ */
 static int
 fail (const char *what, int err)
 {
-  if (err != -ENOTSUP)
+  if (err == -ESHUTDOWN)
+    nbdkit_debug ("cfq: %s: not done: the client went away or the server "
+                  "is stopping", what);
+  else if (err != -ENOTSUP)
     nbdkit_error ("cfq: %s: %s", what, strerror (-err));
   nbdkit_set_error (-err);
   errno = -err;
@@ -335,6 +341,20 @@ NBDKIT_DLL_PUBLIC int cfq_debug_direct = 1;
  */
 NBDKIT_DLL_PUBLIC int cfq_debug_inline = 1;
 
+/* Asked by a worker whose request has waited in the scheduler for a
+ * while (engine.c, "held requests"): has its client gone, or is the
+ * server stopping?  nbdkit_nanosleep with no time to sleep polls exactly
+ * that (nbdkit's quit pipe, the connection's status pipe, a hang-up on
+ * the client's socket) and says ESHUTDOWN at once if so; it logs why.
+ * It cannot tell a dead client from one that sent NBD_CMD_DISC or
+ * closed its half of the socket: all three end the connection.
+ */
+static bool
+cfqp_client_gone (void)
+{
+  return nbdkit_nanosleep (0, 0) == -1 && errno == ESHUTDOWN;
+}
+
 static int
 cfqp_after_fork (void)
 {
@@ -344,6 +364,7 @@ cfqp_after_fork (void)
     .backend = cfqp_bops ? cfqp_bops : cfqp_backends[0],
     .no_direct = !cfq_debug_direct,
     .no_inline = !cfq_debug_inline,
+    .gone = cfqp_client_gone,
   };
   int err;
 
@@ -376,10 +397,11 @@ cfqp_cleanup (void)
                   " submits over %" PRIu64 " passes (%" PRIu64
                   " direct, %" PRIu64 " inline, %" PRIu64 " worker reaps); %"
                   PRIu64 " run by workers, %" PRIu64 " done inline (%" PRIu64
-                  " of them finished by the ring); at most %u at the device",
+                  " of them finished by the ring); at most %u at the device;"
+                  " %" PRIu64 " taken back (client gone, server stopping)",
                   st.dispatched, st.submits, st.passes, st.direct,
                   st.inline_passes, st.reaps, st.worker_ops, st.inline_ops,
-                  st.inline_ring, st.max_inflight);
+                  st.inline_ring, st.max_inflight, st.cancelled);
   }
   bk_close_all ();
   io_fini ();

@@ -311,9 +311,10 @@ stats_json (const struct tenants *tn, struct strbuf *o)
   }
   else
     strbuf_printf (o, ",\"hw_tag\":-1");
-  strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"queue_depth\":%u,"
-                 "\"emulate\":\"%s\"", engine_inflight (tn->e),
-                 engine_held (tn->e), engine_depth (tn->e),
+  strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"cancelled\":%" PRIu64
+                 ",\"queue_depth\":%u,\"emulate\":\"%s\"",
+                 engine_inflight (tn->e), engine_held (tn->e),
+                 engine_cancelled (tn->e), engine_depth (tn->e),
                  tn->m->dev.emulate ? tn->m->dev.emulate : "none");
   {
     struct bounce_stats bs;
@@ -570,9 +571,10 @@ stats_flat (const struct tenants *tn, struct strbuf *o)
   }
   else
     strbuf_printf (o, " hw_tag=-1");
-  strbuf_printf (o, " inflight=%u held=%u queue_depth=%u emulate=%s",
+  strbuf_printf (o, " inflight=%u held=%u cancelled=%" PRIu64
+                 " queue_depth=%u emulate=%s",
                  engine_inflight (tn->e), engine_held (tn->e),
-                 engine_depth (tn->e),
+                 engine_cancelled (tn->e), engine_depth (tn->e),
                  tn->m->dev.emulate ? tn->m->dev.emulate : "none");
   {
     struct bounce_stats bs;
@@ -809,6 +811,11 @@ stats_prometheus (const struct tenants *tn, struct strbuf *o)
   strbuf_printf (o, "} 1\n");
   prom_family (o, "device_inflight", "gauge", "Requests at the device now.");
   strbuf_printf (o, "nbdkit_cfq_device_inflight %u\n", engine_inflight (tn->e));
+  prom_family (o, "device_cancelled_total", "counter", "Requests taken back"
+               " from the scheduler: their client went away or the server"
+               " was stopping.");
+  strbuf_printf (o, "nbdkit_cfq_device_cancelled_total %" PRIu64 "\n",
+                 engine_cancelled (tn->e));
   prom_family (o, "device_queue_depth", "gauge", "Most requests at the"
                " device at once (queue_depth).");
   strbuf_printf (o, "nbdkit_cfq_device_queue_depth %u\n", engine_depth (tn->e));

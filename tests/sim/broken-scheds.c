@@ -77,12 +77,16 @@ static void broken_completed (struct sched *s, struct rq *rq, uint64_t now) { }
 static bool broken_has_work (struct sched *s)
 { return ((struct broken *) s)->queued > 0; }
 
+static void broken_cancel (struct sched *s, struct rq *rq, uint64_t now)
+{ ((struct broken *) s)->queued--; }
+
 #define BROKEN_OPS(nm, cr) { .name = nm, .create = cr, \
     .destroy = broken_destroy, .set = broken_set, .get = broken_get, \
     .group_new = broken_group_new, .group_set_weight = broken_set_weight, \
     .queue_new = broken_queue_new, .queue_free = broken_queue_free, \
     .insert = broken_insert, .dispatch = broken_dispatch, \
-    .completed = broken_completed, .has_work = broken_has_work }
+    .completed = broken_completed, .has_work = broken_has_work, \
+    .cancel = broken_cancel }
 
 static const struct sched_ops broken_stall_ops =
   BROKEN_OPS ("test-stall", broken_create_stall);

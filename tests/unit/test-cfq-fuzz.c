@@ -6,10 +6,14 @@
  * request a fixed time after dispatch with a random queue depth, tunables
  * changed mid-run, connections freed while their requests are queued or in
  * flight.  Virtual time only moves to the next event: an arrival, a
- * completion or the deadline dispatch() returned.
+ * completion or the deadline dispatch() returned.  In a quarter of the
+ * seeds, queued requests are also taken back (sched_cancel, as when a
+ * client goes away) and groups get caps in requests; those draws come
+ * from a sequence of their own, so every seed's arrivals and world
+ * changes stay what they were.
  *
  * Checked: every request is dispatched exactly once and completed exactly
- * once; dispatch() never returns a deadline in the past while work is
+ * once, or taken back and never dispatched; dispatch() never returns a deadline in the past while work is
  * pending, and never leaves work pending with nothing in flight and no
  * deadline (that would hang the engine); once arrivals stop, everything is
  * dispatched within a bound of virtual time; the counters CFQ keeps agree
@@ -25,6 +29,7 @@
 
 #include "check.h"
 #include "cfq.h"
+#include "qos.h"
 #include "sched.h"
 
 #define MAXQ 64
@@ -42,6 +47,17 @@ rnd64 (void)
 }
 static unsigned rnd (unsigned n) { return (unsigned) (rnd64 () % n); }
 
+/* Cancels and caps: their own sequence. */
+static uint64_t crng;
+static unsigned
+crnd (unsigned n)
+{
+  crng ^= crng << 13;
+  crng ^= crng >> 7;
+  crng ^= crng << 17;
+  return (unsigned) (crng % n);
+}
+
 struct conn {
   struct sched_queue *q;
   bool alive;
@@ -52,7 +68,8 @@ struct conn {
 
 struct req {
   struct rq rq;
-  int state;                    /* 0 free, 1 queued, 2 in flight, 3 done */
+  int state;                    /* 0 free, 1 queued, 2 in flight, 3 done,
+                                   4 taken back */
   uint64_t done_at;
   int conn;
 };
@@ -99,12 +116,15 @@ run_seed (uint64_t seed)
   unsigned ngroups, nconns, nreqs, depth, in_flight = 0, queued = 0;
   uint64_t now = 0, svc, next_arrival, deadline = SCHED_NEVER;
   uint64_t arrivals_end, last_dispatch_ok;
-  unsigned made = 0, done = 0;
+  unsigned made = 0, done = 0, cancelled = 0;
   struct cfq_stats st;
+  bool cancels;
 
   rng = seed * 2654435761ULL + 0x9E3779B97F4A7C15ULL;
   if (!rng)
     rng = 1;
+  crng = seed * 0x2545F4914F6CDD1DULL + 1;
+  cancels = crnd (4) == 0;
   memset (reqs, 0, sizeof reqs);
   memset (conns, 0, sizeof conns);
   memset (shared_pos, 0, sizeof shared_pos);
@@ -154,7 +174,7 @@ run_seed (uint64_t seed)
       t = deadline;
     if (t == SCHED_NEVER) {
       /* Nothing will ever happen again: must be finished. */
-      CHECK_EQ (done, made);
+      CHECK_EQ (done + cancelled, made);
       CHECK_EQ (made, nreqs);
       break;
     }
@@ -228,6 +248,27 @@ run_seed (uint64_t seed)
       if (rnd (80) == 0)
         CHECK_EQ (sched_group_set_weight (s, groups[rnd (ngroups)],
                                           100 + rnd (901)), 0);
+
+      /* Taken back: a queued request, any (its client went away). */
+      if (cancels && queued && crnd (6) == 0) {
+        unsigned k = crnd (queued);
+        for (unsigned i = 0; i < made; i++)
+          if (reqs[i].state == 1 && k-- == 0) {
+            reqs[i].state = 4;
+            queued--;
+            cancelled++;
+            sched_cancel (s, &reqs[i].rq, now);
+            break;
+          }
+      }
+      /* A cap in requests on a group, or none. */
+      if (cancels && crnd (50) == 0) {
+        struct qos_conf qc;
+        memset (&qc, 0, sizeof qc);
+        if (crnd (3))
+          qc.cap[crnd (3)].rate = 20 + crnd (2000);
+        CHECK_EQ (sched_group_set_qos (s, groups[crnd (ngroups)], &qc), 0);
+      }
     }
 
     /* Dispatch while the device has room. */
@@ -277,11 +318,11 @@ run_seed (uint64_t seed)
   }
 
   for (unsigned i = 0; i < nreqs; i++)
-    CHECK_EQ (reqs[i].state, 3);
+    CHECK (reqs[i].state == 3 || reqs[i].state == 4);
   cfq_get_stats (s, &st);
   CHECK_EQ (st.inserted, nreqs);
-  CHECK_EQ (st.dispatched, nreqs);
-  CHECK_EQ (st.completed, nreqs);
+  CHECK_EQ (st.dispatched, nreqs - cancelled);
+  CHECK_EQ (st.completed, nreqs - cancelled);
   CHECK (!sched_has_work (s));
   /* Free what is left in a random order; destroy frees the rest. */
   for (unsigned i = 0; i < nconns; i++)
@@ -290,10 +331,10 @@ run_seed (uint64_t seed)
       conns[i].alive = false;
     }
   if (getenv ("CFQ_FUZZ_VERBOSE"))
-    printf ("seed %llu: groups %u conns %u rqs %u depth %u svc %lluus end %.3fs "
-            "slices %llu idle %llu/%llu preempt %llu merges %llu splits %llu "
+    printf ("seed %llu: groups %u conns %u rqs %u (%u taken back) depth %u "
+            "svc %lluus end %.3fs slices %llu idle %llu/%llu preempt %llu merges %llu splits %llu "
             "fifo %llu hw_tag %d\n", (unsigned long long) seed, ngroups,
-            nconns, nreqs, depth, (unsigned long long) (svc / 1000),
+            nconns, nreqs, cancelled, depth, (unsigned long long) (svc / 1000),
             now / 1e9, (unsigned long long) st.slices,
             (unsigned long long) st.idle_arms,
             (unsigned long long) st.group_idle_arms,

@@ -3,11 +3,13 @@
  * Tunable table; classes and levels; idling and the idle deadline; fifo
  * expiry; back-seek choice; preemption; hw_tag detection; IOPS vs time
  * charging; queue merge and split; freeing a queue mid-flight; per-group
- * counters and the drain charge.
+ * counters and the drain charge; requests taken back before dispatch.
  */
 #include "cfq-harness.h"
 
 #include <errno.h>
+
+#include "qos.h"
 
 static void
 test_tunables (void)
@@ -1164,6 +1166,189 @@ test_group_counters (void)
   printf ("group counters: ok\n");
 }
 
+static void
+mk_read (struct rq *rq, struct sched_queue *q, uint64_t off, uint32_t len)
+{
+  memset (rq, 0, sizeof *rq);
+  rq->q = q;
+  rq->off = off;
+  rq->len = len;
+  rq->op = RQ_READ;
+  rq->flags = RQ_SYNC;
+}
+
+/* sched_cancel: a request taken back before dispatch (its client went
+ * away) leaves CFQ as if it had never been queued: the counts, the
+ * service trees, a cap's hold and its deadline, the queue's next request;
+ * a connection already closed goes with it.  Without it a request a cap
+ * holds for a second, or any request behind another group's turn, would
+ * keep its connection for as long.
+ */
+static void
+test_cancel (void)
+{
+  const uint64_t t0 = 10 * NSEC_PER_SEC;
+  struct sched *s;
+  struct sched_group *gcap, *gother, *gres;
+  struct sched_queue *qa, *qb, *qc;
+  struct qos_conf c;
+  struct cfq_stats st;
+  struct rq r[10], *d, *held;
+  uint64_t next, hold_end;
+
+  /* 1. A cap's hold: bps_max at its floor, two 1 MiB reads. */
+  s = sched_create (&cfq_ops);
+  CHECK (s);
+  CHECK_EQ (sched_set (s, "rotational", 0), 0);
+  CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
+  CHECK_EQ (sched_set (s, "group_idle", 0), 0);
+  gcap = sched_group_new (s, "capped", 500);
+  gother = sched_group_new (s, "other", 500);
+  CHECK (gcap && gother);
+  memset (&c, 0, sizeof c);
+  c.cap[QOS_BPS_MAX].rate = QOS_BPS_FLOOR;
+  CHECK_EQ (sched_group_set_qos (s, gcap, &c), 0);
+  qa = sched_queue_new (s, gcap, SCHED_CLASS_BE, 4);
+  qb = sched_queue_new (s, gother, SCHED_CLASS_BE, 4);
+  CHECK (qa && qb);
+  mk_read (&r[0], qa, 0, 1 << 20);
+  mk_read (&r[1], qa, 1 << 20, 1 << 20);
+  sched_insert (s, &r[0], t0);
+  sched_insert (s, &r[1], t0);
+  CHECK_PTR_EQ (sched_dispatch (s, t0, &next), &r[0]);
+  CHECK_NULL (sched_dispatch (s, t0, &next));
+  hold_end = next;
+  CHECK_GT (hold_end, t0 + 1000 * MS);   /* 1 MiB at 1 MB/s */
+  CHECK_LT (hold_end, t0 + 1200 * MS);
+  sched_completed (s, &r[0], t0 + 1 * MS);
+  CHECK_NULL (sched_dispatch (s, t0 + 2 * MS, &next));
+  CHECK_EQ (next, hold_end);
+  sched_cancel (s, &r[1], t0 + 3 * MS);
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.rq_queued, 0u);
+  CHECK_EQ (st.busy_queues, 0u);
+  CHECK (!sched_has_work (s));
+  CHECK_NULL (sched_dispatch (s, t0 + 4 * MS, &next));
+  CHECK_EQ (next, SCHED_NEVER);         /* no hold left to wake for */
+  /* The other group is served at once; the capped one again after its
+   * hold, whose bucket the taken-back request did not touch.
+   */
+  mk_read (&r[2], qb, 0, 4096);
+  sched_insert (s, &r[2], t0 + 5 * MS);
+  CHECK_PTR_EQ (sched_dispatch (s, t0 + 5 * MS, &next), &r[2]);
+  sched_completed (s, &r[2], t0 + 6 * MS);
+  mk_read (&r[1], qa, 1 << 20, 1 << 20);
+  sched_insert (s, &r[1], t0 + 7 * MS);
+  CHECK_NULL (sched_dispatch (s, t0 + 7 * MS, &next));
+  CHECK_EQ (next, hold_end);
+  CHECK_PTR_EQ (sched_dispatch (s, hold_end, &next), &r[1]);
+  sched_completed (s, &r[1], hold_end + 1 * MS);
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.inserted, 4u);
+  CHECK_EQ (st.dispatched, 3u);
+  CHECK_EQ (st.completed, 3u);
+
+  /* A closed connection goes with its last request, taken back after
+   * the other completed, or before (valgrind and ASan check the memory).
+   */
+  for (int order = 0; order < 2; order++) {
+    uint64_t t = t0 + (uint64_t) (10 + 10 * order) * NSEC_PER_SEC;
+
+    qc = sched_queue_new (s, gcap, SCHED_CLASS_BE, 4);
+    CHECK (qc);
+    mk_read (&r[3], qc, 0, 1 << 20);
+    mk_read (&r[4], qc, 1 << 20, 1 << 20);
+    sched_insert (s, &r[3], t);
+    sched_insert (s, &r[4], t);
+    d = sched_dispatch (s, t, &next);   /* either: sector order */
+    CHECK (d == &r[3] || d == &r[4]);
+    held = d == &r[3] ? &r[4] : &r[3];
+    CHECK_NULL (sched_dispatch (s, t, &next));
+    sched_queue_free (s, qc);
+    if (order == 0) {
+      sched_completed (s, d, t + 1 * MS);
+      sched_cancel (s, held, t + 2 * MS);
+    }
+    else {
+      sched_cancel (s, held, t + 1 * MS);
+      sched_completed (s, d, t + 2 * MS);
+    }
+    CHECK (!sched_has_work (s));
+    CHECK_NULL (sched_dispatch (s, t + 3 * MS, &next));
+    CHECK_EQ (next, SCHED_NEVER);
+  }
+  sched_destroy (s);
+
+  /* 2. Ordinary scheduling: another group's request waits while CFQ
+   * idles for the active queue; taken back, it leaves the tree and the
+   * idle window goes on as before.
+   */
+  s = sched_create (&cfq_ops);
+  CHECK (s);
+  gcap = sched_group_new (s, "a", 500);
+  gother = sched_group_new (s, "b", 500);
+  qa = sched_queue_new (s, gcap, SCHED_CLASS_BE, 4);
+  qb = sched_queue_new (s, gother, SCHED_CLASS_BE, 4);
+  CHECK (qa && qb);
+  mk_read (&r[0], qa, 0, 4096);
+  sched_insert (s, &r[0], t0);
+  CHECK_PTR_EQ (sched_dispatch (s, t0, &next), &r[0]);
+  sched_completed (s, &r[0], t0 + 1 * MS);
+  mk_read (&r[1], qb, 1 << 30, 4096);
+  sched_insert (s, &r[1], t0 + 2 * MS);
+  CHECK_NULL (sched_dispatch (s, t0 + 2 * MS, &next));    /* idling */
+  CHECK_GT (next, t0 + 2 * MS);
+  CHECK_LT (next, t0 + 20 * MS);
+  hold_end = next;
+  sched_cancel (s, &r[1], t0 + 3 * MS);
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.rq_queued, 0u);
+  CHECK_EQ (st.busy_queues, 1u);        /* the active queue, idling */
+  CHECK (!sched_has_work (s));
+  CHECK_NULL (sched_dispatch (s, t0 + 3 * MS, &next));
+  CHECK_EQ (next, hold_end);
+  CHECK_NULL (sched_dispatch (s, hold_end, &next));
+  CHECK_EQ (next, SCHED_NEVER);
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.busy_queues, 0u);
+
+  /* 3. The active queue's next request taken back: the one after it
+   * goes next.
+   */
+  for (int i = 0; i < 3; i++) {
+    mk_read (&r[i], qa, (uint64_t) (100 + i) << 20, 4096);
+    sched_insert (s, &r[i], t0 + 100 * MS);
+  }
+  CHECK_PTR_EQ (sched_dispatch (s, t0 + 100 * MS, &next), &r[0]);
+  sched_cancel (s, &r[1], t0 + 101 * MS);
+  CHECK_PTR_EQ (sched_dispatch (s, t0 + 101 * MS, &next), &r[2]);
+  sched_completed (s, &r[0], t0 + 102 * MS);
+  sched_completed (s, &r[2], t0 + 103 * MS);
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.rq_queued, 0u);
+  CHECK_EQ (st.rq_in_driver, 0u);
+  sched_queue_free (s, qa);
+  sched_queue_free (s, qb);
+
+  /* 4. A reserved group's only request taken back: nothing is due. */
+  gres = sched_group_new (s, "gold", 100);
+  CHECK (gres);
+  memset (&c, 0, sizeof c);
+  c.iops_min = 10;
+  CHECK_EQ (sched_group_set_qos (s, gres, &c), 0);
+  qc = sched_queue_new (s, gres, SCHED_CLASS_BE, 4);
+  CHECK (qc);
+  mk_read (&r[5], qc, 0, 4096);
+  sched_insert (s, &r[5], t0 + 200 * MS);
+  sched_cancel (s, &r[5], t0 + 200 * MS);
+  CHECK (!sched_has_work (s));
+  CHECK_NULL (sched_dispatch (s, t0 + 201 * MS, &next));
+  CHECK_EQ (next, SCHED_NEVER);
+  sched_queue_free (s, qc);
+  sched_destroy (s);
+  printf ("cancel: ok\n");
+}
+
 int
 main (void)
 {
@@ -1184,6 +1369,7 @@ main (void)
   test_merge_split ();
   test_group_weights ();
   test_group_counters ();
+  test_cancel ();
   printf ("cfq: ok\n");
   check_done ("test-cfq");
   return 0;

@@ -154,6 +154,23 @@ test_errors (void)
        " a reservation can never give it\n"
        "t.conf:7: bps_min = 2M, write_bps_max = 1M (line 6): a cap below a"
        " reservation can never give it\n");
+  /* A cap in bytes below its floor (1M), with the hold it would mean;
+   * the floor itself is fine, and a reservation has none.
+   */
+  bad (DEV "[group g]\n"
+       "bps_max = 1\n"
+       "read_bps_max = 999999\n"
+       "write_bps_max = 512KiB/s\n" EXP, NULL, NULL,
+       "t.conf:4: bps_max = 1: below the floor of 1M: at the floor one"
+       " request of the largest size (32 MiB) waits up to 34 s for its"
+       " tokens, under a lower cap longer (0: no cap)\n"
+       "t.conf:5: read_bps_max = 999999: below the floor of 1M: at the floor"
+       " one request of the largest size (32 MiB) waits up to 34 s for its"
+       " tokens, under a lower cap longer (0: no cap)\n"
+       "t.conf:6: write_bps_max = 512KiB/s: below the floor of 1M: at the"
+       " floor one request of the largest size (32 MiB) waits up to 34 s for"
+       " its tokens, under a lower cap longer (0: no cap)\n");
+  cfg_free (good (DEV "[group g]\nbps_max = 1M\nbps_min = 1\n" EXP));
   /* Equal is fine. */
   cfg_free (good (DEV "[group g]\niops_max = 100\niops_min = 100\n" EXP));
   /* fifo has none, from the file or the command line. */

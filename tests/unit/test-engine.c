@@ -23,7 +23,14 @@
  *     depth 1 a read waits behind an op its worker runs (EOP_WORKER);
  *     when that op is done the worker's own pass dispatches the read,
  *     and the loop must be woken to submit it (the null backend has no
- *     pending op to say so).
+ *     pending op to say so);
+ *  6. held requests of a client that went away: at depth 1, behind a
+ *     request held at the gate, a batch of two waits in the scheduler;
+ *     its worker asks whether its client is gone (engine_cfg.gone) while
+ *     it waits, the worker at the device never does, and once the client
+ *     is gone both of its requests fail with -ESHUTDOWN, marked
+ *     cancelled, within a bound, while the request at the gate and
+ *     another client's request in the scheduler complete as usual.
  *
  * The gate backend is this test's own: the engine takes any struct
  * backend_ops (engine_cfg.backend), as the plugin hands it io_uring's or
@@ -35,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -788,6 +796,145 @@ test_worker_pass_submits (void)
   free (w);
 }
 
+/* ---- 6. held requests of a client that went away ---------------------------------- */
+
+enum { GONE_AT_DEV = 1, GONE_HELD, GONE_KEPT };
+static __thread int gone_role;          /* which worker asks */
+static unsigned gone_asked[4];          /* atomic: questions, by role */
+static int gone_now;                    /* atomic: GONE_HELD's client went */
+static int gone_returned[4];            /* atomic: engine_run* returned */
+
+static bool
+gone_probe (void)
+{
+  __atomic_add_fetch (&gone_asked[gone_role], 1, __ATOMIC_RELAXED);
+  return gone_role == GONE_HELD && __atomic_load_n (&gone_now,
+                                                    __ATOMIC_ACQUIRE);
+}
+
+static struct worker gone_w[4];
+static uint64_t gone_ret_ns;            /* when GONE_HELD returned */
+
+static uint64_t
+mono_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * NSEC_PER_SEC + (uint64_t) ts.tv_nsec;
+}
+
+static void *
+gone_worker (void *arg)
+{
+  int role = (int) (intptr_t) arg;
+  struct worker *w = &gone_w[role];
+  struct sched_queue *q;
+
+  gone_role = role;
+  w->err = open_queue (w, &q);
+  if (w->err)
+    return NULL;
+  if (role == GONE_HELD) {
+    struct creq *rs[2];
+
+    prep (w, q, 0, false);
+    prep (w, q, 1, false);
+    rs[0] = &w->rq[0].r;
+    rs[1] = &w->rq[1].r;
+    w->err = engine_run_many (rs, 2);
+    gone_ret_ns = mono_ns ();
+  }
+  else {
+    prep (w, q, 0, false);
+    w->err = engine_run (&w->rq[0].r);
+  }
+  __atomic_store_n (&gone_returned[role], 1, __ATOMIC_RELEASE);
+  engine_queue_free (q, w);
+  return NULL;
+}
+
+static int
+returned (int role)
+{
+  return __atomic_load_n (&gone_returned[role], __ATOMIC_ACQUIRE);
+}
+
+static void
+test_gone (void)
+{
+  struct engine_cfg cfg = cfg_for ("fifo", &gate_ops, 1);
+  struct engine_stats st;
+  uint64_t t_gone;
+  int i;
+
+  cfg.gone = gone_probe;
+  hk_reset (16);
+  memset (gone_asked, 0, sizeof gone_asked);
+  memset (gone_returned, 0, sizeof gone_returned);
+  gone_now = 0;
+  memset (gone_w, 0, sizeof gone_w);
+  for (int r = 1; r < 4; r++) {
+    gone_w[r].first_id = (unsigned) r * 4;
+    gone_w[r].rq = calloc (2, sizeof *gone_w[r].rq);
+    CHECK_NOTNULL (gone_w[r].rq);
+  }
+  CHECK_EQ (engine_start (&cfg), 0);
+  /* One request at the gate (depth 1), then the others wait. */
+  CHECK_EQ (pthread_create (&gone_w[GONE_AT_DEV].t, NULL, gone_worker,
+                            (void *) (intptr_t) GONE_AT_DEV), 0);
+  CHECK (wait_at_dev (1));
+  CHECK_EQ (pthread_create (&gone_w[GONE_HELD].t, NULL, gone_worker,
+                            (void *) (intptr_t) GONE_HELD), 0);
+  CHECK_EQ (pthread_create (&gone_w[GONE_KEPT].t, NULL, gone_worker,
+                            (void *) (intptr_t) GONE_KEPT), 0);
+  usleep (4 * ENGINE_PROBE_NS / 1000);
+  /* Nothing done; the held ones asked, the one at the device never. */
+  CHECK_EQ (at_dev (), 1u);
+  CHECK (!returned (GONE_AT_DEV) && !returned (GONE_HELD) &&
+         !returned (GONE_KEPT));
+  CHECK_GE (__atomic_load_n (&gone_asked[GONE_HELD], __ATOMIC_RELAXED), 1u);
+  CHECK_GE (__atomic_load_n (&gone_asked[GONE_KEPT], __ATOMIC_RELAXED), 1u);
+  CHECK_EQ (__atomic_load_n (&gone_asked[GONE_AT_DEV], __ATOMIC_RELAXED), 0u);
+  /* The client goes: both of its requests fail, nothing else moves. */
+  t_gone = mono_ns ();
+  __atomic_store_n (&gone_now, 1, __ATOMIC_RELEASE);
+  for (i = 0; i < 50000 && !returned (GONE_HELD); i++)
+    usleep (200);
+  CHECK (returned (GONE_HELD));
+  CHECK_LT (gone_ret_ns - t_gone, 5 * NSEC_PER_SEC);    /* a hang, not a
+                                                           speed */
+  printf ("gone: the held requests failed %.0f ms after the client went\n",
+          (gone_ret_ns - t_gone) / 1e6);
+  CHECK_EQ (gone_w[GONE_HELD].err, -ESHUTDOWN);
+  for (int k = 0; k < 2; k++) {
+    CHECK_EQ (gone_w[GONE_HELD].rq[k].r.res, -ESHUTDOWN);
+    CHECK (gone_w[GONE_HELD].rq[k].r.cancelled);
+    CHECK_EQ (hk.done[gone_w[GONE_HELD].first_id + k], 1u);
+  }
+  CHECK_EQ (hk.bad_res, 2u);
+  usleep (2 * ENGINE_PROBE_NS / 1000);
+  CHECK_EQ (at_dev (), 1u);
+  CHECK (!returned (GONE_AT_DEV) && !returned (GONE_KEPT));
+  /* Open the gate: the others complete as usual. */
+  __atomic_store_n (&gate->flood, 1, __ATOMIC_RELEASE);
+  ev_async_send (gate->loop, &gate->open);
+  for (int r = 1; r < 4; r++)
+    CHECK_EQ (pthread_join (gone_w[r].t, NULL), 0);
+  CHECK_EQ (gone_w[GONE_AT_DEV].err, 0);
+  CHECK_EQ (gone_w[GONE_KEPT].err, 0);
+  CHECK (!gone_w[GONE_KEPT].rq[0].r.cancelled);
+  CHECK_EQ (__atomic_load_n (&gone_asked[GONE_AT_DEV], __ATOMIC_RELAXED), 0u);
+  CHECK (engine_stop (&st));
+  CHECK_EQ (st.cancelled, 2u);
+  CHECK_EQ (st.dispatched, 2u);
+  CHECK_EQ (hk.ndone, 4u);
+  CHECK_EQ (hk.bad_res, 2u);
+  CHECK_EQ (hk.closes, 3u);
+  for (int r = 1; r < 4; r++)
+    free (gone_w[r].rq);
+}
+
 int
 main (void)
 {
@@ -807,6 +954,7 @@ main (void)
   test_inline ("fifo");
   test_inline ("cfq");
   test_worker_pass_submits ();
+  test_gone ();
   free (hk.done);
   check_done ("test-engine");
   return 0;

@@ -1,5 +1,7 @@
 /* test-fifo.c: the FIFO baseline serves in arrival order across queues,
- * never asks for a timer, and frees a queue only after its last request.
+ * never asks for a timer, and frees a queue only after its last request;
+ * a request taken back before dispatch (sched_cancel) is never handed
+ * out, and the others keep their order.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -66,7 +68,47 @@ main (void)
   sched_queue_free (s, q2);
   for (int i = 0; i < 8; i++)
     sched_completed (s, &rq[i], 3000 + i);
+
+  /* Taken back: the first, one in the middle and the last of six; the
+   * rest leave in arrival order, and nothing is left.
+   */
+  for (int i = 0; i < 6; i++) {
+    memset (&rq[i], 0, sizeof rq[i]);
+    rq[i].off = (uint64_t) i * 4096;
+    rq[i].len = 4096;
+    rq[i].q = q1;
+    sched_insert (s, &rq[i], 4000 + i);
+  }
+  sched_cancel (s, &rq[0], 4100);
+  sched_cancel (s, &rq[3], 4100);
+  sched_cancel (s, &rq[5], 4100);
+  CHECK (sched_has_work (s));
+  CHECK_PTR_EQ (sched_dispatch (s, 4200, &next), &rq[1]);
+  CHECK_EQ (next, SCHED_NEVER);
+  CHECK_PTR_EQ (sched_dispatch (s, 4201, &next), &rq[2]);
+  CHECK_PTR_EQ (sched_dispatch (s, 4202, &next), &rq[4]);
+  CHECK (!sched_has_work (s));
+  CHECK_NULL (sched_dispatch (s, 4203, &next));
+  sched_completed (s, &rq[1], 4300);
+  sched_completed (s, &rq[2], 4300);
+  /* Everything taken back: no work, nothing to dispatch. */
+  sched_insert (s, &rq[0], 4400);
+  sched_cancel (s, &rq[0], 4401);
+  CHECK (!sched_has_work (s));
+  CHECK_NULL (sched_dispatch (s, 4402, &next));
+  /* A closed connection goes with its last request, taken back or
+   * completed (valgrind and ASan check the memory): q1's with rq[4]
+   * completing, a new one's with its request taken back.
+   */
   sched_queue_free (s, q1);
+  sched_completed (s, &rq[4], 4500);
+  q1 = sched_queue_new (s, g, SCHED_CLASS_BE, 4);
+  CHECK (q1);
+  rq[0].q = q1;
+  sched_insert (s, &rq[0], 4600);
+  sched_queue_free (s, q1);
+  sched_cancel (s, &rq[0], 4601);
+  CHECK (!sched_has_work (s));
   sched_destroy (s);
   printf ("fifo: ok\n");
   check_done ("test-fifo");

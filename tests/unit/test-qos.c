@@ -418,7 +418,7 @@ test_burst (void)
   CHECK_LE (n, 1000 + 5 * 100 + 52);
 }
 
-/* A huge request under a tiny cap waits a bounded, huge time. */
+/* A huge request under the smallest cap waits a bounded, huge time. */
 static void
 test_extremes (void)
 {
@@ -431,7 +431,7 @@ test_extremes (void)
   qos_sched_init (&qs);
   qos_group_init (&qg);
   memset (&c, 0, sizeof c);
-  set (&c, "bps_max", 1);
+  set (&c, "bps_max", QOS_BPS_FLOOR);
   set (&c, "bps_max_burst", 1ULL << 40);
   set (&c, "bps_max_burst_seconds", 86400 * S);
   qos_group_set (&qs, &qg, &c, 0);
@@ -444,6 +444,106 @@ test_extremes (void)
   CHECK_GT (t, 0);
   CHECK_LT (t, SCHED_NEVER / 2);
   qos_dequeue (&qg, &rq);
+}
+
+/* The longest hold of a backlogged client of RQ under C from T0 for DUR
+ * ns: the time from one dispatch to the next.
+ */
+static uint64_t
+longest_hold (const struct qos_conf *c, uint64_t slice, struct rq *rq,
+              uint64_t dur)
+{
+  struct qos_sched qs;
+  struct qos_group qg;
+  uint64_t now = S, last = S, longest = 0;
+
+  qos_sched_init (&qs);
+  qos_sched_set_slice (&qs, slice);
+  qos_group_init (&qg);
+  qos_group_set (&qs, &qg, c, now);
+  qos_enqueue (&qg, rq, now);
+  while (now < S + dur) {
+    uint64_t t = qos_admit (&qg, rq, now);
+    if (t) {
+      now = t;
+      continue;
+    }
+    qos_account (&qg, rq, now, false);
+    if (now - last > longest)
+      longest = now - last;
+    last = now;
+  }
+  qos_dequeue (&qg, rq);
+  return longest;
+}
+
+/* The floor of the caps in bytes: refused below it, everywhere the
+ * table is used; at it one request of the largest size (32 MiB) waits
+ * at most qos_hold_max, about 34 s, plain or after a burst, on flash and
+ * on a disk; a cap of 1 request/s holds a request about a second.
+ */
+static void
+test_floor (void)
+{
+  static const char *const bytes[] = { "bps_max", "read_bps_max",
+                                       "write_bps_max" };
+  const uint64_t big = 32u << 20, slices[2] = { QOS_SLICE_NONROT,
+                                                QOS_SLICE_ROT };
+  struct rq wr = mkrq (RQ_WRITE, big), rd = mkrq (RQ_READ, 4096);
+  uint64_t bound, longest;
+  struct qos_conf c;
+
+  for (int i = 0; i < 3; i++) {
+    const struct qos_key *k = qos_key_lookup (bytes[i]);
+    CHECK_NOTNULL (k);
+    CHECK (k->floor);
+    CHECK_EQ (k->min, QOS_BPS_FLOOR);
+    memset (&c, 0, sizeof c);
+    CHECK_EQ (qos_conf_set (&c, k, 1), -ERANGE);
+    CHECK_EQ (qos_conf_set (&c, k, QOS_BPS_FLOOR - 1), -ERANGE);
+    CHECK_EQ (qos_conf_set (&c, k, QOS_BPS_FLOOR), 0);
+    CHECK_EQ (qos_conf_set (&c, k, 0), 0);
+  }
+  CHECK (!qos_key_lookup ("iops_max")->floor);
+  CHECK (!qos_key_lookup ("bps_min")->floor);     /* holds nothing back */
+  CHECK (!qos_key_lookup ("bps_max_burst")->floor);
+  memset (&c, 0, sizeof c);
+  CHECK_EQ (qos_conf_set (&c, qos_key_lookup ("iops_max"), 0), 0);
+  CHECK_EQ (qos_conf_set (&c, qos_key_lookup ("bps_min"), 1), 0);
+
+  bound = qos_hold_max (QOS_BPS_MAX, QOS_BPS_FLOOR, big);
+  printf ("  floor %llu B/s: a 32 MiB request waits at most %.3f s\n",
+          (unsigned long long) QOS_BPS_FLOOR, bound / 1e9);
+  CHECK_LE (bound, 34 * S);
+  for (int sl = 0; sl < 2; sl++) {
+    memset (&c, 0, sizeof c);
+    set (&c, "write_bps_max", QOS_BPS_FLOOR);
+    longest = longest_hold (&c, slices[sl], &wr, 600 * S);
+    printf ("  write_bps_max at the floor, slice %llu ms: longest hold "
+            "%.3f s\n", (unsigned long long) (slices[sl] / MS),
+            longest / 1e9);
+    CHECK_LE (longest, bound);
+    CHECK_GE (longest, big * S / QOS_BPS_FLOOR);        /* the bound is
+                                                           no looser */
+    /* After a burst (a deep bucket, filled). */
+    set (&c, "write_bps_max_burst", 1ULL << 30);
+    set (&c, "write_bps_max_burst_seconds", 10 * S);
+    longest = longest_hold (&c, slices[sl], &wr, 600 * S);
+    printf ("  ... with a 1 GiB/s burst for 10 s: longest hold %.3f s\n",
+            longest / 1e9);
+    CHECK_LE (longest, bound);
+
+    memset (&c, 0, sizeof c);
+    set (&c, "iops_max", 1);
+    longest = longest_hold (&c, slices[sl], &rd, 100 * S);
+    printf ("  iops_max 1: longest hold %.3f s\n", longest / 1e9);
+    CHECK_LE (longest, qos_hold_max (QOS_IOPS_MAX, 1, 4096));
+    CHECK_LE (qos_hold_max (QOS_IOPS_MAX, 1, 4096), 1200 * MS);
+    set (&c, "iops_max_burst", 100);
+    set (&c, "iops_max_burst_seconds", 10 * S);
+    longest = longest_hold (&c, slices[sl], &rd, 100 * S);
+    CHECK_LE (longest, qos_hold_max (QOS_IOPS_MAX, 1, 4096));
+  }
 }
 
 /* A reservation: due every 1/iops_min; no credit while idle; service by
@@ -603,6 +703,7 @@ main (void)
   test_directions ();
   test_burst ();
   test_extremes ();
+  test_floor ();
   test_tags ();
   test_overload ();
   check_done ("test-qos");
