@@ -129,7 +129,7 @@ test_errors (void)
        "bps_max = 18446744073709551616\n" EXP, NULL, NULL,
        "t.conf:4: iops_max = 99999999999999999999: out of range"
        " 1..10000000 (0: none)\n"
-       "t.conf:5: bps_max = 18446744073709551616: out of range 1..1Ti"
+       "t.conf:5: bps_max = 18446744073709551616: out of range 1M..1Ti"
        " (0: none)\n");
   /* In the wrong section. */
   bad (DEV "[group g]\n" EXP "iops_max = 5\n", NULL, NULL,
