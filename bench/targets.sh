@@ -229,6 +229,15 @@ t_pring_check() { t_page_check; }
 t_pring_start() { t_page_start "$@" -D cfq.inline=0; }
 t_pring_fio() { nbd_fio "$1"; }
 
+# The same as fifo with -D cfq.aligned_buffers=0: nbdkit's request buffers
+# as glibc aligns them, so every O_DIRECT request is copied through the
+# bounce pool (plugin/reqbuf.c), to measure what aligned buffers buy.
+# Opt-in: BENCH_TARGETS="... fifo fbounce".
+t_fbounce_label() { echo "ours: nbdkit-cfq-plugin scheduler=fifo -D cfq.aligned_buffers=0 (every request bounced)"; }
+t_fbounce_check() { ours_check fifo; }
+t_fbounce_start() { ours_start fifo "$@" -D cfq.aligned_buffers=0; }
+t_fbounce_fio() { nbd_fio "$1"; }
+
 # ---- fwarm: nbdkit file plugin, default cache, warm --------------------------
 t_fwarm_label() { echo "nbdkit file plugin, default cache (warm: image in the page cache)"; }
 t_fwarm_check() { return 0; }

@@ -240,7 +240,7 @@ hangup_guard_install (void)
         if (target[j] == t) {
           guard_state = HANGUP_UNKNOWN;
           nbdkit_debug ("cfq: hang-up guard: two jumps lead to one "
-                        "assertion; nbdkit left as it is");
+                        "place; nbdkit left as it is");
           return;
         }
       if (nsites == GUARD_SITES_MAX) {
@@ -257,8 +257,8 @@ hangup_guard_install (void)
   }
   if (nsites == 0) {
     guard_state = HANGUP_UNKNOWN;
-    nbdkit_debug ("cfq: hang-up guard: this nbdkit has the send assertion "
-                  "but not in a known form; it is left as it is (run it "
+    nbdkit_debug ("cfq: hang-up guard: this nbdkit's send path is not of a "
+                  "form the guard knows; it is left as it is (run it "
                   "with --threads=1 if clients may hang up with requests "
                   "in flight)");
     return;
@@ -274,8 +274,9 @@ hangup_guard_install (void)
     guard_sites++;
   }
   guard_state = HANGUP_ON;
-  nbdkit_debug ("cfq: hang-up guard: %u send assertion%s of nbdkit made "
-                "error returns", nsites, nsites == 1 ? "" : "s");
+  nbdkit_debug ("cfq: hang-up guard: on, nbdkit's send fails with EBADF "
+                "on a closed connection (%u place%s)", nsites,
+                nsites == 1 ? "" : "s");
 }
 
 enum hangup_state
