@@ -499,10 +499,18 @@ in_tail (const struct io_conn *c, const struct rmw_plan *p)
   return p->span_off + p->span_len > c->b->dev.size;
 }
 
+/* -D cfq.bounce=1: no client buffer is taken as aligned, so every read
+ * and write of an O_DIRECT file goes through a pool buffer, as where
+ * nbdkit's request buffers are not aligned for O_DIRECT (its own
+ * alignment is luck of the allocator): for tests of the pool.
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_bounce;
+
 static bool
 buf_aligned (const struct io_conn *c, const void *buf)
 {
-  return rmw_is_aligned ((uintptr_t) buf, c->b->dev.mem_align);
+  return !cfq_debug_bounce &&
+    rmw_is_aligned ((uintptr_t) buf, c->b->dev.mem_align);
 }
 
 /* ---- data path ---------------------------------------------------------------- */
