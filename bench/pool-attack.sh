@@ -8,7 +8,8 @@
 #   gold   weight 800: 4k random reads, one at a time (its own export)
 #   bulk   weight 500: one connection with 8 unaligned 32 MiB reads in
 #          flight, and 4 connections with 16 unaligned 960 KiB reads each
-# Three runs of BENCH_RUNTIME s (default 10), each with a fresh server,
+# Three runs (BENCH_RUNS, default "alone flood cap") of BENCH_RUNTIME s
+# (default 10), each with a fresh server,
 # buffer_pool = BENCH_POOL (default 256M, the default):
 #   alone   gold only (its baseline)
 #   flood   gold beside bulk, no cap
@@ -63,7 +64,7 @@ run ()
   local name=$1 cap=$2 sock=$work/$1.sock uri pids=()
   conf "$cap" >"$work/$name.conf"
   nbdkit -f -U "$sock" --exit-with-parent "${dflags[@]}" "$plugin" config="$work/$name.conf" \
-    stats="$work/$name.stats.json" 2>"$work/$name.log" &
+    stats="$work/$name.stats.json" ${BENCH_ARGS:-} 2>"$work/$name.log" &
   local pid=$!
   for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
   uri="nbd+unix:///bulk?socket=$sock"
@@ -86,6 +87,9 @@ b = json.load(open(sj))["device"]["buffers"]
 print("%-6s gold reads %6s  mean %8s ms  p99 %8s ms  max %9s ms"
       "  | pool peak %.1f MiB, waits %d" % (name, v["reads"], v["mean"], v["p99"],
                                         v["max"], b["peak"] / 1048576., b["waits"]))
+for g in b.get("groups", []):
+    print("       pool: %-5s gets %6d waits %6d wait max %9.3f ms, over share %d"
+          % (g["group"], g["gets"], g["waits"], g["wait_max_ms"], g["over_share"]))
 PY
   for f in big mid; do
     [ -f "$work/$name.$f" ] && echo "       $f: $(cat "$work/$name.$f")"
@@ -94,6 +98,9 @@ PY
 }
 
 echo "plugin $plugin, buffer_pool $pool, ${runtime} s a run, ${dflags[*]:-no -D}"
-run alone ""
-run flood ""
-run cap "bps_max = 4M"
+for r in ${BENCH_RUNS:-alone flood cap}; do
+  case $r in
+    alone|flood) run "$r" "" ;;
+    cap) run cap "bps_max = 4M" ;;
+  esac
+done
