@@ -20,7 +20,9 @@
  *   fill in off/len/op/flags/q  ->  sched_insert()  ->  sched_dispatch()
  *   returns it  ->  caller does the I/O  ->  sched_completed().
  * Every inserted request is returned by dispatch exactly once, and must be
- * completed exactly once after that.
+ * completed exactly once after that (deactivated and activated again in
+ * between, at most once, if the mechanism must hold it back: see
+ * deactivate).
  */
 #ifndef CFQ_SCHED_H
 #define CFQ_SCHED_H
@@ -160,6 +162,17 @@ struct sched_ops {
   struct rq *(*dispatch) (struct sched *s, uint64_t now, uint64_t *next);
   void (*completed) (struct sched *s, struct rq *rq, uint64_t now);
   bool (*has_work) (struct sched *s);
+
+  /* Optional (NULL: nothing to do).  A dispatched request the mechanism
+   * cannot start yet (the plugin's: it waits for a buffer) is
+   * deactivated: until it is activated, just before it goes to the
+   * device, the policy counts it as not at the device and waits for it
+   * in nothing (its queue's idling, group_idle), as the kernel's
+   * elevator_deactivate_req_fn for a request the driver gave back.  Each
+   * at most once per request, between dispatch and completed.
+   */
+  void (*deactivate) (struct sched *s, struct rq *rq, uint64_t now);
+  void (*activate) (struct sched *s, struct rq *rq, uint64_t now);
 };
 
 /* Every policy's instance starts with this. */
@@ -222,5 +235,11 @@ static inline void sched_completed (struct sched *s, struct rq *rq, uint64_t now
 { s->ops->completed (s, rq, now); }
 static inline bool sched_has_work (struct sched *s)
 { return s->ops->has_work (s); }
+static inline void
+sched_deactivate (struct sched *s, struct rq *rq, uint64_t now)
+{ if (s->ops->deactivate) s->ops->deactivate (s, rq, now); }
+static inline void
+sched_activate (struct sched *s, struct rq *rq, uint64_t now)
+{ if (s->ops->activate) s->ops->activate (s, rq, now); }
 
 #endif /* CFQ_SCHED_H */
