@@ -100,15 +100,16 @@
  *   dispatch(now) -> r   bounce_take: given a cached buffer -> ring, as
  *                        any request (a write: RUN, see below)
  *                        given room only -> RUN: the worker allocates
- *                        no room -> kept aside: dispatched for the policy,
- *                        not counted in inflight (it holds no device
- *                        slot), on its group's waiting list in the pool
+ *                        no room -> kept aside: deactivated for the
+ *                        policy, not counted in inflight (it holds no
+ *                        device slot), on its group's waiting list in
+ *                        the pool
  *   a buffer comes back  (bounce_put, on a worker) the pool serves its
  *                        waiters by the groups' shares; each one given
  *                        room goes on the ready stack (lock-free, as the
  *                        submission stack) and the loop is woken
- *   pass                 ready requests take free device slots before
- *                        the policy is asked for more
+ *   pass                 ready requests are activated and take free
+ *                        device slots before the policy is asked for more
  *   RUN (worker)         allocates the buffer if it has only room, lays
  *                        a write's data into it (fill_fn: the client's
  *                        data, or the edge blocks and the data of a
@@ -116,11 +117,13 @@
  *                        the ring under the lock and wakes the loop, as
  *                        a read that missed the cache on the inline path
  *
- * So the policy sees the same calls as for any request (a request kept
- * aside is, for it, at the device: its queue's dispatched count and its
- * slice run on, as with a slow device), caps and turns are settled
- * before any memory is held, and a buffer in use always belongs to a
- * request at the device or its worker.  Which waiter gets room is the
+ * The policy is told: a request kept aside is deactivated (sched.h), so
+ * that it counts as not at the device and nothing waits for it (CFQ
+ * would otherwise keep its queue's turn, or idle for its group, while it
+ * waits for memory, and every other tenant with it), and activated when
+ * it starts.  Caps and turns are settled before any memory is held, and
+ * a buffer in use always belongs to a request at the device or its
+ * worker.  Which waiter gets room is the
  * pool's rule (core/poolshare.c), not the scheduler's: the groups' shares
  * of memory, not of the disk.  The loop does not stop while a request is
  * kept aside or ready.
@@ -558,7 +561,7 @@ take_ready (struct engine *e)
  * r->res), false if it is kept aside until the pool gives it room.
  */
 static bool
-take_buffer (struct engine *e, struct creq *r)
+take_buffer (struct engine *e, struct creq *r, uint64_t now)
 {
   int err;
 
@@ -568,6 +571,9 @@ take_buffer (struct engine *e, struct creq *r)
   if (err == -EAGAIN) {
     e->parked++;
     e->st.pool_waits++;
+    sched_deactivate (e->sched, &r->rq, now);
+    if (e->hooks->policy)
+      e->hooks->policy (e, e->opaque, ENGINE_CALL_DEACTIVATE, r, now);
     return false;
   }
   if (err)
@@ -659,6 +665,9 @@ pass (struct engine *e, uint64_t now, bool ring)
         if (!e->granted)
           e->granted_tail = &e->granted;
         r->next = NULL;
+        sched_activate (e->sched, &r->rq, now);
+        if (e->hooks->policy)
+          e->hooks->policy (e, e->opaque, ENGINE_CALL_ACTIVATE, r, now);
       }
       else {
         if ((rq = dispatch (e, now, &next)) == NULL)
@@ -666,7 +675,7 @@ pass (struct engine *e, uint64_t now, bool ring)
         r = rq->priv;
         rq->t_dispatch = now;
         e->st.dispatched++;
-        if (r->bounce_len && !take_buffer (e, r))
+        if (r->bounce_len && !take_buffer (e, r, now))
           continue;             /* kept aside: no device slot yet */
       }
       if (start (e, r, now))

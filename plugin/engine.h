@@ -60,6 +60,8 @@ enum engine_call {
   ENGINE_CALL_INSERT,           /* sched_insert */
   ENGINE_CALL_DISPATCH,         /* sched_dispatch */
   ENGINE_CALL_COMPLETED,        /* sched_completed */
+  ENGINE_CALL_DEACTIVATE,       /* sched_deactivate: kept aside for a buffer */
+  ENGINE_CALL_ACTIVATE,         /* sched_activate: given one, to the device */
 };
 
 struct creq;
@@ -128,8 +130,8 @@ struct engine_hooks {
                 uint64_t now);
   /* Debugging (-D cfq.policy=1): every call into the policy's request
    * path, right after it, in the order made, with the time it was given:
-   * sched_insert and sched_completed of r, and every sched_dispatch (r is
-   * what it handed out, or NULL).
+   * sched_insert, sched_deactivate, sched_activate and sched_completed of
+   * r, and every sched_dispatch (r is what it handed out, or NULL).
    */
   void (*policy) (struct engine *e, void *opaque, enum engine_call call,
                   struct creq *r, uint64_t now);

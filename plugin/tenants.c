@@ -607,7 +607,8 @@ static void
 hook_policy (struct engine *e, void *opaque, enum engine_call call,
              struct creq *r, uint64_t now)
 {
-  static const char *const calls[] = { "insert", "dispatch", "completed" };
+  static const char *const calls[] = { "insert", "dispatch", "completed",
+                                        "deactivate", "activate" };
   static const char *const ops[] = { "read", "write", "flush", "trim",
                                      "zero" };
   const struct tn_conn *c;
