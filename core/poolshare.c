@@ -3,14 +3,19 @@
  *
  * A buffer cannot be taken back once given: a request holds it until
  * its I/O is done.  So the rule decides only who is given one next, and
- * must keep three promises with that alone:
+ * must keep four promises with that alone:
  *
- * 1. One group cannot take the pool from the others.  Each active group
- *    (one that holds or waits for buffers) has an equal share, cap / n.
- *    A group may go past its share only while no other group waits
- *    ("borrowing"), so a pool left idle by the others is used, and a
- *    group that borrowed gets nothing more once another group waits: as
- *    its buffers come back they go to the waiters.
+ * 1. One group cannot take the pool from the others.  Each present group
+ *    (one that holds or waits for buffers, or did less than POOL_KEEP
+ *    ago) has an equal share, cap / n.  A group may go past its share
+ *    only while no other group waits ("borrowing"), so a pool left idle
+ *    by the others is used, and a group that borrowed gets nothing more
+ *    once another group waits: as its buffers come back they go to the
+ *    waiters.  Presence outlasts the last buffer by POOL_KEEP because a
+ *    client with one request at a time holds nothing between two of
+ *    them: counted only while it holds one, such a tenant would see the
+ *    others' shares grow to the whole pool in every gap and find it full
+ *    at its next request.
  * 2. A waiter of a group below its share is served first.  A waiter is
  *    "entitled" when its buffer keeps its group within its share, or
  *    when its group holds no buffer at all (else a request larger than
@@ -37,11 +42,20 @@
  *    A later waiter comes before E only if its group holds less than
  *    E's (or as much, and it is older), and E's group holds at most its
  *    share minus E's buffer: so those too leave room for E in the end.
+ * 4. A light tenant does not wait for room it used a moment ago.  What
+ *    a present group held lately and does not hold now, up to its share
+ *    (its reserve, pool_reserve), is not lent: a borrower may take only
+ *    what is left after every other present group's reserve.  So a
+ *    depth-1 reader finds its buffer's room free at its next request
+ *    instead of waiting for a flood's buffer to come back from the
+ *    device.  Entitled waiters are not held back by reserves (the shares
+ *    already keep room for everyone present), so a reserve can never be
+ *    the only thing that keeps a waiter waiting with nothing in use.
  *
  * Within a group waiters are served in order of arrival, so only each
  * group's oldest waiter is considered.  A group's share changes as
  * groups come and go; the rule is evaluated afresh on every call, with
- * the groups as they are then.
+ * the groups as they are then (and now).
  *
  * What a group may hold, then: its share, or one buffer of any size when
  * it held none; more only while no other group waits.  The plugin counts
@@ -53,6 +67,37 @@ uint64_t
 pool_share (uint64_t cap, unsigned n)
 {
   return n ? cap / n : cap;
+}
+
+bool
+pool_present (const struct pool_grp *g, uint64_t now)
+{
+  return pool_grp_active (g) ||
+    (g->last && now >= g->last && now - g->last < POOL_KEEP);
+}
+
+void
+pool_grp_change (struct pool_grp *g, uint64_t now, bool before)
+{
+  if (before) {
+    /* Back after an absence: what it held before is history. */
+    if (!pool_present (g, now))
+      g->recent = 0;
+    return;
+  }
+  if (g->in_use > g->recent)
+    g->recent = g->in_use;
+  g->last = now;
+}
+
+uint64_t
+pool_reserve (const struct pool_grp *g, uint64_t share, uint64_t now)
+{
+  uint64_t r = g->recent < share ? g->recent : share;
+
+  if (!pool_present (g, now) || g->in_use >= r)
+    return 0;
+  return r - g->in_use;
 }
 
 static bool
@@ -114,15 +159,15 @@ within_part (const struct pool_grp *g, uint64_t room, uint64_t part)
 
 int
 pool_next (uint64_t cap, uint64_t in_use, const struct pool_grp *g,
-           unsigned n, bool share)
+           unsigned n, uint64_t now, bool share)
 {
-  unsigned active = 0, waiting = 0;
+  unsigned present = 0, waiting = 0;
   uint64_t room = in_use < cap ? cap - in_use : 0;
   uint64_t sh, need, part;
   int e;
 
   for (unsigned i = 0; i < n; i++) {
-    active += pool_grp_active (&g[i]);
+    present += pool_present (&g[i], now);
     waiting += g[i].want > 0;
   }
   if (waiting == 0)
@@ -130,21 +175,31 @@ pool_next (uint64_t cap, uint64_t in_use, const struct pool_grp *g,
   if (!share)
     return first (g, n, -1, false, fits, room, 0);
 
-  sh = pool_share (cap, active);
+  sh = pool_share (cap, present);
   e = first (g, n, -1, true, is_entitled, sh, 0);
   if (e < 0) {
-    /* Only borrowers wait: one may borrow if it is alone in waiting. */
-    if (waiting == 1)
-      return first (g, n, -1, false, fits, room, 0);
-    return -1;
+    uint64_t kept = 0;
+
+    /* Only borrowers wait: one may borrow if it is alone in waiting,
+     * from what the others' reserves leave (promise 4).
+     */
+    if (waiting != 1)
+      return -1;
+    e = first (g, n, -1, false, fits, room, 0);
+    if (e < 0)
+      return -1;
+    for (unsigned i = 0; i < n; i++)
+      if ((int) i != e)
+        kept += pool_reserve (&g[i], sh, now);
+    return g[e].want + kept <= room ? e : -1;
   }
   if (g[e].want <= room)
     return e;
   /* E keeps what it needs; the others share the rest (promise 3). */
   need = g[e].in_use + g[e].want;
-  if (active < 2 || need >= cap)
+  if (present < 2 || need >= cap)
     return -1;
-  part = (cap - need) / (active - 1);
+  part = (cap - need) / (present - 1);
   if (part > sh)
     part = sh;
   return first (g, n, e, true, within_part, room, part);

@@ -60,11 +60,12 @@ struct pbuf {
   unsigned grp;                         /* the group it is given to */
 };
 
-/* A group's part of the pool. */
+/* A group's part of the pool (the rule's view of it: pool.rule[i]). */
 struct pgrp {
   struct bounce_wait *head;             /* waiting, oldest first */
   struct bounce_wait **tail;
-  struct bounce_grp_stats st;
+  struct bounce_grp_stats st;           /* counts; in_use, buffers and
+                                           waiting filled in when read */
 };
 
 static struct {
@@ -78,7 +79,8 @@ static struct {
   uint64_t seq;                         /* asks so far: order of arrival */
   unsigned ngrp;                        /* groups, >= 1 */
   struct pgrp *grp;                     /* [ngrp] */
-  struct pool_grp *view;                /* [ngrp]: what the rule is shown */
+  struct pool_grp *rule;                /* [ngrp]: each group as the rule
+                                           sees it (in use, waiting ...) */
   struct bounce_stats st;
 } pool = {
   .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -117,7 +119,7 @@ int
 bounce_init (size_t align, size_t cap, unsigned groups, bool shares)
 {
   struct pgrp *grp;
-  struct pool_grp *view;
+  struct pool_grp *rule;
 
   if (align < sizeof (struct pbuf) || (align & (align - 1)) ||
       cap < BOUNCE_LARGE_STEP)
@@ -125,19 +127,19 @@ bounce_init (size_t align, size_t cap, unsigned groups, bool shares)
   if (groups < 1)
     groups = 1;
   grp = calloc (groups, sizeof *grp);
-  view = calloc (groups, sizeof *view);
-  if (!grp || !view) {
+  rule = calloc (groups, sizeof *rule);
+  if (!grp || !rule) {
     free (grp);
-    free (view);
+    free (rule);
     return -ENOMEM;
   }
   for (unsigned i = 0; i < groups; i++)
     grp[i].tail = &grp[i].head;
   pthread_mutex_lock (&pool.mu);
   free (pool.grp);
-  free (pool.view);
+  free (pool.rule);
   pool.grp = grp;
-  pool.view = view;
+  pool.rule = rule;
   pool.ngrp = groups;
   pool.shares = shares;
   pool.align = align;
@@ -165,9 +167,9 @@ bounce_fini (void)
   pool.cached = 0;
   pool.ready = false;
   free (pool.grp);
-  free (pool.view);
+  free (pool.rule);
   pool.grp = NULL;
-  pool.view = NULL;
+  pool.rule = NULL;
   pool.ngrp = 0;
   pthread_mutex_unlock (&pool.mu);
 }
@@ -187,76 +189,83 @@ take_cached (size_t size)
   return NULL;
 }
 
-/* Under the lock: the groups as the rule sees them; the number active. */
-static unsigned
-refresh_view (void)
+/* Under the lock: group gi's bytes or waiters are about to change
+ * (before) or have changed; the rule keeps its memory of the group.
+ */
+static void
+change (unsigned gi, uint64_t now, bool before)
 {
-  unsigned active = 0;
+  struct pool_grp *r = &pool.rule[gi];
 
-  for (unsigned i = 0; i < pool.ngrp; i++) {
-    const struct pgrp *g = &pool.grp[i];
+  if (!before) {
+    const struct bounce_wait *h = pool.grp[gi].head;
 
-    pool.view[i] = (struct pool_grp) {
-      .in_use = g->st.in_use,
-      .nbuf = g->st.buffers,
-      .want = g->head ? g->head->size : 0,
-      .seq = g->head ? g->head->seq : 0,
-    };
-    active += pool_grp_active (&pool.view[i]);
+    r->want = h ? h->size : 0;
+    r->seq = h ? h->seq : 0;
   }
-  pool.st.active = active;
-  pool.st.share = (size_t) pool_share (pool.st.cap, active);
-  return active;
+  pool_grp_change (r, now, before);
+}
+
+/* Under the lock: the groups present now, and their share. */
+static unsigned
+present (uint64_t now)
+{
+  unsigned n = 0;
+
+  for (unsigned i = 0; i < pool.ngrp; i++)
+    n += pool_present (&pool.rule[i], now);
+  pool.st.active = n;
+  pool.st.share = (size_t) pool_share (pool.st.cap, n);
+  return n;
 }
 
 /* Under the lock: count a grant past the share (see the top). */
 static void
-check_share (unsigned gi)
+check_share (unsigned gi, uint64_t now)
 {
-  const struct pgrp *g = &pool.grp[gi];
-  unsigned active = 0;
+  const struct pool_grp *r = &pool.rule[gi];
+  uint64_t share = pool_share (pool.st.cap, present (now));
   bool other = false;
 
-  for (unsigned i = 0; i < pool.ngrp; i++) {
-    active += pool.grp[i].st.in_use > 0 || pool.grp[i].head != NULL;
+  for (unsigned i = 0; i < pool.ngrp; i++)
     other |= i != gi && pool.grp[i].head != NULL;
-  }
-  if (other && g->st.buffers > 1 &&
-      g->st.in_use > pool_share (pool.st.cap, active))
+  if (other && r->nbuf > 1 && r->in_use > share)
     pool.grp[gi].st.over_share++;
 }
 
 /* Under the lock: give w, its group's first waiter, its buffer or room. */
 static void
-give (struct bounce_wait *w)
+give (struct bounce_wait *w, uint64_t now)
 {
   struct pgrp *g = &pool.grp[w->grp];
+  struct pool_grp *r = &pool.rule[w->grp];
   struct pbuf *b;
 
+  change (w->grp, now, true);
   g->head = w->next;
   if (!g->head)
     g->tail = &g->head;
   w->next = NULL;
   w->waiting = false;
-  g->st.waiting--;
-  g->st.in_use += w->size;
-  g->st.buffers++;
+  r->in_use += w->size;
+  r->nbuf++;
+  change (w->grp, now, false);
   g->st.gets++;
-  if (g->st.in_use > g->st.peak)
-    g->st.peak = g->st.in_use;
+  if (r->in_use > g->st.peak)
+    g->st.peak = r->in_use;
   pool.st.in_use += w->size;
   pool.st.gets++;
   if (pool.st.in_use > pool.st.peak)
     pool.st.peak = pool.st.in_use;
   if (w->t0) {
-    uint64_t d = mono_ns () - w->t0;
+    uint64_t d = now > w->t0 ? now - w->t0 : 0;
 
     g->st.wait_ns += d;
     if (d > g->st.wait_max_ns)
       g->st.wait_max_ns = d;
     pool.st.wait_ns += d;
   }
-  check_share (w->grp);
+  check_share (w->grp, now);
 
   w->drop = NULL;
   b = take_cached (w->size);
@@ -291,25 +300,24 @@ give (struct bounce_wait *w)
  * the lock is dropped.
  */
 static void
-serve (struct bounce_wait **done)
+serve (struct bounce_wait **done, uint64_t now)
 {
   for (;;) {
     struct bounce_wait *w;
     int i;
 
-    refresh_view ();
-    i = pool_next (pool.st.cap, pool.st.in_use, pool.view, pool.ngrp,
+    i = pool_next (pool.st.cap, pool.st.in_use, pool.rule, pool.ngrp, now,
                    pool.shares);
     if (i < 0)
       break;
     w = pool.grp[i].head;
-    give (w);
+    give (w, now);
     if (w->t0) {
       w->next = *done;
       *done = w;
     }
   }
-  refresh_view ();
+  present (now);
 }
 
 /* Off the lock: tell the waiters served that they have their buffers. */
@@ -331,6 +339,7 @@ bounce_take (struct bounce_wait *w, unsigned grp, size_t n)
   size_t size = round_size (n);
   struct bounce_wait *done = NULL;
   struct pgrp *g;
+  uint64_t now;
   bool waits;
 
   pthread_mutex_lock (&pool.mu);
@@ -338,6 +347,7 @@ bounce_take (struct bounce_wait *w, unsigned grp, size_t n)
     pthread_mutex_unlock (&pool.mu);
     return -ENOMEM;
   }
+  now = mono_ns ();
   if (grp >= pool.ngrp)
     grp = pool.ngrp - 1;
   g = &pool.grp[grp];
@@ -348,14 +358,15 @@ bounce_take (struct bounce_wait *w, unsigned grp, size_t n)
   w->t0 = 0;
   w->buf = NULL;
   w->drop = NULL;
+  w->waiting = true;
+  change (grp, now, true);
   *g->tail = w;
   g->tail = &w->next;
-  g->st.waiting++;
-  w->waiting = true;
-  serve (&done);
+  change (grp, now, false);
+  serve (&done, now);
   waits = w->waiting;
   if (waits) {
-    w->t0 = mono_ns ();
+    w->t0 = now;
     g->st.waits++;
     pool.st.waits++;
   }
@@ -369,6 +380,7 @@ bounce_alloc (struct bounce_wait *w)
 {
   struct bounce_wait *done = NULL;
   struct pgrp *g;
+  uint64_t now;
   void *p;
 
   while (w->drop) {
@@ -389,15 +401,18 @@ bounce_alloc (struct bounce_wait *w)
   }
   /* Give the room back. */
   pthread_mutex_lock (&pool.mu);
+  now = mono_ns ();
   g = &pool.grp[w->grp];
-  g->st.in_use -= w->size;
-  g->st.buffers--;
+  change (w->grp, now, true);
+  pool.rule[w->grp].in_use -= w->size;
+  pool.rule[w->grp].nbuf--;
+  change (w->grp, now, false);
   g->st.gets--;
   pool.st.in_use -= w->size;
   pool.st.gets--;
   pool.st.total -= w->size;
   pool.st.allocs--;
-  serve (&done);
+  serve (&done, now);
   pthread_mutex_unlock (&pool.mu);
   tell (done);
   return -ENOMEM;
@@ -409,12 +424,16 @@ bounce_put (void *p)
   struct pbuf *b = pbuf_of (p);
   struct bounce_wait *done = NULL;
   struct pbuf *drop = NULL;
-  struct pgrp *g;
+  unsigned gi;
+  uint64_t now;
 
   pthread_mutex_lock (&pool.mu);
-  g = &pool.grp[b->grp < pool.ngrp ? b->grp : pool.ngrp - 1];
-  g->st.in_use -= b->size;
-  g->st.buffers--;
+  now = mono_ns ();
+  gi = b->grp < pool.ngrp ? b->grp : pool.ngrp - 1;
+  change (gi, now, true);
+  pool.rule[gi].in_use -= b->size;
+  pool.rule[gi].nbuf--;
+  change (gi, now, false);
   pool.st.in_use -= b->size;
   if (pool.ready && pool.cached + b->size <= pool.keep) {
     b->next = pool.list;
@@ -426,7 +445,7 @@ bounce_put (void *p)
     pool.st.frees++;
     drop = b;
   }
-  serve (&done);
+  serve (&done, now);
   pthread_mutex_unlock (&pool.mu);
   free (drop);
   tell (done);
@@ -436,6 +455,8 @@ void
 bounce_stats (struct bounce_stats *st)
 {
   pthread_mutex_lock (&pool.mu);
+  if (pool.ready)
+    present (mono_ns ());
   *st = pool.st;
   pthread_mutex_unlock (&pool.mu);
 }
@@ -448,6 +469,11 @@ bounce_grp_stats (unsigned grp, struct bounce_grp_stats *st)
   pthread_mutex_lock (&pool.mu);
   if (grp < pool.ngrp) {
     *st = pool.grp[grp].st;
+    st->in_use = pool.rule[grp].in_use;
+    st->buffers = pool.rule[grp].nbuf;
+    st->waiting = 0;
+    for (const struct bounce_wait *w = pool.grp[grp].head; w; w = w->next)
+      st->waiting++;
     err = 0;
   }
   pthread_mutex_unlock (&pool.mu);

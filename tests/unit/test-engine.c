@@ -53,6 +53,7 @@
 #include "bounce.h"
 #include "check.h"
 #include "engine.h"
+#include "poolshare.h"
 #include "rng.h"
 
 #define LEN 4096
@@ -1015,7 +1016,12 @@ test_pool_many (const char *sched)
   CHECK_LE (bs.peak, (size_t) POOL_CAP);
   CHECK_LE (bs.total, (size_t) POOL_CAP);
   CHECK_GT (bs.waits, 0u);
+  CHECK_LE (bs.active, 2u);
+  /* Groups stay present for POOL_KEEP after their last buffer. */
+  usleep (POOL_KEEP / 1000 + 20000);
+  bounce_stats (&bs);
   CHECK_EQ (bs.active, 0u);
+  CHECK_EQ (bs.share, (size_t) POOL_CAP);
   for (unsigned g = 0; g < 2; g++) {
     CHECK_EQ (bounce_grp_stats (g, &gs[g]), 0);
     CHECK_EQ (gs[g].in_use, 0u);

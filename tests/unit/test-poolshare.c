@@ -20,6 +20,8 @@
 
 #define MiB (1ull << 20)
 #define KiB (1ull << 10)
+#define NOW (10 * NSEC_PER_SEC)         /* ns: the hand-picked cases' time */
+#define MS NSEC_PER_MSEC
 
 static void
 pinned (void)
@@ -35,19 +37,19 @@ pinned (void)
   memset (g, 0, sizeof g);
   g[0].in_use = 8 * MiB;
   g[0].nbuf = 8;
-  CHECK_EQ (pool_next (cap, 8 * MiB, g, 3, true), -1);
+  CHECK_EQ (pool_next (cap, 8 * MiB, g, 3, NOW, true), -1);
 
   /* A group alone may borrow the whole pool. */
   g[0].want = MiB;
   g[0].seq = 1;
-  CHECK_EQ (pool_next (cap, 8 * MiB, g, 3, true), 0);
+  CHECK_EQ (pool_next (cap, 8 * MiB, g, 3, NOW, true), 0);
   g[0].in_use = 39 * MiB;
   g[0].nbuf = 39;
-  CHECK_EQ (pool_next (cap, 39 * MiB, g, 3, true), 0);
+  CHECK_EQ (pool_next (cap, 39 * MiB, g, 3, NOW, true), 0);
   /* ... up to its cap, not beyond. */
   g[0].in_use = 40 * MiB;
   g[0].nbuf = 40;
-  CHECK_EQ (pool_next (cap, 40 * MiB, g, 3, true), -1);
+  CHECK_EQ (pool_next (cap, 40 * MiB, g, 3, NOW, true), -1);
 
   /* Another group comes: the borrower (older) waits, the newcomer, below
    * its share of 20 MiB, is served first as soon as there is room.
@@ -56,12 +58,12 @@ pinned (void)
   g[0].nbuf = 39;
   g[1].want = 64 * KiB;
   g[1].seq = 2;
-  CHECK_EQ (pool_next (cap, 39 * MiB, g, 3, true), 1);
+  CHECK_EQ (pool_next (cap, 39 * MiB, g, 3, NOW, true), 1);
   /* Without the shares, the older one. */
-  CHECK_EQ (pool_next (cap, 39 * MiB, g, 3, false), 0);
+  CHECK_EQ (pool_next (cap, 39 * MiB, g, 3, NOW, false), 0);
   /* No room for either: nobody, until a buffer comes back. */
   g[0].in_use = 40 * MiB;
-  CHECK_EQ (pool_next (cap, 40 * MiB, g, 3, true), -1);
+  CHECK_EQ (pool_next (cap, 40 * MiB, g, 3, NOW, true), -1);
   /* Two borrowers wait: neither is served (each waits for the other's
    * buffers to come back).
    */
@@ -70,10 +72,10 @@ pinned (void)
   g[1].in_use = 20 * MiB - 64 * KiB;
   g[1].nbuf = 2;
   g[1].want = MiB;
-  CHECK_EQ (pool_next (cap, 40 * MiB - 64 * KiB, g, 3, true), -1);
+  CHECK_EQ (pool_next (cap, 40 * MiB - 64 * KiB, g, 3, NOW, true), -1);
   g[1].in_use -= 2 * MiB;       /* one came back: g1 is below its share */
   g[1].nbuf = 1;
-  CHECK_EQ (pool_next (cap, 38 * MiB - 64 * KiB, g, 3, true), 1);
+  CHECK_EQ (pool_next (cap, 38 * MiB - 64 * KiB, g, 3, NOW, true), 1);
 
   /* Both within their shares: the group that holds less goes first,
    * though it came later; the older one next.
@@ -83,9 +85,9 @@ pinned (void)
                              .seq = 1 };
   g[1] = (struct pool_grp) { .in_use = 64 * KiB, .nbuf = 1,
                              .want = 64 * KiB, .seq = 2 };
-  CHECK_EQ (pool_next (cap, 5 * MiB + 64 * KiB, g, 3, true), 1);
+  CHECK_EQ (pool_next (cap, 5 * MiB + 64 * KiB, g, 3, NOW, true), 1);
   g[1].want = 0;
-  CHECK_EQ (pool_next (cap, 5 * MiB + 64 * KiB, g, 3, true), 0);
+  CHECK_EQ (pool_next (cap, 5 * MiB + 64 * KiB, g, 3, NOW, true), 0);
 
   /* A request larger than the share: its group holds nothing, so it is
    * entitled.  33 MiB in a 40 MiB pool, share 13.3 MiB with three groups.
@@ -102,16 +104,78 @@ pinned (void)
    * 13 MiB is more than its part of what the big read leaves, 7 / 2.
    * Gold's 64 KiB is within it.
    */
-  CHECK_EQ (pool_next (cap, 12 * MiB, g, 3, true), 2);
+  CHECK_EQ (pool_next (cap, 12 * MiB, g, 3, NOW, true), 2);
   g[2] = (struct pool_grp) { .in_use = 64 * KiB, .nbuf = 1 };
-  CHECK_EQ (pool_next (cap, 12 * MiB + 64 * KiB, g, 3, true), -1);
+  CHECK_EQ (pool_next (cap, 12 * MiB + 64 * KiB, g, 3, NOW, true), -1);
   /* The flood drains to where the big read fits: it goes first. */
   g[1].in_use = 6 * MiB;
   g[1].nbuf = 6;
-  CHECK_EQ (pool_next (cap, 6 * MiB + 64 * KiB, g, 3, true), 0);
+  CHECK_EQ (pool_next (cap, 6 * MiB + 64 * KiB, g, 3, NOW, true), 0);
   /* Without the shares the flood, which fits, is served. */
   g[1].in_use = 12 * MiB;
-  CHECK_EQ (pool_next (cap, 12 * MiB + 64 * KiB, g, 3, false), 1);
+  CHECK_EQ (pool_next (cap, 12 * MiB + 64 * KiB, g, 3, NOW, false), 1);
+}
+
+/* Presence and reserves (promises 1 and 4). */
+static void
+presence (void)
+{
+  struct pool_grp g[2];
+  const uint64_t cap = 40 * MiB;
+
+  /* Gold held 64 KiB until 1 ms ago: still present, so the flood's
+   * share is 20 MiB, not 40; and its 64 KiB is kept for it.
+   */
+  memset (g, 0, sizeof g);
+  g[1].recent = 64 * KiB;
+  g[1].last = NOW - MS;
+  CHECK (pool_present (&g[1], NOW));
+  CHECK (!pool_present (&g[1], NOW + POOL_KEEP));
+  CHECK_EQ (pool_reserve (&g[1], 20 * MiB, NOW), 64 * KiB);
+  CHECK_EQ (pool_reserve (&g[1], 20 * MiB, NOW + POOL_KEEP), 0u);
+  /* The flood, alone in waiting, borrows past its 20 MiB share ... */
+  g[0] = (struct pool_grp) { .in_use = 30 * MiB, .nbuf = 30, .want = MiB,
+                             .seq = 1, .last = NOW };
+  CHECK_EQ (pool_next (cap, 30 * MiB, g, 2, NOW, true), 0);
+  /* ... up to gold's reserve, not into it ... */
+  g[0].in_use = 39 * MiB;
+  g[0].nbuf = 39;
+  CHECK_EQ (pool_next (cap, 39 * MiB, g, 2, NOW, true), -1);
+  g[0].want = 960 * KiB;
+  CHECK_EQ (pool_next (cap, 39 * MiB, g, 2, NOW, true), 0);
+  g[0].want = MiB;
+  /* ... which lapses once gold has been gone POOL_KEEP. */
+  CHECK_EQ (pool_next (cap, 39 * MiB, g, 2, NOW + POOL_KEEP, true), 0);
+  /* Gold's next read finds its room at once. */
+  g[0].in_use = 40 * MiB - 64 * KiB;
+  g[1].want = 64 * KiB;
+  g[1].seq = 2;
+  CHECK_EQ (pool_next (cap, g[0].in_use, g, 2, NOW, true), 1);
+
+  /* pool_grp_change: recent grows while present, starts again after an
+   * absence.
+   */
+  memset (g, 0, sizeof g);
+  pool_grp_change (&g[0], NOW, true);
+  g[0].in_use = 2 * MiB;
+  pool_grp_change (&g[0], NOW, false);
+  CHECK_EQ (g[0].recent, 2 * MiB);
+  CHECK_EQ (g[0].last, NOW);
+  pool_grp_change (&g[0], NOW + MS, true);
+  g[0].in_use = 0;
+  pool_grp_change (&g[0], NOW + MS, false);
+  CHECK_EQ (g[0].recent, 2 * MiB);
+  pool_grp_change (&g[0], NOW + 2 * MS, true);      /* back at once */
+  g[0].in_use = MiB;
+  pool_grp_change (&g[0], NOW + 2 * MS, false);
+  CHECK_EQ (g[0].recent, 2 * MiB);
+  pool_grp_change (&g[0], NOW + 3 * MS, true);
+  g[0].in_use = 0;
+  pool_grp_change (&g[0], NOW + 3 * MS, false);
+  pool_grp_change (&g[0], NOW + 3 * MS + POOL_KEEP, true);  /* away */
+  g[0].in_use = 64 * KiB;
+  pool_grp_change (&g[0], NOW + 3 * MS + POOL_KEEP, false);
+  CHECK_EQ (g[0].recent, 64 * KiB);
 }
 
 /* ---- a model of the pool --------------------------------------------------- */
@@ -141,16 +205,23 @@ struct model {
   struct { unsigned grp; uint64_t size; } held[HMAX];
   unsigned nheld;
   uint64_t seq;
-  unsigned step;
+  unsigned step;                /* a step is 1 ms */
   unsigned over;                /* grants past the share while another waited */
   unsigned longest[G];          /* steps: each group's longest wait */
 };
+
+static uint64_t
+m_now (const struct model *m)
+{
+  return NOW + (uint64_t) m->step * MS;
+}
 
 static void
 m_sync (struct model *m, unsigned i)
 {
   m->g[i].want = m->nq[i] ? m->q[i][0].size : 0;
   m->g[i].seq = m->nq[i] ? m->q[i][0].seq : 0;
+  pool_grp_change (&m->g[i], m_now (m), false);
 }
 
 static bool
@@ -158,6 +229,7 @@ m_ask (struct model *m, unsigned i, uint64_t size)
 {
   if (m->nq[i] == QMAX)
     return false;
+  pool_grp_change (&m->g[i], m_now (m), true);
   m->q[i][m->nq[i]++] = (struct waiter) { size, ++m->seq, m->step };
   m_sync (m, i);
   return true;
@@ -169,25 +241,27 @@ m_serve (struct model *m, bool share)
 {
   int i;
 
-  while ((i = pool_next (m->cap, m->in_use, m->g, G, share)) >= 0) {
+  while ((i = pool_next (m->cap, m->in_use, m->g, G, m_now (m),
+                         share)) >= 0) {
     struct waiter w = m->q[i][0];
     unsigned active = 0;
     bool other_waits = false;
 
     CHECK_LE (m->in_use + w.size, m->cap);
     CHECK_LT (m->nheld, HMAX);
+    pool_grp_change (&m->g[i], m_now (m), true);
     memmove (&m->q[i][0], &m->q[i][1], (m->nq[i] - 1) * sizeof w);
     m->nq[i]--;
-    m_sync (m, (unsigned) i);
     m->g[i].in_use += w.size;
     m->g[i].nbuf++;
+    m_sync (m, (unsigned) i);
     m->in_use += w.size;
     m->held[m->nheld].grp = (unsigned) i;
     m->held[m->nheld++].size = w.size;
     if (m->step - w.since > m->longest[i])
       m->longest[i] = m->step - w.since;
     for (unsigned j = 0; j < G; j++) {
-      active += pool_grp_active (&m->g[j]);
+      active += pool_present (&m->g[j], m_now (m));
       other_waits |= j != (unsigned) i && m->nq[j] > 0;
     }
     if (m->g[i].in_use > pool_share (m->cap, active) && m->g[i].nbuf > 1 &&
@@ -202,8 +276,10 @@ m_return (struct model *m, unsigned k)
 {
   unsigned i = m->held[k].grp;
 
+  pool_grp_change (&m->g[i], m_now (m), true);
   m->g[i].in_use -= m->held[k].size;
   m->g[i].nbuf--;
+  pool_grp_change (&m->g[i], m_now (m), false);
   m->in_use -= m->held[k].size;
   m->nheld--;
   memmove (&m->held[k], &m->held[k + 1],
@@ -309,6 +385,7 @@ main (void)
   unsigned at, gold, over;
 
   pinned ();
+  presence ();
   random_runs ();
 
   at = flood (true, &gold, &over);
