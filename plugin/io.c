@@ -10,7 +10,13 @@
  * b->dev.mem_align.  Requests that are not get the treatment planned by
  * core/rmw.c: reads read the aligned span into a bounce buffer (bounce.h)
  * and copy out; writes read the partial edge blocks, lay the data over
- * them and write the span (read-modify-write).
+ * them and write the span (read-modify-write).  The bounce buffer comes
+ * from the pool, and the engine takes it only once the scheduler has
+ * dispatched the request (creq.bounce_len; engine.c, "Buffers"): a
+ * write's data is laid into it then, on this worker (fill_fn), and a
+ * read-modify-write reads its edge blocks first into a small buffer of
+ * the worker's own, so nothing of the pool is held while a request waits
+ * for its turn or its group's cap.
  *
  * A read-modify-write must not lose a concurrent write to the same edge
  * block, so every write-like command (write, trim, zero) takes a range
