@@ -320,10 +320,22 @@ serve (struct bounce_wait **done, uint64_t now)
   present (now);
 }
 
-/* Off the lock: tell the waiters served that they have their buffers. */
+/* Off the lock: tell the waiters served that they have their buffers,
+ * in the order they were served (done has the last first).
+ */
 static void
 tell (struct bounce_wait *done)
 {
+  struct bounce_wait *fifo = NULL;
+
+  while (done) {
+    struct bounce_wait *next = done->next;
+
+    done->next = fifo;
+    fifo = done;
+    done = next;
+  }
+  done = fifo;
   while (done) {
     struct bounce_wait *next = done->next;
 
