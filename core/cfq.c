@@ -148,6 +148,10 @@
  *     that overlaps requests stays present for group_idle, and none
  *     sends while more than group_lag requests ahead of a present group
  *     with nothing queued (cfq-group.c).
+ * 33. Held back (ours): a dispatched request the mechanism holds back
+ *     (deactivate: it waits for a buffer) also leaves its queue's and
+ *     group's dispatched counts, so no idling or group_idle waits for
+ *     it; activated again, its device time is charged as a drain (19).
  * CFQ's own faults kept as the default, and the better settings: the end
  * of doc/cfq-notes.md.
  *
@@ -1635,6 +1639,53 @@ cfq_dump (struct sched *s, char *buf, size_t len)
   return d.pos;
 }
 
+/* The mechanism holds a dispatched request back (it waits for a buffer):
+ * it is no longer at the device, so nothing waits for it.  As the
+ * kernel's cfq_deactivate_request, and also out of the queue's and the
+ * group's dispatched counts, which decide those waits here (idling with
+ * requests in flight, group_idle, wait-busy, the group's drain): a
+ * request that may wait seconds for memory must not hold the disk for
+ * its queue meanwhile (deviation 33).  Its dispatch was counted and, in
+ * IOPS mode, charged already.
+ */
+static void
+cfq_deactivate (struct sched *s, struct rq *rq, uint64_t now)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct cfqq *cfqq = rq->sq;
+
+  cfqd->now = now;
+  cfqd->rq_in_driver--;
+  cfqd->rq_in_flight[cfqq->sync]--;
+  cfqq->dispatched--;
+  cfqq->cfqg->dispatched--;
+  cfq_group_present (cfqd, cfqq->cfqg);
+  if (!cfqq->cfqg->dispatched)
+    cfq_group_drain_done (cfqd, cfqq->cfqg, now);
+}
+
+/* It goes to the device after all: counted again.  If its group is not
+ * the one being served, its device time is charged to the group as it
+ * drains (deviations 19 and 33), in time mode, as for a request left at
+ * the device by an expired slice.
+ */
+static void
+cfq_activate (struct sched *s, struct rq *rq, uint64_t now)
+{
+  struct cfqd *cfqd = CFQD (s);
+  struct cfqq *cfqq = rq->sq;
+
+  cfqd->now = now;
+  cfqd->rq_in_driver++;
+  cfqd->rq_in_flight[cfqq->sync]++;
+  cfqq->dispatched++;
+  cfqq->cfqg->dispatched++;
+  cfq_group_present (cfqd, cfqq->cfqg);
+  if (cfqd->grp_st.active != cfqq->cfqg && !iops_mode (cfqd) &&
+      !cfqq->cfqg->drain_since)
+    cfqq->cfqg->drain_since = now;
+}
+
 const struct sched_ops cfq_ops = {
   .name = "cfq",
   .create = cfq_create,
@@ -1651,6 +1702,8 @@ const struct sched_ops cfq_ops = {
   .completed = cfq_completed,
   .has_work = cfq_has_work,
   .cancel = cfq_cancel,
+  .deactivate = cfq_deactivate,
+  .activate = cfq_activate,
 };
 
 /* ---- Tracing ------------------------------------------------------------- */

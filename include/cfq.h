@@ -90,7 +90,8 @@ struct cfq_stats {
   bool seek_fast;               /* rotational=1, but seek_cost says no */
   unsigned busy_queues;         /* queues with work (on a service tree) */
   unsigned rq_queued;           /* requests inserted, not dispatched */
-  unsigned rq_in_driver;        /* requests dispatched, not completed */
+  unsigned rq_in_driver;        /* requests dispatched, not completed,
+                                   not held back (deactivate) */
   uint64_t inserted, dispatched, completed;     /* requests, lifetime */
   uint64_t slices;              /* queues made active */
   uint64_t idle_arms;           /* idle timer armed (slice_idle) */

@@ -20,9 +20,11 @@
  *   fill in off/len/op/flags/q  ->  sched_insert()  ->  sched_dispatch()
  *   returns it  ->  caller does the I/O  ->  sched_completed().
  * Every inserted request is returned by dispatch exactly once, and must be
- * completed exactly once after that; unless the caller takes it back
- * before it was dispatched (sched_cancel: its client went away), and then
- * it is neither dispatched nor completed.
+ * completed exactly once after that (deactivated and activated again in
+ * between, at most once, if the mechanism must hold it back: see
+ * deactivate); unless the caller takes it back before it was dispatched
+ * (sched_cancel: its client went away), and then it is neither
+ * dispatched nor completed.
  */
 #ifndef CFQ_SCHED_H
 #define CFQ_SCHED_H
@@ -171,6 +173,17 @@ struct sched_ops {
    * deadline of the next dispatch() may change: call it again.
    */
   void (*cancel) (struct sched *s, struct rq *rq, uint64_t now);
+
+  /* Optional (NULL: nothing to do).  A dispatched request the mechanism
+   * cannot start yet (the plugin's: it waits for a buffer) is
+   * deactivated: until it is activated, just before it goes to the
+   * device, the policy counts it as not at the device and waits for it
+   * in nothing (its queue's idling, group_idle), as the kernel's
+   * elevator_deactivate_req_fn for a request the driver gave back.  Each
+   * at most once per request, between dispatch and completed.
+   */
+  void (*deactivate) (struct sched *s, struct rq *rq, uint64_t now);
+  void (*activate) (struct sched *s, struct rq *rq, uint64_t now);
 };
 
 /* Every policy's instance starts with this. */
@@ -235,5 +248,11 @@ static inline bool sched_has_work (struct sched *s)
 { return s->ops->has_work (s); }
 static inline void sched_cancel (struct sched *s, struct rq *rq, uint64_t now)
 { s->ops->cancel (s, rq, now); }
+static inline void
+sched_deactivate (struct sched *s, struct rq *rq, uint64_t now)
+{ if (s->ops->deactivate) s->ops->deactivate (s, rq, now); }
+static inline void
+sched_activate (struct sched *s, struct rq *rq, uint64_t now)
+{ if (s->ops->activate) s->ops->activate (s, rq, now); }
 
 #endif /* CFQ_SCHED_H */

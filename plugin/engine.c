@@ -87,6 +87,47 @@
  * time between dispatch and completion is the copy's instead of the
  * ring's.  (-D cfq.inline=0 sends them through the ring, to compare.)
  *
+ * Buffers.  A request O_DIRECT cannot take as it is (unaligned, or in a
+ * client buffer that is not aligned) needs an aligned buffer from the
+ * pool (bounce.c).  It asks for it with bounce_len, and the engine takes
+ * it when the scheduler dispatches the request: a buffer taken before
+ * would be held while the request waits for its turn or for its group's
+ * cap, and a capped tenant would sit on the pool that every tenant needs
+ * (a group capped at 4 MB/s with eight 32 MiB reads queued held it for a
+ * minute).  Taking it at dispatch is two steps, so that the dispatcher
+ * neither blocks nor touches memory:
+ *
+ *   dispatch(now) -> r   bounce_take: given a cached buffer -> ring, as
+ *                        any request (a write: RUN, see below)
+ *                        given room only -> RUN: the worker allocates
+ *                        no room -> kept aside: deactivated for the
+ *                        policy, not counted in inflight (it holds no
+ *                        device slot), on its group's waiting list in
+ *                        the pool
+ *   a buffer comes back  (bounce_put, on a worker) the pool serves its
+ *                        waiters by the groups' shares; each one given
+ *                        room goes on the ready stack (lock-free, as the
+ *                        submission stack) and the loop is woken
+ *   pass                 ready requests are activated and take free
+ *                        device slots before the policy is asked for more
+ *   RUN (worker)         allocates the buffer if it has only room, lays
+ *                        a write's data into it (fill_fn: the client's
+ *                        data, or the edge blocks and the data of a
+ *                        read-modify-write), then queues the request on
+ *                        the ring under the lock and wakes the loop, as
+ *                        a read that missed the cache on the inline path
+ *
+ * The policy is told: a request kept aside is deactivated (sched.h), so
+ * that it counts as not at the device and nothing waits for it (CFQ
+ * would otherwise keep its queue's turn, or idle for its group, while it
+ * waits for memory, and every other tenant with it), and activated when
+ * it starts.  Caps and turns are settled before any memory is held, and
+ * a buffer in use always belongs to a request at the device or its
+ * worker.  Which waiter gets room is the
+ * pool's rule (core/poolshare.c), not the scheduler's: the groups' shares
+ * of memory, not of the disk.  The loop does not stop while a request is
+ * kept aside or ready.
+ *
  * Emulation (cfg->dm set): at dispatch the request also goes to the device
  * model, which hands requests back in its own order at its own times (a
  * disk with NCQ reorders its queue).  The real I/O is still done, so data
@@ -166,6 +207,8 @@ struct engine {
 
   /* Shared between workers and the dispatcher. */
   struct creq *subs;            /* submission stack, newest first (atomic) */
+  struct creq *ready;           /* requests kept aside that the pool gave
+                                   room, newest first (atomic) */
   ev_async wake;                /* ev_async_send is thread-safe */
   int running;                  /* atomic: 1 while accepting submissions */
   bool direct;                  /* the direct path may be taken (fixed) */
@@ -185,6 +228,12 @@ struct engine {
                                    it (atomic, relaxed) as a hint by
                                    workers deciding on the direct path */
   bool stopping;                /* CREQ_STOP seen */
+  unsigned parked;              /* requests: dispatched, kept aside for a
+                                   buffer, not on the ready stack's way
+                                   to granted yet */
+  struct creq *granted;         /* given room, waiting for a device slot,
+                                   oldest first */
+  struct creq **granted_tail;
   ev_prepare pump;              /* the pass, once per iteration */
   ev_timer timer;               /* the scheduler's next deadline */
   uint64_t timer_at;            /* ns: when timer fires; SCHED_NEVER if idle */
@@ -487,6 +536,117 @@ ring_queue (struct engine *e, struct creq *r, uint64_t now)
   return !err;
 }
 
+/* Any thread, without the lock: the pool gave w's request (kept aside)
+ * its room (see Buffers at the top).  It goes on the ready stack for the
+ * next pass.  The engine is still there: the loop does not stop while a
+ * request is kept aside, and engine_stop frees nothing while a thread is
+ * inside (eng_enter).
+ */
+static void
+pool_granted (struct bounce_wait *w)
+{
+  struct creq *r = container_of (w, struct creq, bw);
+  struct engine *e = eng_enter ();
+  struct creq *old;
+
+  if (!e)                       /* cannot be: the loop waits for r */
+    return;
+  r->buf = w->buf;
+  old = __atomic_load_n (&e->ready, __ATOMIC_RELAXED);
+  do
+    r->next = old;
+  while (!__atomic_compare_exchange_n (&e->ready, &old, r, true,
+                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+  ev_async_send (e->loop, &e->wake);
+  eng_leave ();
+}
+
+/* Under the lock: the ready stack onto the granted list, in the order
+ * the pool gave them room.
+ */
+static void
+take_ready (struct engine *e)
+{
+  struct creq *r = __atomic_exchange_n (&e->ready, NULL, __ATOMIC_ACQUIRE);
+  struct creq *fifo = NULL, *next;
+
+  while (r) {
+    next = r->next;
+    r->next = fifo;
+    fifo = r;
+    r = next;
+  }
+  for (r = fifo; r; r = next) {
+    next = r->next;
+    r->next = NULL;
+    *e->granted_tail = r;
+    e->granted_tail = &r->next;
+    if (e->parked > 0)
+      e->parked--;
+  }
+}
+
+/* Under the lock: dispatched r asks the pool for its buffer.  True if
+ * it goes on now (with its buffer, with room only, or failed with
+ * r->res), false if it is kept aside until the pool gives it room.
+ */
+static bool
+take_buffer (struct engine *e, struct creq *r, uint64_t now)
+{
+  int err;
+
+  r->bw.granted = pool_granted;
+  r->bw.ctx = e;
+  err = bounce_take (&r->bw, r->pool_grp, r->bounce_len);
+  if (err == -EAGAIN) {
+    e->parked++;
+    e->st.pool_waits++;
+    sched_deactivate (e->sched, &r->rq, now);
+    if (e->hooks->policy)
+      e->hooks->policy (e, e->opaque, ENGINE_CALL_DEACTIVATE, r, now);
+    return false;
+  }
+  if (err)
+    r->res = err;
+  else
+    r->buf = r->bw.buf;         /* NULL: room only, the worker allocates */
+  return true;
+}
+
+/* Under the lock: r, dispatched (and with its buffer or room if it
+ * needs one), takes a device slot and goes to the backend, or to its
+ * worker.  True if it was queued on the ring.
+ */
+static bool
+start (struct engine *e, struct creq *r, uint64_t now)
+{
+  if (e->dm)
+    hold_submit (&e->held, r, now);
+  __atomic_store_n (&e->inflight, e->inflight + 1, __ATOMIC_RELAXED);
+  if (e->inflight > e->st.max_inflight)
+    e->st.max_inflight = e->inflight;
+  if (r->res) {                 /* the pool refused it */
+    finish (e, r, r->res, now);
+    return false;
+  }
+  if (r->eop == EOP_WORKER) {
+    e->st.worker_ops++;
+    creq_wake (r, CREQ_ST_RUN);
+    return false;
+  }
+  if (r->sync_ok) {
+    e->st.inline_ops++;
+    creq_wake (r, CREQ_ST_RUN);
+    return false;
+  }
+  if (r->bounce_len && (!r->buf || r->fill_fn)) {
+    e->st.pool_worker++;        /* allocate or fill it first */
+    creq_wake (r, CREQ_ST_RUN);
+    return false;
+  }
+  return ring_queue (e, r, now);
+}
+
 /* Arm t to fire at `at' (ns; SCHED_NEVER: stop it). */
 static void
 timer_arm (struct engine *e, ev_timer *t, uint64_t at, uint64_t now)
@@ -525,29 +685,31 @@ pass (struct engine *e, uint64_t now, bool ring)
   drain (e, now);
 
   for (;;) {
-    while (e->inflight < e->depth &&
-           (rq = dispatch (e, now, &next)) != NULL) {
-      struct creq *r = rq->priv;
+    /* Those the pool gave room first: the policy let them go already. */
+    take_ready (e);
+    while (e->inflight < e->depth) {
+      struct creq *r = e->granted;
 
-      __atomic_store_n (&r->queued, false, __ATOMIC_RELAXED);
-      rq->t_dispatch = now;
-      if (e->dm)
-        hold_submit (&e->held, r, now);
-      __atomic_store_n (&e->inflight, e->inflight + 1, __ATOMIC_RELAXED);
-      e->st.dispatched++;
-      if (e->inflight > e->st.max_inflight)
-        e->st.max_inflight = e->inflight;
-      if (r->eop == EOP_WORKER) {
-        e->st.worker_ops++;
-        creq_wake (r, CREQ_ST_RUN);
-        continue;
+      if (r) {
+        e->granted = r->next;
+        if (!e->granted)
+          e->granted_tail = &e->granted;
+        r->next = NULL;
+        sched_activate (e->sched, &r->rq, now);
+        if (e->hooks->policy)
+          e->hooks->policy (e, e->opaque, ENGINE_CALL_ACTIVATE, r, now);
       }
-      if (r->sync_ok) {
-        e->st.inline_ops++;
-        creq_wake (r, CREQ_ST_RUN);
-        continue;
+      else {
+        if ((rq = dispatch (e, now, &next)) == NULL)
+          break;
+        r = rq->priv;
+        __atomic_store_n (&r->queued, false, __ATOMIC_RELAXED);
+        rq->t_dispatch = now;
+        e->st.dispatched++;
+        if (r->bounce_len && !take_buffer (e, r, now))
+          continue;             /* kept aside: no device slot yet */
       }
-      if (ring_queue (e, r, now))
+      if (start (e, r, now))
         queued++;
     }
     inflight0 = e->inflight;
@@ -602,6 +764,8 @@ pump_cb (struct ev_loop *loop, ev_prepare *w, int revents)
 
   pass (e, now_ns (), true);
   if (e->stopping && e->inflight == 0 && !sched_has_work (e->sched) &&
+      e->parked == 0 && e->granted == NULL &&
+      __atomic_load_n (&e->ready, __ATOMIC_ACQUIRE) == NULL &&
       __atomic_load_n (&e->subs, __ATOMIC_ACQUIRE) == NULL)
     ev_break (loop, EVBREAK_ALL);
 }
@@ -676,6 +840,7 @@ engine_start (const struct engine_cfg *cfg)
     return -ENOMEM;
   e->depth = cfg->queue_depth;
   e->timer_at = SCHED_NEVER;
+  e->granted_tail = &e->granted;
   e->held.fd = -1;
   e->dm = cfg->dm;
   e->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
@@ -887,9 +1052,26 @@ read_inline (struct engine *e)
     % READ_PROBE == 0;
 }
 
+/* Worker, without the lock: r was dispatched with room in the pool, or
+ * with a buffer to fill: allocate it, lay the data in.  0 or -errno.
+ */
+static int
+buffer_ready (struct creq *r)
+{
+  if (!r->buf) {
+    int err = bounce_alloc (&r->bw);
+
+    if (err)
+      return err;
+    r->buf = r->bw.buf;
+  }
+  return r->fill_fn ? r->fill_fn (r) : 0;
+}
+
 /* Worker: r was dispatched to us (state RUN).  Do it here, then report
  * it done and run a pass for what that frees, under the lock, as the
- * loop would.  Returns once r is DONE (an emulated device may hold it
+ * loop would; or, for a request with a pool buffer to allocate or fill,
+ * do that and hand it to the ring.  Returns once r is DONE (an emulated device may hold it
  * beyond its real I/O).
  */
 static void
@@ -902,6 +1084,18 @@ run_own (struct engine *e, struct creq *r)
   __atomic_store_n (&r->state, CREQ_ST_PENDING, __ATOMIC_RELAXED);
   if (r->eop == EOP_WORKER)
     res = r->worker_fn (r);
+  else if (!r->sync_ok) {
+    /* Its pool buffer to allocate or fill (start), then the ring's. */
+    res = buffer_ready (r);
+    if (!res) {
+      eng_lock (e);
+      ring_queue (e, r, now_ns ());
+      eng_unlock (e);
+      ev_async_send (e->loop, &e->wake);        /* the loop submits */
+      creq_wait (r);
+      return;
+    }
+  }
   else if ((res = e->bops->sync (e->be, r, true)) == -EAGAIN) {
     /* A read of what is not cached.  Alone at the device, wait for it
      * here (one wake-up, as on the direct path); with others there, the

@@ -7,6 +7,11 @@
  * io_uring on the file): it inserts what arrived, dispatches while the
  * device has room, submits, reaps completions and wakes the workers.
  *
+ * A request that needs an aligned buffer from the pool (bounce.h) says
+ * so (bounce_len) instead of taking one: the engine takes it for it once
+ * the scheduler has dispatched it, so that no buffer is held while its
+ * request waits for its turn or a cap (engine.c, "Buffers").
+ *
  * Threads: fields marked [worker] are written by the submitting worker
  * before engine_run and read back after it returns; fields marked [disp]
  * belong to the dispatcher from submission until completion.  The worker
@@ -20,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bounce.h"
 #include "sched.h"
 
 /* What the backend is asked to do (creq->eop). */
@@ -55,6 +61,8 @@ enum engine_call {
   ENGINE_CALL_DISPATCH,         /* sched_dispatch */
   ENGINE_CALL_COMPLETED,        /* sched_completed */
   ENGINE_CALL_CANCEL,           /* sched_cancel */
+  ENGINE_CALL_DEACTIVATE,       /* sched_deactivate: kept aside for a buffer */
+  ENGINE_CALL_ACTIVATE,         /* sched_activate: given one, to the device */
 };
 
 /* How long a worker waits for its request before it asks whether its
@@ -75,7 +83,16 @@ struct creq {
                                    plus the file's base slot */
   int mode;                     /* [worker] fallocate mode bits */
   int rw_flags;                 /* [worker] RWF_* on reads/writes (RWF_DSYNC = FUA) */
-  void *buf;                    /* [worker] data, aligned for FILE_DIRECT */
+  void *buf;                    /* [worker] data, aligned for FILE_DIRECT;
+                                   [disp] the pool's with bounce_len */
+  uint32_t bounce_len;          /* [worker] bytes: take a pool buffer for
+                                   buf when dispatched (bounce.h); 0: none */
+  unsigned pool_grp;            /* [worker] the group whose share of the
+                                   pool it comes from */
+  creq_worker_fn fill_fn;       /* [worker] with bounce_len: run on the
+                                   worker once buf is taken, before the
+                                   I/O (a write's data into it); or NULL */
+  struct bounce_wait bw;        /* [disp] its ask of the pool */
   creq_worker_fn worker_fn;     /* [worker] the EOP_WORKER operation */
   void *arg;                    /* [worker] for worker_fn; CREQ_OPEN: qspec */
   void *acct;                   /* [worker] the plugin's accounting for the
@@ -130,8 +147,9 @@ struct engine_hooks {
                 uint64_t now);
   /* Debugging (-D cfq.policy=1): every call into the policy's request
    * path, right after it, in the order made, with the time it was given:
-   * sched_insert, sched_completed and sched_cancel of r, and every
-   * sched_dispatch (r is what it handed out, or NULL).
+   * sched_insert, sched_deactivate, sched_activate, sched_completed and
+   * sched_cancel of r, and every sched_dispatch (r is what it handed out,
+   * or NULL).
    */
   void (*policy) (struct engine *e, void *opaque, enum engine_call call,
                   struct creq *r, uint64_t now);
@@ -179,6 +197,10 @@ struct engine_stats {
   uint64_t inline_ring;         /* of which the ring finished (not cached) */
   uint64_t inline_passes;       /* passes run by a worker for a sync_ok request
                                    or after doing its request itself */
+  uint64_t pool_waits;          /* dispatched requests kept aside until
+                                   the pool had room for their buffers */
+  uint64_t pool_worker;         /* of the dispatched, those whose worker
+                                   allocated or filled the buffer first */
   unsigned max_inflight;        /* requests: most at the device at once */
   uint64_t cancelled;           /* requests taken back from the scheduler
                                    (their client gone, the server stopping) */
@@ -227,6 +249,9 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
   r->mode = 0;
   r->rw_flags = 0;
   r->buf = buf;
+  r->bounce_len = 0;
+  r->pool_grp = 0;
+  r->fill_fn = NULL;
   r->worker_fn = NULL;
   r->arg = NULL;
   r->acct = NULL;

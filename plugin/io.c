@@ -10,7 +10,13 @@
  * b->dev.mem_align.  Requests that are not get the treatment planned by
  * core/rmw.c: reads read the aligned span into a bounce buffer (bounce.h)
  * and copy out; writes read the partial edge blocks, lay the data over
- * them and write the span (read-modify-write).
+ * them and write the span (read-modify-write).  The bounce buffer comes
+ * from the pool, and the engine takes it only once the scheduler has
+ * dispatched the request (creq.bounce_len; engine.c, "Buffers"): a
+ * write's data is laid into it then, on this worker (fill_fn), and a
+ * read-modify-write reads its edge blocks first into a small buffer of
+ * the worker's own, so nothing of the pool is held while a request waits
+ * for its turn or its group's cap.
  *
  * A read-modify-write must not lose a concurrent write to the same edge
  * block, so every write-like command (write, trim, zero) takes a range
@@ -147,6 +153,10 @@
 
 static void *io_zero_buf;               /* IO_ZERO_CHUNK bytes of zeroes */
 static uint64_t io_page;                /* bytes: the page cache's page */
+static size_t io_align;                 /* bytes: our buffers' alignment,
+                                           at least every file's block */
+static pthread_key_t io_edge_key;       /* each worker's edge buffer */
+static bool io_edge_key_made;
 
 /* Capabilities of a file (struct bk_shared: can_punch, can_zero_range,
  * can_discard), switched off (once, atomically) when the kernel says
@@ -182,6 +192,14 @@ io_init (size_t align)
   }
   memset (io_zero_buf, 0, IO_ZERO_CHUNK);
   io_page = (uint64_t) sysconf (_SC_PAGESIZE);
+  io_align = align;
+  if (!io_edge_key_made) {
+    int err = pthread_key_create (&io_edge_key, free);
+
+    if (err)
+      return -err;
+    io_edge_key_made = true;
+  }
   return 0;
 }
 
@@ -190,6 +208,29 @@ io_fini (void)
 {
   free (io_zero_buf);
   io_zero_buf = NULL;
+}
+
+/* The calling worker's buffer for the two edge blocks of a
+ * read-modify-write: 2 * io_align bytes (io_align is at least every
+ * file's block), aligned, made on first use and freed when the thread
+ * ends.  A worker does one command at a time, so one is enough; and it
+ * is not the pool's, so the edge reads hold nothing of the pool while
+ * they wait for their turn.  NULL if out of memory.
+ */
+static char *
+edge_buf (void)
+{
+  void *p = pthread_getspecific (io_edge_key);
+
+  if (!p) {
+    if (posix_memalign (&p, io_align, 2 * io_align))
+      return NULL;
+    if (pthread_setspecific (io_edge_key, p)) {
+      free (p);
+      return NULL;
+    }
+  }
+  return p;
 }
 
 /* ---- requests to the engine ------------------------------------------------- */
@@ -324,6 +365,66 @@ run_rw (struct io_conn *c, enum rq_op op, int file, void *buf,
   err = engine_run (&r);
   if (err && !r.cancelled && op == RQ_WRITE &&
       ((rw_flags & RWF_DSYNC) || file == FILE_BUFFERED || !c->b->direct))
+    wb_error (c);
+  return err;
+}
+
+/* What a write lays into its pool buffer once it has one: the edge
+ * blocks read for a read-modify-write (if p), then the client's bytes.
+ */
+struct fill {
+  const void *data;                     /* the client's bytes */
+  uint32_t count;                       /* bytes */
+  uint32_t head;                        /* bytes: where they go */
+  const struct rmw_plan *p;             /* read-modify-write, or NULL */
+  const char *edges;                    /* p's edge blocks, bs apart */
+  uint32_t bs;                          /* bytes: a block */
+};
+
+/* Runs on the worker when the engine has taken the write's buffer. */
+static int
+fill_fn (struct creq *r)
+{
+  const struct fill *f = r->arg;
+  char *b = r->buf;
+
+  if (f->p)
+    for (unsigned i = 0; i < f->p->nedges; i++)
+      memcpy (b + f->p->edge_buf[i], f->edges + (size_t) i * f->bs, f->bs);
+  memcpy (b + f->head, f->data, f->count);
+  return 0;
+}
+
+/* A read (fill NULL) or write of [off, off+len) of the direct file
+ * through a pool buffer of len bytes, which the engine takes when the
+ * scheduler dispatches the request (engine.c, "Buffers"): so nothing of
+ * the pool is held while the request waits for its turn or a cap.  On
+ * return *bufp is the buffer (a read's data is in it; the caller puts
+ * it back), or NULL if the request never had one.
+ */
+static int
+run_bounced (struct io_conn *c, enum rq_op op, uint64_t len, uint64_t off,
+             int rw_flags, struct fill *fill, void **bufp)
+{
+  struct creq r;
+  int err;
+
+  *bufp = NULL;
+  if (creq_build (c, &r, op, op == RQ_READ ? EOP_READ : EOP_WRITE,
+                  FILE_DIRECT, NULL, off, (uint32_t) len))
+    return -EIO;
+  r.rw_flags = rw_flags;
+  if (rw_flags & RWF_DSYNC)
+    r.rq.flags |= RQ_FUA | RQ_SYNC;
+  r.bounce_len = (uint32_t) len;
+  r.pool_grp = c->pool_grp;
+  if (fill) {
+    r.fill_fn = fill_fn;
+    r.arg = fill;
+  }
+  err = engine_run (&r);
+  *bufp = r.buf;
+  if (err && op == RQ_WRITE && (rw_flags & RWF_DSYNC))
     wb_error (c);
   return err;
 }
@@ -515,10 +616,18 @@ in_tail (const struct io_conn *c, const struct rmw_plan *p)
   return p->span_off + p->span_len > c->b->dev.size;
 }
 
+/* -D cfq.bounce=1: no client buffer is taken as aligned, so every read
+ * and write of an O_DIRECT file goes through a pool buffer, as where
+ * nbdkit's request buffers are not aligned for O_DIRECT (its own
+ * alignment is luck of the allocator): for tests of the pool.
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_bounce;
+
 static bool
 buf_aligned (const struct io_conn *c, const void *buf)
 {
-  return rmw_is_aligned ((uintptr_t) buf, c->b->dev.mem_align);
+  return !cfq_debug_bounce &&
+    rmw_is_aligned ((uintptr_t) buf, c->b->dev.mem_align);
 }
 
 /* ---- data path ---------------------------------------------------------------- */
@@ -539,43 +648,50 @@ do_pread (struct io_conn *c, void *buf, uint32_t count, uint64_t off)
     return run_rw (c, RQ_READ, FILE_BUFFERED, buf, count, off, 0);
   if (p.aligned && buf_aligned (c, buf))
     return run_rw (c, RQ_READ, FILE_DIRECT, buf, count, off, 0);
-  b = bounce_get (p.span_len);
-  if (!b)
-    return -ENOMEM;
-  err = run_rw (c, RQ_READ, FILE_DIRECT, b, p.span_len, p.span_off, 0);
+  err = run_bounced (c, RQ_READ, p.span_len, p.span_off, 0, NULL, &b);
   if (!err)
     memcpy (buf, (char *) b + p.head, count);
-  bounce_put (b);
+  if (b)
+    bounce_put (b);
   return err;
 }
 
-/* Read the partial edge blocks into the bounce, lay the data over, write
- * the span.  The caller holds the span exclusively.
+/* Read the partial edge blocks (into the worker's edge buffer: nothing
+ * of the pool is held while they wait for their turn), then write the
+ * span through a pool buffer into which the edges and the data are laid
+ * once the write is dispatched.  The caller holds the span exclusively.
  */
 static int
 do_rmw (struct io_conn *c, const void *buf, uint32_t count,
         const struct rmw_plan *p, int rw_flags)
 {
   struct creq edge[2], *rs[2];
-  char *b = bounce_get (p->span_len);
+  char *edges = edge_buf ();
+  struct fill f = {
+    .data = buf, .count = count, .head = p->head, .p = p, .edges = edges,
+    .bs = c->b->bs,
+  };
+  void *b;
   int err;
 
-  if (!b)
+  if (!edges)
     return -ENOMEM;
   err = 0;
   for (unsigned i = 0; i < p->nedges && !err; i++) {
     err = creq_build (c, &edge[i], RQ_READ, EOP_READ, FILE_DIRECT,
-                      b + p->edge_buf[i], p->edge_off[i], c->b->bs);
+                      edges + (size_t) i * c->b->bs, p->edge_off[i],
+                      c->b->bs);
     rs[i] = &edge[i];
   }
-  if (!err)
+  if (!err && p->nedges)
     err = engine_run_many (rs, p->nedges);
-  if (!err) {
-    memcpy (b + p->head, buf, count);
-    err = run_rw (c, RQ_WRITE, FILE_DIRECT, b, p->span_len, p->span_off,
-                  rw_flags);
-  }
-  bounce_put (b);
+  if (!err)
+    err = run_bounced (c, RQ_WRITE, p->span_len, p->span_off, rw_flags, &f,
+                       &b);
+  else
+    b = NULL;
+  if (b)
+    bounce_put (b);
   return err;
 }
 
@@ -599,19 +715,19 @@ do_pwrite (struct io_conn *c, const void *buf, uint32_t count,
                   rw_flags);
   }
   else if (p.aligned) {
-    void *b = (void *) buf;
-
     /* The range lock first, then the buffer, as in do_rmw (bounce.h). */
     rl_lock (&c->b->shared->rl, &l, p.span_off, p.span_len, false);
-    if (!buf_aligned (c, buf)) {
-      b = bounce_get (count);
+    if (buf_aligned (c, buf))
+      err = run_rw (c, RQ_WRITE, FILE_DIRECT, (void *) buf, count, off,
+                    rw_flags);
+    else {
+      struct fill f = { .data = buf, .count = count };
+      void *b;
+
+      err = run_bounced (c, RQ_WRITE, count, off, rw_flags, &f, &b);
       if (b)
-        memcpy (b, buf, count);
+        bounce_put (b);
     }
-    err = b ? run_rw (c, RQ_WRITE, FILE_DIRECT, b, count, off, rw_flags)
-            : -ENOMEM;
-    if (b && b != buf)
-      bounce_put (b);
   }
   else {
     rl_lock (&c->b->shared->rl, &l, p.span_off, p.span_len, true);

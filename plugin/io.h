@@ -27,6 +27,8 @@ struct io_conn {
   bool writes_sync;                     /* export has writes=sync */
   bool writes_async;                    /* export has writes=async */
   void *acct;                           /* accounting (creq->acct) */
+  unsigned pool_grp;                    /* its group: its requests' buffers
+                                           come from its share of the pool */
   uint64_t wb_seen;                     /* atomic: b->shared->wb_errors at
                                            this connection's last flush */
   uint64_t own_seen;                    /* atomic: b->shared->wb_own then */

@@ -302,6 +302,12 @@ fix_mmap_threshold (void)
                   "threshold stays");
 }
 
+/* -D cfq.pool_share=0: the buffer pool serves the oldest waiter that
+ * fits, whatever its group holds (no shares): for comparison in
+ * tests/test-pool-share.sh.
+ */
+NBDKIT_DLL_PUBLIC int cfq_debug_pool_share = 1;
+
 static int
 cfqp_get_ready (void)
 {
@@ -316,7 +322,8 @@ cfqp_get_ready (void)
     nbdkit_error ("cfq: posix_memalign: %s", strerror (-err));
     return -1;
   }
-  err = bounce_init (bk_buf_align (), tn_model ()->dev.buffer_pool);
+  err = bounce_init (bk_buf_align (), tn_model ()->dev.buffer_pool,
+                     (unsigned) tn_model ()->nr_groups, cfq_debug_pool_share);
   if (err) {
     nbdkit_error ("cfq: the buffer pool: %s", strerror (-err));
     return -1;
@@ -398,10 +405,13 @@ cfqp_cleanup (void)
                   " direct, %" PRIu64 " inline, %" PRIu64 " worker reaps); %"
                   PRIu64 " run by workers, %" PRIu64 " done inline (%" PRIu64
                   " of them finished by the ring); at most %u at the device;"
-                  " %" PRIu64 " taken back (client gone, server stopping)",
+                  " %" PRIu64 " taken back (client gone, server stopping),"
+                  " %" PRIu64 " kept aside for a buffer, %" PRIu64
+                  " whose worker allocated or filled it",
                   st.dispatched, st.submits, st.passes, st.direct,
                   st.inline_passes, st.reaps, st.worker_ops, st.inline_ops,
-                  st.inline_ring, st.max_inflight, st.cancelled);
+                  st.inline_ring, st.max_inflight, st.cancelled,
+                  st.pool_waits, st.pool_worker);
   }
   bk_close_all ();
   io_fini ();
@@ -492,6 +502,7 @@ cfqp_open (int readonly)
   h->io.size = e->file ? h->io.b->dev.size : e->size;
   h->io.writes_sync = e->writes_sync;
   h->io.writes_async = e->writes_async;
+  h->io.pool_grp = (unsigned) e->group;
   err = tn_conn_new (i, &conn);
   if (err) {
     if (err != -EUSERS)         /* a refusal is logged by tenants.c */

@@ -323,9 +323,28 @@ stats_json (const struct tenants *tn, struct strbuf *o)
     strbuf_printf (o, ",\"buffers\":{\"cap\":%zu,\"total\":%zu,"
                    "\"in_use\":%zu,\"peak\":%zu,\"gets\":%" PRIu64
                    ",\"waits\":%" PRIu64 ",\"wait_ms\":%.3f,\"allocs\":%"
-                   PRIu64 ",\"frees\":%" PRIu64 "}", bs.cap, bs.total,
+                   PRIu64 ",\"frees\":%" PRIu64, bs.cap, bs.total,
                    bs.in_use, bs.peak, bs.gets, bs.waits, bs.wait_ns / 1e6,
                    bs.allocs, bs.frees);
+    /* How the groups share it (core/poolshare.c): each group's part. */
+    strbuf_printf (o, ",\"shares\":%s,\"active_groups\":%u,\"share\":%zu,"
+                   "\"groups\":[", bs.shares ? "true" : "false", bs.active,
+                   bs.share);
+    for (size_t i = 0; i < tn->m->nr_groups; i++) {
+      struct bounce_grp_stats gs;
+
+      if (bounce_grp_stats ((unsigned) i, &gs))
+        memset (&gs, 0, sizeof gs);
+      strbuf_printf (o, "%s{\"group\":", i ? "," : "");
+      json_str (o, tn->m->groups[i].name);
+      strbuf_printf (o, ",\"in_use\":%zu,\"peak\":%zu,\"buffers\":%u,"
+                     "\"waiting\":%u,\"gets\":%" PRIu64 ",\"waits\":%"
+                     PRIu64 ",\"wait_ms\":%.3f,\"wait_max_ms\":%.3f,"
+                     "\"over_share\":%" PRIu64 "}", gs.in_use, gs.peak,
+                     gs.buffers, gs.waiting, gs.gets, gs.waits,
+                     gs.wait_ns / 1e6, gs.wait_max_ns / 1e6, gs.over_share);
+    }
+    strbuf_printf (o, "]}");
   }
   strbuf_printf (o, ",\"max_request\":%u", CFG_MAX_REQUEST);
   {

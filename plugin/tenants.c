@@ -643,7 +643,8 @@ hook_policy (struct engine *e, void *opaque, enum engine_call call,
              struct creq *r, uint64_t now)
 {
   static const char *const calls[] = { "insert", "dispatch", "completed",
-                                       "cancel" };
+                                       "cancel", "deactivate",
+                                       "activate" };
   static const char *const ops[] = { "read", "write", "flush", "trim",
                                      "zero" };
   const struct tn_conn *c;

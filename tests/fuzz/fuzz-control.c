@@ -555,7 +555,8 @@ server_start (void)
   CHECK_EQ (tn_config ("config", path), 1);
   CHECK_EQ (tn_config ("control", sock_path), 1);
   CHECK_EQ (tn_validate (1 << 30), 0);
-  CHECK_EQ (bounce_init (4096, CFG_BUFFER_POOL_DEFAULT), 0);
+  CHECK_EQ (bounce_init (4096, CFG_BUFFER_POOL_DEFAULT,
+                         (unsigned) tn_model ()->nr_groups, true), 0);
   CHECK_EQ (tn_prepare (tn_sched_name (), 1 << 30, 0), 0);
   cfg.sched_ops = sched_lookup (tn_sched_name ());
   CHECK_NOTNULL (cfg.sched_ops);

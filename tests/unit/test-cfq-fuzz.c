@@ -5,12 +5,13 @@
  * streams, sync and async requests, a device stand-in that completes each
  * request a fixed time after dispatch with a random queue depth, tunables
  * changed mid-run, connections freed while their requests are queued or in
- * flight.  Virtual time only moves to the next event: an arrival, a
- * completion or the deadline dispatch() returned.  In a quarter of the
- * seeds, queued requests are also taken back (sched_cancel, as when a
- * client goes away) and groups get caps in requests; those draws come
- * from a sequence of their own, so every seed's arrivals and world
- * changes stay what they were.
+ * flight, and one dispatched request in eight held back for up to 20 ms
+ * before it goes to the device (deactivate, then activate: the plugin's
+ * request waiting for a buffer).  Virtual time only moves to the next
+ * event: an arrival, a completion, the end of a hold or the deadline
+ * dispatch() returned.  In a quarter of the seeds, queued requests are
+ * also taken back (sched_cancel, as when a client goes away) and groups
+ * get caps in requests; those draws come from a sequence of their own.
  *
  * Checked: every request is dispatched exactly once and completed exactly
  * once, or taken back and never dispatched; dispatch() never returns a deadline in the past while work is
@@ -69,8 +70,9 @@ struct conn {
 struct req {
   struct rq rq;
   int state;                    /* 0 free, 1 queued, 2 in flight, 3 done,
-                                   4 taken back */
-  uint64_t done_at;
+                                   4 taken back, 5 held back */
+  uint64_t done_at;             /* ns: in flight: its completion; held:
+                                   when it goes to the device */
   int conn;
 };
 
@@ -168,7 +170,7 @@ run_seed (uint64_t seed)
     if (made < nreqs)
       t = next_arrival;
     for (unsigned i = 0; i < made; i++)
-      if (reqs[i].state == 2 && reqs[i].done_at < t)
+      if ((reqs[i].state == 2 || reqs[i].state == 5) && reqs[i].done_at < t)
         t = reqs[i].done_at;
     if (deadline < t)
       t = deadline;
@@ -188,6 +190,15 @@ run_seed (uint64_t seed)
         in_flight--;
         done++;
         sched_completed (s, &reqs[i].rq, now);
+      }
+
+    /* Holds that end: to the device. */
+    for (unsigned i = 0; i < made; i++)
+      if (reqs[i].state == 5 && reqs[i].done_at <= now) {
+        reqs[i].state = 2;
+        reqs[i].done_at = now + svc;
+        in_flight++;
+        sched_activate (s, &reqs[i].rq, now);
       }
 
     /* Arrivals due. */
@@ -285,11 +296,18 @@ run_seed (uint64_t seed)
         struct req *q = container_of (r, struct req, rq);
         CHECK_EQ (q->state, 1);
         CHECK_EQ (r->t_dispatch, now);
+        queued--;
+        progressed = true;
+        if (rnd (8) == 0) {
+          /* Held back: not at the device, nothing may wait for it. */
+          q->state = 5;
+          q->done_at = now + rnd (20) * MS;
+          sched_deactivate (s, r, now);
+          continue;
+        }
         q->state = 2;
         q->done_at = now + svc;
-        queued--;
         in_flight++;
-        progressed = true;
         last_dispatch_ok = now;
         continue;
       }

@@ -1349,6 +1349,65 @@ test_cancel (void)
   printf ("cancel: ok\n");
 }
 
+/* A dispatched request the mechanism holds back (deactivate: it waits
+ * for a buffer) is not waited for: its queue, its group's only one,
+ * would keep the disk while it is in flight; deactivated, the other
+ * group is served at once.  Activated again while the other group is
+ * served, its device time is charged to its group as it drains
+ * (time mode), and every count is back to zero at the end.
+ */
+static void
+test_deactivate (void)
+{
+  struct sched *s = sched_create (&cfq_ops);
+  struct sched_group *ga = sched_group_new (s, "a", 500);
+  struct sched_group *gb = sched_group_new (s, "b", 500);
+  struct sched_queue *a1 = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);
+  struct sched_queue *b1 = sched_queue_new (s, gb, SCHED_CLASS_BE, 4);
+  struct cfq_group_stats gs0, gs1;
+  struct cfq_stats st;
+  struct rq ra, rb;
+  uint64_t next;
+
+  CHECK_EQ (sched_set (s, "group_idle", 5 * MS), 0);
+  CHECK_EQ (sched_set (s, "mode", CFQ_MODE_TIME), 0);
+  mkrq (&ra, a1, 0, 65536, RQ_SYNC);
+  sched_insert (s, &ra, 0);
+  CHECK_PTR_EQ (sched_dispatch (s, 0, &next), &ra);
+  mkrq (&rb, b1, 90000000, 65536, RQ_SYNC);
+  sched_insert (s, &rb, 100);
+  /* ra in flight: a1 keeps the disk. */
+  CHECK_NULL (sched_dispatch (s, 1 * MS, &next));
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.rq_in_driver, 1u);
+  /* Held back by the mechanism: b goes now. */
+  sched_deactivate (s, &ra, 1 * MS);
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.rq_in_driver, 0u);
+  cfq_group_get_stats (s, ga, &gs0);
+  CHECK_EQ (gs0.in_driver, 0u);
+  CHECK_PTR_EQ (sched_dispatch (s, 1 * MS, &next), &rb);
+  /* ra goes to the device after all, while b is served. */
+  sched_activate (s, &ra, 2 * MS);
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.rq_in_driver, 2u);
+  cfq_group_get_stats (s, ga, &gs0);
+  CHECK_EQ (gs0.in_driver, 1u);
+  sched_completed (s, &ra, 4 * MS);
+  cfq_group_get_stats (s, ga, &gs1);
+  CHECK_EQ (gs1.used_ns - gs0.used_ns, 2 * MS);
+  sched_completed (s, &rb, 5 * MS);
+  while (sched_dispatch (s, 5 * MS, &next))
+    ;
+  cfq_get_stats (s, &st);
+  CHECK_EQ (st.rq_in_driver, 0u);
+  CHECK (!sched_has_work (s));
+  sched_queue_free (s, a1);
+  sched_queue_free (s, b1);
+  sched_destroy (s);
+  printf ("deactivate and activate: ok\n");
+}
+
 int
 main (void)
 {
@@ -1370,6 +1429,7 @@ main (void)
   test_group_weights ();
   test_group_counters ();
   test_cancel ();
+  test_deactivate ();
   printf ("cfq: ok\n");
   check_done ("test-cfq");
   return 0;

@@ -31,6 +31,17 @@
  *     is gone both of its requests fail with -ESHUTDOWN, marked
  *     cancelled, within a bound, while the request at the gate and
  *     another client's request in the scheduler complete as usual.
+ *  7. buffers from the pool, taken at dispatch (engine.c, "Buffers"): on
+ *     the gate, with room in the pool for one buffer, a second request
+ *     that needs one is kept aside without a device slot (a request that
+ *     needs none goes to the device past it), and reaches the device
+ *     once the first gives its buffer back; then many threads in two
+ *     groups on the null backend, a pool far smaller than what they ask
+ *     for: every request is done once, with an aligned buffer of its
+ *     own (reads zeroed by the backend, writes filled by their worker
+ *     exactly once before the I/O), the pool ends with nothing in use,
+ *     never past its cap, and no group given more than its share while
+ *     the other waited.
  *
  * The gate backend is this test's own: the engine takes any struct
  * backend_ops (engine_cfg.backend), as the plugin hands it io_uring's or
@@ -47,8 +58,11 @@
 
 #include <ev.h>
 
+#include "bounce.h"
 #include "check.h"
 #include "engine.h"
+#include "poolshare.h"
+#include "rng.h"
 
 #define LEN 4096
 
@@ -935,6 +949,242 @@ test_gone (void)
     free (gone_w[r].rq);
 }
 
+/* ---- 7. buffers taken at dispatch --------------------------------------------- */
+
+#define POOL_CAP (2u << 20)     /* bytes: bounce_init's least is 1 MiB */
+#define POOL_ALIGN 4096
+
+struct pool_req {
+  struct treq t;
+  unsigned fills;               /* fill_fn calls */
+  bool fill_buf_ok;             /* fill saw an aligned buffer */
+};
+
+static int
+pool_fill (struct creq *r)
+{
+  struct pool_req *p = r->arg;
+
+  p->fills++;
+  p->fill_buf_ok = r->buf && (uintptr_t) r->buf % POOL_ALIGN == 0;
+  memset (r->buf, 0x5a, r->rq.len);
+  return 0;
+}
+
+/* A request of w's for len bytes through a pool buffer of group grp. */
+static void
+pool_prep (struct pool_req *p, struct sched_queue *q, unsigned id,
+           bool read, uint32_t len, unsigned grp)
+{
+  memset (p, 0, sizeof *p);
+  creq_init (&p->t.r, q, read ? RQ_READ : RQ_WRITE,
+             read ? EOP_READ : EOP_WRITE, FILE_DIRECT, NULL,
+             (uint64_t) id * LEN, len);
+  p->t.id = id;
+  p->t.r.bounce_len = len;
+  p->t.r.pool_grp = grp;
+  if (!read) {
+    p->t.r.fill_fn = pool_fill;
+    p->t.r.arg = p;
+  }
+}
+
+struct pool_one {
+  pthread_t t;
+  struct pool_req p;
+  bool bounce;                  /* ask for a pool buffer */
+  int err;
+  int done;                     /* atomic: engine_run returned */
+};
+
+static struct worker pool_w;    /* the acct of every queue here */
+
+static void *
+pool_one_main (void *arg)
+{
+  struct pool_one *o = arg;
+  struct sched_queue *q;
+
+  o->err = open_queue (&pool_w, &q);
+  if (!o->err) {
+    pool_prep (&o->p, q, o->p.t.id, true, POOL_CAP, 0);
+    if (!o->bounce) {
+      o->p.t.r.bounce_len = 0;
+      o->p.t.r.buf = pool_w.buf;
+      o->p.t.r.rq.len = LEN;
+    }
+    o->err = engine_run (&o->p.t.r);
+    if (o->p.t.r.bounce_len && o->p.t.r.buf)
+      bounce_put (o->p.t.r.buf);
+    engine_queue_free (q, &pool_w);
+  }
+  __atomic_store_n (&o->done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static void
+open_gate_until (int *flag)
+{
+  for (int i = 0; i < 50000 && !__atomic_load_n (flag, __ATOMIC_ACQUIRE);
+       i++) {
+    ev_async_send (gate->loop, &gate->open);
+    usleep (200);
+  }
+  CHECK (__atomic_load_n (flag, __ATOMIC_ACQUIRE));
+}
+
+static void
+test_pool_gate (void)
+{
+  struct engine_cfg cfg = cfg_for ("fifo", &gate_ops, 2);
+  struct pool_one o[3];
+  struct engine_stats st;
+  struct bounce_stats bs;
+
+  hk_reset (3);
+  CHECK_EQ (bounce_init (POOL_ALIGN, POOL_CAP, 1, true), 0);
+  CHECK_EQ (engine_start (&cfg), 0);
+  memset (o, 0, sizeof o);
+  for (unsigned i = 0; i < 3; i++) {
+    o[i].p.t.id = i;
+    o[i].bounce = i < 2;
+  }
+  /* A takes the whole pool and waits at the gate. */
+  CHECK_EQ (pthread_create (&o[0].t, NULL, pool_one_main, &o[0]), 0);
+  CHECK (wait_at_dev (1));
+  /* B needs a buffer too: kept aside, no device slot. */
+  CHECK_EQ (pthread_create (&o[1].t, NULL, pool_one_main, &o[1]), 0);
+  for (int i = 0; i < 50000; i++) {
+    bounce_stats (&bs);
+    if (bs.waits == 1)
+      break;
+    usleep (200);
+  }
+  CHECK_EQ (bs.waits, 1u);
+  usleep (20000);
+  CHECK_EQ (at_dev (), 1u);
+  /* C needs none: it reaches the device past B (depth 2). */
+  CHECK_EQ (pthread_create (&o[2].t, NULL, pool_one_main, &o[2]), 0);
+  CHECK (wait_at_dev (2));
+  CHECK_EQ (__atomic_load_n (&o[1].done, __ATOMIC_ACQUIRE), 0);
+  /* A and C done: A's buffer back, B goes to the device and is done. */
+  open_gate_until (&o[1].done);
+  for (unsigned i = 0; i < 3; i++) {
+    CHECK_EQ (pthread_join (o[i].t, NULL), 0);
+    CHECK_EQ (o[i].err, 0);
+    CHECK_EQ (hk.done[i], 1u);
+  }
+  CHECK (o[1].p.t.r.buf != NULL);
+  CHECK_EQ ((uintptr_t) o[1].p.t.r.buf % POOL_ALIGN, 0u);
+  CHECK (engine_stop (&st));
+  CHECK_EQ (st.pool_waits, 1u);
+  CHECK_LE (st.max_inflight, 2u);
+  bounce_stats (&bs);
+  CHECK_EQ (bs.in_use, 0u);
+  CHECK_EQ (bs.gets, 2u);
+  CHECK_LE (bs.peak, (size_t) POOL_CAP);
+  bounce_fini ();
+  printf ("pool on the gate: a request kept aside for a buffer held no "
+          "device slot\n");
+}
+
+#define POOL_THREADS 8
+#define POOL_PER 400
+
+static void *
+pool_worker (void *arg)
+{
+  struct worker *w = arg;
+  struct pool_req *rq = (struct pool_req *) w->rq;
+  unsigned grp = w->first_id / POOL_PER % 2;
+  uint64_t x = w->first_id + 1;
+  struct sched_queue *q;
+
+  w->err = open_queue (w, &q);
+  for (unsigned i = 0; i < POOL_PER && !w->err; i++) {
+    struct pool_req *p = &rq[i];
+    bool read = i % 3 != 2;
+    /* 4 KiB .. 1 MiB: 1 to 16 of the pool's 64 KiB steps */
+    uint32_t len = (uint32_t) ((splitmix64 (&x) % 256) + 1) * LEN;
+    unsigned char *b;
+
+    pool_prep (p, q, w->first_id + i, read, len, grp);
+    w->err = engine_run (&p->t.r);
+    b = p->t.r.buf;
+    if (w->err || !b)
+      break;
+    if ((uintptr_t) b % POOL_ALIGN ||
+        (read ? (b[0] | b[len - 1]) != 0
+              : p->fills != 1 || !p->fill_buf_ok || b[len - 1] != 0x5a))
+      w->bad_data++;
+    if (read && p->fills)
+      w->bad_data++;
+    bounce_put (b);
+  }
+  if (!w->err)
+    engine_queue_free (q, w);
+  return NULL;
+}
+
+static void
+test_pool_many (const char *sched)
+{
+  const unsigned total = POOL_THREADS * POOL_PER;
+  struct engine_cfg cfg = cfg_for (sched, &null_backend_ops, 8);
+  struct worker *w = calloc (POOL_THREADS, sizeof *w);
+  struct engine_stats st;
+  struct bounce_stats bs;
+  struct bounce_grp_stats gs[2];
+
+  CHECK_NOTNULL (w);
+  hk_reset (total);
+  CHECK_EQ (bounce_init (POOL_ALIGN, POOL_CAP, 2, true), 0);
+  CHECK_EQ (engine_start (&cfg), 0);
+  for (unsigned i = 0; i < POOL_THREADS; i++) {
+    w[i].first_id = i * POOL_PER;
+    w[i].rq = calloc (POOL_PER, sizeof (struct pool_req));
+    CHECK_NOTNULL (w[i].rq);
+    CHECK_EQ (pthread_create (&w[i].t, NULL, pool_worker, &w[i]), 0);
+  }
+  for (unsigned i = 0; i < POOL_THREADS; i++) {
+    CHECK_EQ (pthread_join (w[i].t, NULL), 0);
+    CHECK_EQ (w[i].err, 0);
+    CHECK_EQ (w[i].bad_data, 0u);
+    free (w[i].rq);
+  }
+  CHECK (engine_stop (&st));
+  CHECK_EQ (hk.ndone, total);
+  for (unsigned id = 0; id < total; id++)
+    CHECK_EQ (hk.done[id], 1u);
+  CHECK_EQ (hk.bad_res, 0u);
+  bounce_stats (&bs);
+  CHECK_EQ (bs.in_use, 0u);
+  CHECK_EQ (bs.gets, (uint64_t) total);
+  CHECK_LE (bs.peak, (size_t) POOL_CAP);
+  CHECK_LE (bs.total, (size_t) POOL_CAP);
+  CHECK_GT (bs.waits, 0u);
+  CHECK_LE (bs.active, 2u);
+  /* Groups stay present for POOL_KEEP after their last buffer. */
+  usleep (POOL_KEEP / 1000 + 20000);
+  bounce_stats (&bs);
+  CHECK_EQ (bs.active, 0u);
+  CHECK_EQ (bs.share, (size_t) POOL_CAP);
+  for (unsigned g = 0; g < 2; g++) {
+    CHECK_EQ (bounce_grp_stats (g, &gs[g]), 0);
+    CHECK_EQ (gs[g].in_use, 0u);
+    CHECK_EQ (gs[g].waiting, 0u);
+    CHECK_EQ (gs[g].over_share, 0u);
+    CHECK_GT (gs[g].gets, 0u);
+  }
+  CHECK_EQ (bounce_grp_stats (2, &gs[0]), -ENOENT);
+  printf ("pool (%s): %u requests, %llu kept aside, %llu allocated or "
+          "filled by their worker\n", sched, total,
+          (unsigned long long) st.pool_waits,
+          (unsigned long long) st.pool_worker);
+  bounce_fini ();
+  free (w);
+}
+
 int
 main (void)
 {
@@ -955,6 +1205,9 @@ main (void)
   test_inline ("cfq");
   test_worker_pass_submits ();
   test_gone ();
+  test_pool_gate ();
+  test_pool_many ("fifo");
+  test_pool_many ("cfq");
   free (hk.done);
   check_done ("test-engine");
   return 0;
