@@ -424,7 +424,12 @@ run_bounced (struct io_conn *c, enum rq_op op, uint64_t len, uint64_t off,
   }
   err = engine_run (&r);
   *bufp = r.buf;
-  if (err && op == RQ_WRITE && (rw_flags & RWF_DSYNC))
+  /* Only a write the device failed is a write-back error: not one taken
+   * back before dispatch (its client went away), nor one the pool
+   * refused before it reached the device.
+   */
+  if (err && !r.cancelled && r.at_ring && op == RQ_WRITE &&
+      (rw_flags & RWF_DSYNC))
     wb_error (c);
   return err;
 }
