@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <link.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -80,16 +81,37 @@ dyn_addr (const struct hostexe *e, uintptr_t p)
   return p && p < e->base ? p + e->base : p;
 }
 
+/* Is p in the executable's RELRO range (made read-only after
+ * relocation)?
+ */
+static bool
+in_relro (const struct hostexe *e, uintptr_t p)
+{
+  for (size_t i = 0; i < e->phnum; i++) {
+    const ElfW(Phdr) *ph = &e->phdr[i];
+    uintptr_t lo = e->base + ph->p_vaddr;
+
+    if (ph->p_type == PT_GNU_RELRO && p >= lo && p < lo + ph->p_memsz)
+      return true;
+  }
+  return false;
+}
+
 static int
-set_slot (uintptr_t slot, void *fn)
+set_slot (const struct hostexe *e, uintptr_t slot, void *fn)
 {
   long pg = sysconf (_SC_PAGESIZE);
   uintptr_t lo = slot & ~(uintptr_t) (pg - 1);
+  bool relro = in_relro (e, slot);
 
-  /* Writable already, unless RELRO made it read-only after relocation. */
+  /* Writable already, unless RELRO made it read-only after relocation;
+   * then read-only again after.
+   */
   if (mprotect ((void *) lo, (size_t) pg, PROT_READ | PROT_WRITE) == -1)
     return -errno;
   memcpy ((void *) slot, &fn, sizeof fn);
+  if (relro && mprotect ((void *) lo, (size_t) pg, PROT_READ) == -1)
+    return -errno;
   return 0;
 }
 
@@ -127,7 +149,7 @@ hostexe_hook (const struct hostexe *e, const char *sym, void *fn)
       if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
           s == 0 || strcmp (strtab + symtab[s].st_name, sym))
         continue;
-      err = set_slot (e->base + r->r_offset, fn);
+      err = set_slot (e, e->base + r->r_offset, fn);
       if (err)
         return err;
       n++;

@@ -69,9 +69,8 @@
 #define REQBUF_SMALL (1u << 20)         /* bytes: a block up to this may use
                                            the whole request budget; larger
                                            ones only 3/4 of it */
-#define REQBUF_SLOTS (1u << 16)         /* blocks tracked at most (power of
-                                           2; 4 x the default connections
-                                           x nbdkit's 16 threads) */
+#define REQBUF_SLOTS0 (1u << 12)        /* the table's first size: a power
+                                           of 2, doubled when half full */
 
 /* -D cfq.aligned_buffers=0: leave nbdkit's realloc, free and send alone. */
 NBDKIT_DLL_PUBLIC int cfq_debug_aligned_buffers = 1;
@@ -88,7 +87,8 @@ static struct {
   uint64_t limit;                       /* bytes: request budget; 0: none */
   uint64_t timeout_ms;                  /* reply timeout; 0: none */
   struct reqbuf_stats st;
-  struct slot *slots;                   /* REQBUF_SLOTS, allocated at load */
+  struct slot *slots;                   /* nslots of them */
+  size_t nslots;                        /* a power of 2; 0 before load */
 } rb = {
   .mu = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -96,8 +96,8 @@ static struct {
 static size_t
 slot_hash (uintptr_t p)
 {
-  return (size_t) ((p >> 12) * 0x9e3779b97f4a7c15ull >> 48) &
-    (REQBUF_SLOTS - 1);
+  return (size_t) ((p >> 12) * 0x9e3779b97f4a7c15ull >> 32) &
+    (rb.nslots - 1);
 }
 
 /* The slot holding p, or the empty one where it would go. */
@@ -107,8 +107,47 @@ slot_find (uintptr_t p)
   size_t i = slot_hash (p);
 
   while (rb.slots[i].p && rb.slots[i].p != p)
-    i = (i + 1) & (REQBUF_SLOTS - 1);
+    i = (i + 1) & (rb.nslots - 1);
   return &rb.slots[i];
+}
+
+/* Under mu: room for one more entry, the table at most half full.  The
+ * plugin's calloc and free are glibc's own, not the wrappers.  False if
+ * the table cannot grow.
+ */
+static bool
+slot_room (void)
+{
+  struct slot *old = rb.slots;
+  size_t n = rb.nslots;
+
+  if (rb.st.blocks + 1 <= n / 2)
+    return true;
+  rb.slots = calloc (n * 2, sizeof *rb.slots);
+  if (!rb.slots) {
+    rb.slots = old;
+    return false;
+  }
+  rb.nslots = n * 2;
+  for (size_t i = 0; i < n; i++)
+    if (old[i].p)
+      *slot_find (old[i].p) = old[i];
+  free (old);
+  return true;
+}
+
+/* Under mu: count block p of size bytes, which slot_room made room for. */
+static void
+track (void *p, size_t size)
+{
+  struct slot *s = slot_find ((uintptr_t) p);
+
+  s->p = (uintptr_t) p;
+  s->size = size;
+  rb.st.in_use += size;
+  rb.st.blocks++;
+  if (rb.st.in_use > rb.st.peak)
+    rb.st.peak = rb.st.in_use;
 }
 
 /* Remove the entry at s, shifting later entries of its run back so that
@@ -117,13 +156,13 @@ slot_find (uintptr_t p)
 static void
 slot_remove (struct slot *s)
 {
-  size_t i = (size_t) (s - rb.slots), j = i;
+  size_t i = (size_t) (s - rb.slots), j = i, mask = rb.nslots - 1;
 
   rb.slots[i].p = 0;
   for (;;) {
     size_t k;
 
-    j = (j + 1) & (REQBUF_SLOTS - 1);
+    j = (j + 1) & mask;
     if (!rb.slots[j].p)
       return;
     k = slot_hash (rb.slots[j].p);
@@ -146,6 +185,10 @@ untrack (void *p)
   if (!p || ((uintptr_t) p & (REQBUF_ALIGN - 1)))
     return 0;
   pthread_mutex_lock (&rb.mu);
+  if (!rb.nslots) {
+    pthread_mutex_unlock (&rb.mu);
+    return 0;
+  }
   s = slot_find ((uintptr_t) p);
   if (s->p) {
     size = s->size;
@@ -166,8 +209,14 @@ reqbuf_realloc (void *p, size_t n)
   if (n < REQBUF_ALIGN) {
     if (!old)
       return realloc (p, n);
-    if (!(q = malloc (n ? n : 1)))
+    q = malloc (n ? n : 1);
+    if (!q) {                           /* p stays: it still counts */
+      pthread_mutex_lock (&rb.mu);
+      if (slot_room ())
+        track (p, old);
+      pthread_mutex_unlock (&rb.mu);
       return NULL;
+    }
     memcpy (q, p, n);
     free (p);
     return q;
@@ -175,29 +224,22 @@ reqbuf_realloc (void *p, size_t n)
   pthread_mutex_lock (&rb.mu);
   if ((rb.limit && rb.st.in_use + n > (n <= REQBUF_SMALL ? rb.limit :
                                         rb.limit / 4 * 3)) ||
-      rb.st.blocks + 1 > REQBUF_SLOTS / 2) {
+      !slot_room ()) {
     rb.st.refused++;
-    if (old) {                          /* p stays as it was: count it */
-      struct slot *s = slot_find ((uintptr_t) p);
-      s->p = (uintptr_t) p;
-      s->size = old;
-      rb.st.in_use += old;
-      rb.st.blocks++;
-    }
+    if (old && slot_room ())            /* p stays as it was: count it */
+      track (p, old);
     pthread_mutex_unlock (&rb.mu);
     errno = ENOMEM;
     return NULL;
   }
   rb.st.in_use += n;                    /* reserved before allocating */
-  rb.st.blocks++;
-  if (rb.st.in_use > rb.st.peak)
-    rb.st.peak = rb.st.in_use;
   pthread_mutex_unlock (&rb.mu);
 
   if (posix_memalign (&q, REQBUF_ALIGN, n)) {
     pthread_mutex_lock (&rb.mu);
     rb.st.in_use -= n;
-    rb.st.blocks--;
+    if (old && slot_room ())
+      track (p, old);
     pthread_mutex_unlock (&rb.mu);
     errno = ENOMEM;
     return NULL;
@@ -209,11 +251,9 @@ reqbuf_realloc (void *p, size_t n)
     free (p);
   }
   pthread_mutex_lock (&rb.mu);
-  {
-    struct slot *s = slot_find ((uintptr_t) q);
-    s->p = (uintptr_t) q;
-    s->size = n;
-  }
+  rb.st.in_use -= n;                    /* the reservation becomes q's */
+  if (slot_room ())
+    track (q, n);
   pthread_mutex_unlock (&rb.mu);
   return q;
 }
@@ -289,16 +329,16 @@ reqbuf_install (void)
     nbdkit_debug ("cfq: request buffers: nbdkit's executable not found");
     return;
   }
-  rb.slots = calloc (REQBUF_SLOTS, sizeof *rb.slots);
+  rb.slots = calloc (REQBUF_SLOTS0, sizeof *rb.slots);
   if (!rb.slots)
     return;
+  rb.nslots = REQBUF_SLOTS0;
   /* free first: a block realloc hands out must be seen when freed. */
   n[1] = hostexe_hook (&e, "free", (void *) reqbuf_free);
   if (n[1] <= 0) {
+    /* n[1] < 0: some entries may be set: keep the table they use. */
     nbdkit_debug ("cfq: request buffers: nbdkit does not call free "
                   "through its GOT: its buffers stay as glibc makes them");
-    free (rb.slots);
-    rb.slots = NULL;
     return;
   }
   n[0] = hostexe_hook (&e, "realloc", (void *) reqbuf_realloc);
