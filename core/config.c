@@ -362,7 +362,7 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
     if (r == 0 && *v <= CFG_MEMORY_MAX)
       return 0;
     snprintf (why, len, "%s (want a size up to %" PRIu64 "T)",
-              r < 0 ? "not a size" : "out of range", CFG_MEMORY_MAX >> 40);
+              r == -EINVAL ? "not a size" : "out of range", CFG_MEMORY_MAX >> 40);
     return -EINVAL;
   case GK_REPLY_TIMEOUT:
     r = units_parse_time (value, 1000000, v);
@@ -370,7 +370,7 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
                                *v <= CFG_REPLY_TIMEOUT_MAX)))
       return 0;
     snprintf (why, len, "%s (want 0 for none, or %" PRIu64 "s..%" PRIu64
-              "s)", r < 0 ? "not a time" : "out of range",
+              "s)", r == -EINVAL ? "not a time" : "out of range",
               CFG_REPLY_TIMEOUT_MIN / 1000000000,
               CFG_REPLY_TIMEOUT_MAX / 1000000000);
     return -EINVAL;

@@ -105,6 +105,8 @@ if kill -0 "$pid" 2>/dev/null; then
   stop_nbdkit hup
   [ "${NBDKIT_STATUS[hup]}" = 0 ] ||
     failures+=("nbdkit exited with status ${NBDKIT_STATUS[hup]} on SIGTERM")
+elif [ ${#failures[@]} = 0 ]; then
+  failures+=("the server is gone after the last run")
 fi
 
 # Without the guard, on an nbdkit with the bug: the same runs abort it.
