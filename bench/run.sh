@@ -20,7 +20,8 @@
 #   pwarm  the same, the image in the page cache   next to fwarm
 #   fwarm  nbdkit file plugin, default cache, warm
 #
-# and, opt-in (BENCH_TARGETS): floop/cloop (no direct path), pring (no inline path), onull
+# and, opt-in (BENCH_TARGETS): floop/cloop (no direct path), pring (no inline path),
+# fbounce (fifo with nbdkit's buffers unaligned: every request bounced), onull
 # (backend=null), qnull (qsd on null-co), bfifo/bcfq/bpage (another build of the
 # plugin, BENCH_BASE_PLUGIN=PATH: a branch against main in one run).
 #
