@@ -363,21 +363,33 @@ creq_wake (struct creq *r, uint32_t st)
     futex_wake (&r->state);
 }
 
-/* Worker: sleep until the dispatcher moves r to DONE or RUN. */
+/* Worker: r's state if DONE or RUN; else 0, with r marked SLEEPING, so
+ * that the dispatcher wakes the futex when it moves r on.
+ */
 static uint32_t
-creq_wait (struct creq *r)
+creq_settled (struct creq *r)
 {
   for (;;) {
     uint32_t s = __atomic_load_n (&r->state, __ATOMIC_ACQUIRE);
 
     if (s == CREQ_ST_DONE || s == CREQ_ST_RUN)
       return s;
-    if (s == CREQ_ST_PENDING &&
-        !__atomic_compare_exchange_n (&r->state, &s, CREQ_ST_SLEEPING, false,
-                                      __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
-      continue;
-    futex_wait (&r->state, CREQ_ST_SLEEPING);
+    if (s == CREQ_ST_SLEEPING ||
+        __atomic_compare_exchange_n (&r->state, &s, CREQ_ST_SLEEPING, false,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+      return 0;
   }
+}
+
+/* Worker: sleep until the dispatcher moves r to DONE or RUN. */
+static uint32_t
+creq_wait (struct creq *r)
+{
+  uint32_t s;
+
+  while ((s = creq_settled (r)) == 0)
+    futex_wait (&r->state, CREQ_ST_SLEEPING);
+  return s;
 }
 
 /* Worker: push rs[0..n) (in that order). */
@@ -1191,21 +1203,15 @@ creq_wait_held (struct engine *e, struct creq **rs, unsigned n, unsigned i)
 {
   struct creq *r = rs[i];
 
+  uint32_t s;
+
   if (!e->gone)
     return creq_wait (r);
-  for (;;) {
-    uint32_t s = __atomic_load_n (&r->state, __ATOMIC_ACQUIRE);
-
-    if (s == CREQ_ST_DONE || s == CREQ_ST_RUN)
-      return s;
-    if (s == CREQ_ST_PENDING &&
-        !__atomic_compare_exchange_n (&r->state, &s, CREQ_ST_SLEEPING, false,
-                                      __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
-      continue;
+  while ((s = creq_settled (r)) == 0)
     if (futex_wait_for (&r->state, CREQ_ST_SLEEPING, ENGINE_PROBE_NS) &&
         __atomic_load_n (&r->queued, __ATOMIC_RELAXED) && e->gone ())
       cancel (e, rs + i, n - i);
-  }
+  return s;
 }
 
 int
