@@ -56,8 +56,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -158,32 +156,6 @@ after_sign_test (const struct hostexe *e, uintptr_t p)
     ((c[-1] >> 3) & 7) == (c[-1] & 7);
 }
 
-/* Replace the jump of n bytes (2 or 6) at `at` by a NOP of n bytes. */
-static int
-make_nop (uintptr_t at, size_t n, int prot)
-{
-  static const unsigned char nop6[] = { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-  static const unsigned char nop2[] = { 0x66, 0x90 };
-  long pg = sysconf (_SC_PAGESIZE);
-  uintptr_t lo = at & ~(uintptr_t) (pg - 1);
-  size_t len = (at + n - lo + pg - 1) & ~(uintptr_t) (pg - 1);
-
-  if (mprotect ((void *) lo, len, prot | PROT_WRITE) == -1)
-    return -errno;
-  memcpy ((void *) at, n == 6 ? nop6 : nop2, n);
-  if (mprotect ((void *) lo, len, prot) == -1)
-    return -errno;
-  return 0;
-}
-
-static int
-segment_prot (const ElfW(Phdr) *ph)
-{
-  return (ph->p_flags & PF_R ? PROT_READ : 0) |
-    (ph->p_flags & PF_W ? PROT_WRITE : 0) |
-    (ph->p_flags & PF_X ? PROT_EXEC : 0);
-}
-
 void
 hangup_guard_install (void)
 {
@@ -191,7 +163,6 @@ hangup_guard_install (void)
   uintptr_t sites[GUARD_SITES_MAX];
   uintptr_t target[GUARD_SITES_MAX];    /* the assertion each leads to */
   size_t len[GUARD_SITES_MAX];          /* bytes of each jump */
-  int prot[GUARD_SITES_MAX];
   unsigned nsites = 0;
 
   if (!cfq_debug_hangup_guard) {
@@ -249,7 +220,6 @@ hangup_guard_install (void)
                       "nbdkit left as it is");
         return;
       }
-      prot[nsites] = segment_prot (ph);
       len[nsites] = n;
       target[nsites] = t;
       sites[nsites++] = p;
@@ -264,7 +234,9 @@ hangup_guard_install (void)
     return;
   }
   for (unsigned i = 0; i < nsites; i++) {
-    int err = make_nop (sites[i], len[i], prot[i]);
+    static const unsigned char nop6[] = { 0x66, 0x0f, 0x1f, 0x44, 0, 0 };
+    static const unsigned char nop2[] = { 0x66, 0x90 };
+    int err = hostexe_poke (&e, sites[i], len[i] == 6 ? nop6 : nop2, len[i]);
 
     if (err) {
       guard_state = i ? HANGUP_PARTIAL : HANGUP_UNKNOWN;

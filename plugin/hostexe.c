@@ -97,20 +97,39 @@ in_relro (const struct hostexe *e, uintptr_t p)
   return false;
 }
 
+/* The protection the page of p has after loading: read-only under RELRO,
+ * else its segment's.
+ */
 static int
-set_slot (const struct hostexe *e, uintptr_t slot, void *fn)
+prot_at (const struct hostexe *e, uintptr_t p)
+{
+  if (in_relro (e, p))
+    return PROT_READ;
+  for (size_t i = 0; i < e->phnum; i++) {
+    const ElfW(Phdr) *ph = &e->phdr[i];
+    uintptr_t lo = e->base + ph->p_vaddr;
+
+    if (ph->p_type == PT_LOAD && p >= lo && p < lo + ph->p_memsz)
+      return (ph->p_flags & PF_R ? PROT_READ : 0) |
+        (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+        (ph->p_flags & PF_X ? PROT_EXEC : 0);
+  }
+  return PROT_READ;
+}
+
+int
+hostexe_poke (const struct hostexe *e, uintptr_t at, const void *bytes,
+              size_t n)
 {
   long pg = sysconf (_SC_PAGESIZE);
-  uintptr_t lo = slot & ~(uintptr_t) (pg - 1);
-  bool relro = in_relro (e, slot);
+  uintptr_t lo = at & ~(uintptr_t) (pg - 1);
+  size_t len = (at + n - lo + pg - 1) & ~(uintptr_t) (pg - 1);
+  int prot = prot_at (e, at);
 
-  /* Writable already, unless RELRO made it read-only after relocation;
-   * then read-only again after.
-   */
-  if (mprotect ((void *) lo, (size_t) pg, PROT_READ | PROT_WRITE) == -1)
+  if (mprotect ((void *) lo, len, prot | PROT_WRITE) == -1)
     return -errno;
-  memcpy ((void *) slot, &fn, sizeof fn);
-  if (relro && mprotect ((void *) lo, (size_t) pg, PROT_READ) == -1)
+  memcpy ((void *) at, bytes, n);
+  if (mprotect ((void *) lo, len, prot) == -1)
     return -errno;
   return 0;
 }
@@ -149,7 +168,7 @@ hostexe_hook (const struct hostexe *e, const char *sym, void *fn)
       if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
           s == 0 || strcmp (strtab + symtab[s].st_name, sym))
         continue;
-      err = set_slot (e, e->base + r->r_offset, fn);
+      err = hostexe_poke (e, e->base + r->r_offset, &fn, sizeof fn);
       if (err)
         return err;
       n++;

@@ -23,6 +23,12 @@ extern int hostexe_find (struct hostexe *e);
 /* Is [p, p+len) inside one loaded segment with permission flag pf? */
 extern bool hostexe_contains (const struct hostexe *e, uintptr_t p,
                               size_t len, ElfW(Word) pf);
+/* Write n bytes at `at`, inside the executable: its page made writable
+ * for the copy, then given back the protection it had after loading.
+ * 0 or -errno.
+ */
+extern int hostexe_poke (const struct hostexe *e, uintptr_t at,
+                         const void *bytes, size_t n);
 /* Point the executable's GOT entries for the function sym at fn (its
  * calls through the PLT, and its address-taken uses).  The number of
  * entries changed, or -errno.  Calls made by other objects are not
