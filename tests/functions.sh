@@ -289,13 +289,20 @@ if plugin_is_ours && [ -f "$CFQ_PLUGIN" ]; then
   CFQ_SAN_RUNTIME=$(san_runtime "$CFQ_PLUGIN")
 fi
 if [ -n "$CFQ_SAN_RUNTIME" ]; then
-  CFQ_REAL_NBDKIT=$(command -v nbdkit) || fail "nbdkit is not installed"
+  # A test that runs another test sources this file twice: the second
+  # time tests/sanitizer is already first on PATH, and its nbdkit must
+  # not be taken for the real one.
+  case ":$PATH:" in
+    *":$top/tests/sanitizer:"*) ;;
+    *) CFQ_REAL_NBDKIT=$(command -v nbdkit) ||
+         fail "nbdkit is not installed"
+       PATH=$top/tests/sanitizer:$PATH ;;
+  esac
   CFQ_SAN_PLUGIN=$CFQ_PLUGIN
   CFQ_SAN_SHIM=$top/tests/sanitizer/nofreelocale.so
   [ -f "$CFQ_SAN_SHIM" ] ||
     fail "$CFQ_SAN_SHIM is not built (make SANITIZE=... builds it)"
   export CFQ_SAN_RUNTIME CFQ_REAL_NBDKIT CFQ_SAN_PLUGIN CFQ_SAN_SHIM
-  PATH=$top/tests/sanitizer:$PATH
   echo "sanitizer build: nbdkit runs our plugin with $CFQ_SAN_RUNTIME preloaded"
 fi
 
