@@ -177,7 +177,7 @@ cfq_qos_dispatch_from (struct cfqd *cfqd, struct sched_group *cfqg,
   qos_account (&cfqg->qos, rq, now, reserved);
   if (!reserved) {
     if (iops_mode (cfqd))
-      cfq_group_charge (cfqd, cfqg, CFQ_IOPS_CHARGE);
+      cfq_group_charge (cfqd, cfqg, cfq_rq_charge (cfqd, rq));
     else
       cfqg->qos_orphans++;
   }
@@ -229,9 +229,7 @@ cfq_qos_owed (struct cfqd *cfqd, struct sched_group *cfqg, uint64_t now)
   struct cfqq *active = cfqd->active_queue;
   uint64_t charge, v;
 
-  charge = iops_mode (cfqd)
-    ? (uint64_t) active->slice_dispatch * CFQ_IOPS_CHARGE
-    : cfq_cfqq_slice_usage (active, now);
+  charge = cfq_cfqq_charge (cfqd, active, now);
   v = active->cfqg->vdisktime + cfq_scale_slice (charge, active->cfqg);
   if ((int64_t) (cfqg->vdisktime - v) > 0)
     return false;

@@ -406,6 +406,7 @@ __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
     cfqq->allocated_slice = 0;
     cfqq->slice_end = 0;
     cfqq->slice_dispatch = 0;
+    cfqq->slice_cost = 0;
     cfqq->wait_request = false;
     cfqq->must_dispatch = false;
     cfqq->fifo_expire = false;
@@ -561,9 +562,26 @@ cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   cfqq->cfqg->dispatched++;
   cfq_group_present (cfqd, cfqq->cfqg);
   cfqd->rq_in_flight[cfqq->sync]++;
+  cfqq->cfqg->rq_in_flight[cfqq->sync]++;
   /* cfq_activate_request */
   cfqd->rq_in_driver++;
   rq->pflags = 0;
+  /* What it costs the device (deviation 34): sequential if it starts
+   * close to where its queue's last request ended.
+   */
+  {
+    uint64_t d = rq->off > cfqq->cost_pos ? rq->off - cfqq->cost_pos
+      : cfqq->cost_pos - rq->off;
+
+    rq->cost = cost_rq_raw (&cfqd->cost, rq->op, rq->len,
+                            d <= COST_SEQ_WINDOW);
+    if (rq->op != RQ_FLUSH)
+      cfqq->cost_pos = rq->off + rq->len;
+    cfqq->slice_cost += rq->cost;
+    cfqq->cfqg->inflight_cost += rq->cost;
+    cfqd->inflight_cost += rq->cost;
+    cost_observe (&cfqd->cost, now, +1, 0);
+  }
   if (rq->op == RQ_READ && cfq_dist_from_last (cfqd, rq) > CFQQ_SEEK_THR)
     rq->pflags |= CFQ_RQ_SEEK;
   if (rq->op != RQ_FLUSH)
@@ -714,9 +732,12 @@ cfq_slice_used_soon (const struct cfqd *cfqd, const struct cfqq *cfqq,
  * last delayed sync completion.
  */
 static unsigned
-cfq_async_depth (const struct cfqd *cfqd, uint64_t now)
+cfq_async_depth (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                 uint64_t now)
 {
-  uint64_t last_sync = now - cfqd->last_delayed_sync;
+  uint64_t last_sync = now - (t_get (cfqd, T_GROUP_ASYNC)
+                              ? cfqq->cfqg->last_delayed_sync
+                              : cfqd->last_delayed_sync);
   uint64_t depth = last_sync / t_get (cfqd, T_SLICE_SYNC);
 
   return depth > 1u << 30 ? 1u << 30 : (unsigned) depth;
@@ -727,16 +748,25 @@ cfq_async_depth (const struct cfqd *cfqd, uint64_t now)
  * at the device (deviation 28).
  */
 static bool
-cfq_sync_lately (const struct cfqd *cfqd, uint64_t now)
+cfq_sync_lately (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                 uint64_t now)
 {
-  return cfqd->last_sync != SCHED_NEVER
-    && now - cfqd->last_sync <= CFQ_SYNC_LATELY;
+  uint64_t last = t_get (cfqd, T_GROUP_ASYNC) ? cfqq->cfqg->last_sync
+    : cfqd->last_sync;
+
+  return last != SCHED_NEVER && now - last <= CFQ_SYNC_LATELY;
 }
 
 static bool
 cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   unsigned max_dispatch;
+  /* CFQ's async throttles look at the whole device; with group_async
+   * (ours, deviation 35) at the queue's own group: one group's reads
+   * never hold back another group's writes.
+   */
+  const unsigned *in_flight = t_get (cfqd, T_GROUP_ASYNC)
+    ? cfqq->cfqg->rq_in_flight : cfqd->rq_in_flight;
 
   /* A request that must go (expired fifo, or the one we idled for) goes
    * past every limit below: later CFQ, see cfq_dispatch_request.
@@ -744,10 +774,10 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
   if (cfqq->must_dispatch)
     return true;
   /* Drain async requests before starting sync I/O that idles. */
-  if (cfq_should_idle (cfqd, cfqq) && cfqd->rq_in_flight[0])
+  if (cfq_should_idle (cfqd, cfqq) && in_flight[0])
     return false;
   /* Async queue while sync I/O is in flight: wait. */
-  if (cfqd->rq_in_flight[1] && !cfqq->sync)
+  if (in_flight[1] && !cfqq->sync)
     return false;
 
   max_dispatch = t_get (cfqd, T_QUANTUM) / 2;
@@ -769,7 +799,8 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
      * slice.
      */
     if (cfqd->busy_queues == 1
-        && (cfqq->sync || cfq_nonrot (cfqd) || !cfq_sync_lately (cfqd, now)))
+        && (cfqq->sync || cfq_nonrot (cfqd)
+            || !cfq_sync_lately (cfqd, cfqq, now)))
       max_dispatch = ~0u;
     else
       max_dispatch = t_get (cfqd, T_QUANTUM);
@@ -777,7 +808,7 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 
   /* Async: ramp up the depth after sync requests were delayed. */
   if (!cfqq->sync && t_get (cfqd, T_LOW_LATENCY)) {
-    unsigned depth = cfq_async_depth (cfqd, now);
+    unsigned depth = cfq_async_depth (cfqd, cfqq, now);
     if (!depth && !cfqq->dispatched)
       depth = 1;
     if (depth < max_dispatch)
@@ -922,6 +953,8 @@ cfq_should_preempt (struct cfqd *cfqd, struct cfqq *new_cfqq,
   /* Sync request, async active queue: unless the queue has a request
    * that must go first (expired fifo; later CFQ, deviation 15).
    */
+  if (t_get (cfqd, T_GROUP_ASYNC) && new_cfqq->cfqg != cfqq->cfqg)
+    return false;               /* within its group only (deviation 35) */
   if (rq_is_sync (rq) && !cfqq->sync && !cfqq->must_dispatch)
     return true;
   if (new_cfqq->cfqg != cfqq->cfqg)
@@ -1123,6 +1156,7 @@ cfq_create (void)
   cfqd->last_delayed_sync = (uint64_t) 0 - NSEC_PER_SEC;
   cfqd->last_end_nonidle = (uint64_t) 0 - NSEC_PER_SEC;
   cfqd->last_sync = SCHED_NEVER;
+  cfq_cost_default (cfqd);
   cfqd->root_group = cfq_group_alloc (cfqd, "root", CFQ_ROOT_WEIGHT);
   if (!cfqd->root_group)
     goto err;
@@ -1211,8 +1245,10 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
     cfqq->cfqg->last_overlap = now;
   rq->sq = cfqq;
   rq->t_insert = now;
-  if (rq_is_sync (rq))
+  if (rq_is_sync (rq)) {
     cfqd->last_sync = now;
+    cfqq->cfqg->last_sync = now;
+  }
   rq->t_fifo = now + t_get (cfqd, rq_is_sync (rq) ? T_FIFO_EXPIRE_SYNC
                                                   : T_FIFO_EXPIRE_ASYNC);
   rq->t_dispatch = 0;
@@ -1261,9 +1297,11 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   if (cfqq && !cfqq->sync && !rb_empty (&cfqq->sort_list)
       && t_get (cfqd, T_LOW_LATENCY)) {
     uint64_t ss = t_get (cfqd, T_SLICE_SYNC);
-    uint64_t d = cfq_async_depth (cfqd, now);
+    uint64_t d = cfq_async_depth (cfqd, cfqq, now);
+    uint64_t late = t_get (cfqd, T_GROUP_ASYNC)
+      ? cfqq->cfqg->last_delayed_sync : cfqd->last_delayed_sync;
     if (d < 1u << 30)
-      next = umin64 (next, cfqd->last_delayed_sync + (d + 1) * ss);
+      next = umin64 (next, late + (d + 1) * ss);
   }
   return next;
 }
@@ -1441,6 +1479,10 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   if (!cfqq->cfqg->dispatched)
     cfq_group_drain_done (cfqd, cfqq->cfqg, now);
   cfqd->rq_in_flight[cfqq->sync]--;
+  cfqq->cfqg->rq_in_flight[cfqq->sync]--;
+  cfqq->cfqg->inflight_cost -= rq->cost;
+  cfqd->inflight_cost -= rq->cost;
+  cost_observe (&cfqd->cost, now, -1, rq->cost);
   if (rq->pflags & CFQ_RQ_SEEK)
     cfq_update_seek_cost (cfqd, rq, now);
   cfqd->last_completion = now;
@@ -1451,8 +1493,11 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   if (sync) {
     cic->last_end_request = now;
     cfqd->last_sync = now;
-    if (rq->t_insert + t_get (cfqd, T_FIFO_EXPIRE_SYNC) <= now)
+    cfqq->cfqg->last_sync = now;
+    if (rq->t_insert + t_get (cfqd, T_FIFO_EXPIRE_SYNC) <= now) {
       cfqd->last_delayed_sync = now;
+      cfqq->cfqg->last_delayed_sync = now;
+    }
   }
 
   if (cfqd->active_queue == cfqq) {
@@ -1657,6 +1702,10 @@ cfq_deactivate (struct sched *s, struct rq *rq, uint64_t now)
   cfqd->now = now;
   cfqd->rq_in_driver--;
   cfqd->rq_in_flight[cfqq->sync]--;
+  cfqq->cfqg->rq_in_flight[cfqq->sync]--;
+  cfqq->cfqg->inflight_cost -= rq->cost;
+  cfqd->inflight_cost -= rq->cost;
+  cost_observe (&cfqd->cost, now, -1, 0);
   cfqq->dispatched--;
   cfqq->cfqg->dispatched--;
   cfq_group_present (cfqd, cfqq->cfqg);
@@ -1678,12 +1727,34 @@ cfq_activate (struct sched *s, struct rq *rq, uint64_t now)
   cfqd->now = now;
   cfqd->rq_in_driver++;
   cfqd->rq_in_flight[cfqq->sync]++;
+  cfqq->cfqg->rq_in_flight[cfqq->sync]++;
+  cfqq->cfqg->inflight_cost += rq->cost;
+  cfqd->inflight_cost += rq->cost;
+  cost_observe (&cfqd->cost, now, +1, 0);
   cfqq->dispatched++;
   cfqq->cfqg->dispatched++;
   cfq_group_present (cfqd, cfqq->cfqg);
   if (cfqd->grp_st.active != cfqq->cfqg && !iops_mode (cfqd) &&
       !cfqq->cfqg->drain_since)
     cfqq->cfqg->drain_since = now;
+}
+
+/* The cost model's parameters: from now on they are the device's. */
+static int
+cfq_set_cost (struct sched *s, const struct cost_params *p, const char *source)
+{
+  struct cfqd *cfqd = CFQD (s);
+  int r = cost_model_init (&cfqd->cost, p, source);
+
+  if (r == 0)
+    cfqd->cost_given = true;
+  return r;
+}
+
+void
+cfq_get_cost (struct sched *s, struct cost_model *m)
+{
+  *m = CFQD (s)->cost;
 }
 
 const struct sched_ops cfq_ops = {
@@ -1704,6 +1775,7 @@ const struct sched_ops cfq_ops = {
   .cancel = cfq_cancel,
   .deactivate = cfq_deactivate,
   .activate = cfq_activate,
+  .set_cost = cfq_set_cost,
 };
 
 /* ---- Tracing ------------------------------------------------------------- */

@@ -39,6 +39,7 @@
 
 #include "cfq.h"
 #include "control.h"
+#include "cost.h"
 #include "ctlcmd.h"
 #include "devmodel.h"
 #include "loglimit.h"
@@ -554,6 +555,17 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
     return -ENOMEM;
   }
   err = cfg_apply (m, s, tn.rotational, sg, why, sizeof why);
+  if (err == 0 && tn.dm) {
+    /* An emulated device's requests cost what its model says. */
+    struct cost_params cp;
+
+    err = devmodel_cost_params (tn.dm, 0, &cp);
+    if (err == 0)
+      err = sched_set_cost (s, &cp, "device model");
+    if (err)
+      snprintf (why, sizeof why, "cost model of emulate=%s: %s",
+                tn.m->dev.emulate, strerror (-err));
+  }
   for (size_t i = 0; err == 0 && i < m->nr_groups; i++)
     tn.groups[i].sg = sg[i];
   free (sg);

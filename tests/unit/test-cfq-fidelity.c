@@ -53,7 +53,7 @@ mkrq (struct rq *rq, struct sched_queue *q, uint64_t sector, uint32_t len,
 static void
 test_new_seeky_queue (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *c;
@@ -115,7 +115,7 @@ test_new_seeky_queue (void)
 static void
 test_service_tree_keys (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *q[8], *x, *y;
   struct rq rq[8], rx, ry = { 0 };
   uint64_t next, t = 0, tx = 0, ty = 0;
@@ -197,7 +197,7 @@ drain (struct sched *s, uint64_t t)
 static void
 test_split_owner (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq ra, rb, rx[40];
@@ -264,7 +264,7 @@ test_seek_cost (void)
   for (int v = 0; v < 2; v++) {
     const bool fast = v == 0;
     const uint64_t cost = fast ? 100 * US : 8 * MS;
-    struct sched *s = sched_create (&cfq_ops);
+    struct sched *s = kernel_cfq ();
     struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct sched_queue *c = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct rq ra[20], rc[4];
@@ -340,7 +340,7 @@ test_seek_cost (void)
 static void
 test_auto_mode (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct cfq_stats st;
 
   cfq_get_stats (s, &st);
@@ -368,7 +368,7 @@ test_auto_mode (void)
 static void
 test_flush_has_no_place (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *c = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq rw, rf;
   uint64_t next, t = 0;
@@ -410,7 +410,7 @@ test_flush_has_no_place (void)
 static void
 test_flash_no_wait (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *rd = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq rw[4], rr;
@@ -494,7 +494,7 @@ test_front_key (void)
 static void
 test_classify (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_wstate w = { 0 };
@@ -558,7 +558,7 @@ test_classify (void)
 static void
 test_first_tree (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq ra[9], rb;
@@ -614,7 +614,7 @@ test_writeback_backlog (void)
      * refilled backlog with a window of 1 s.
      */
     const bool capped = v == WB_CAPPED || v == WB_READ_2S;
-    struct sched *s = sched_create (&cfq_ops);
+    struct sched *s = kernel_cfq ();
     struct sched_queue *w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct sched_queue *r = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct rq rw[16], rr;
@@ -960,7 +960,7 @@ lag_run (int mode, double *share, double *ideal, uint64_t *p99_ms,
   struct sched_queue *q[LAG_G];
   unsigned in_dev = 0;
   uint64_t seed = 12345;
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
 
   CHECK (s);
   CHECK_EQ (sched_set (s, "rotational", 0), 0);
