@@ -339,7 +339,7 @@ def main():
             mib = "an amount this kernel does not count"
         p("guest memory: free page reporting on (order %s), %s handed to the host "
           "during the bench; pages it reclaimed cost a host fault when used again, "
-          "which slows servers that allocate page-cache pages (doc/hotpath.md 12.3)" %
+          "which slows servers that allocate page-cache pages (bench/README.md)" %
           (settings.get("page_reporting_order", "?"), mib))
     elif settings.get("page_reporting") == "off":
         p("guest memory: no free page reporting")

@@ -265,7 +265,7 @@ disk_settings() {
 
 # Free page reporting (virtio-balloon): the guest hands free memory back to
 # the host, which drops it, and the guest pays a host fault on each page of
-# it that it uses again (doc/hotpath.md 12.3).  A server that reads through
+# it that it uses again (bench/README.md, "guest memory").  A server that reads through
 # the page cache allocates such pages; one that reuses its own buffers does
 # not.  Recorded, with what was reported while the bench ran, because it
 # decides the buffered peers' sequential rows on such a VM.

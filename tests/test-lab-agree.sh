@@ -10,7 +10,7 @@
 #  - its mean latency as the server counts it (insert to completion, the
 #    control socket's stats) is within 25% of the simulator's.
 # What the simulator leaves out (the NBD round trip, the CPU, the page
-# cache) is in doc/lab.md.  Negative control: the same
+# cache) is in man cfqlab (tools/cfqlab.pod).  Negative control: the same
 # check of the server's cfq against the simulator's fifo must fail.
 #
 # Robust on a loaded machine: each modelled device (about 500 IOPS, or 80

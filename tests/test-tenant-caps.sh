@@ -22,7 +22,7 @@
 # every window is a timing target (a dispatcher descheduled for 100 ms on a
 # loaded machine moves requests from one second to the next): the
 # simulator asserts it (test-sim-qos.sh), this test prints how many
-# windows met it, and doc/qos.md has the figures taken under the
+# windows met it, and bench/README.md has the figures taken under the
 # benchmark lock.
 # timeout: 240
 . "$(dirname "$0")/tenant-functions.sh"

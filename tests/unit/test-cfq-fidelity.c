@@ -676,7 +676,7 @@ test_writeback_backlog (void)
   printf ("writeback backlog: ok\n");
 }
 
-/* The lone-group slice (doc/stall-t01.md, deviation 30).  On flash in
+/* The lone-group slice (doc/deviations.md, deviation 30).  On flash in
  * IOPS mode a weight-100 group reads next to four weight-1000 groups
  * whose clients come late or go away for a moment (a loaded machine
  * descheduled them).  CFQ sized the lone group's slice for a group alone
@@ -917,7 +917,7 @@ test_wc_cap_lag (void)
  * CPU, FIFO, 20 us each (50k IOPS), before its client's next request
  * reaches the scheduler.  So each group is often empty for a moment, with
  * its requests on the CPU and not in the scheduler, as through our NBD
- * path on a 2-core machine (doc/cfq-notes.md, 31 and 32).
+ * path on a 2-core machine (doc/deviations.md, 31 and 32).
  * - group_lag=4 (group_idle at its default): shares within 5% of the
  *   weights, the total within 10% of plain work-conserving groups, and the
  *   worst group's p99 wait in the scheduler under 20 ms.
