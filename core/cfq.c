@@ -79,7 +79,7 @@
  * -----
  * This file: queues, slices, idling, request choice, dispatch, preemption,
  * insertion and completion, and the sched_ops table.  Around it, through
- * the private header core/cfq-priv.h (structures, constants, helpers):
+ * the private header core/cfq-priv.h (structures, constants, small functions):
  *   cfq-group.c     groups: vdisktime, weights, charging, the group tree
  *   cfq-tree.c      the queue service trees and the workload choice
  *   cfq-coop.c      cooperating queues: lookup, merge, split, freeing
