@@ -4,7 +4,7 @@
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make check-stress  the long hostile-tenant tests (tests/stress/)
-#   make lint       shellcheck every shell script
+#   make lint       shellcheck every shell script; tools/lint-words
 #   make SANITIZE=address,undefined check
 #                   everything built with those sanitizers, the whole suite
 #                   under them; any sanitizer report fails its test
@@ -272,9 +272,12 @@ check-tsan:
 # "${NAME}_..."), which shellcheck cannot follow: per-server values live in
 # arrays keyed by name (NBDKIT_SOCK[NAME] ...).
 SHELL_SCRIPTS := $(wildcard tests/*.sh tests/*/*.sh bench/*.sh) \
-	tests/sanitizer/nbdkit .ci/run
+	tests/sanitizer/nbdkit .ci/run tools/lint-words
+# tools/lint-words: no file speaks of how the tree was made (its header
+# lists the words).
 lint:
 	shellcheck -S warning $(SHELL_SCRIPTS)
+	tools/lint-words
 	@if grep -n 'printf -v "\$$' $(SHELL_SCRIPTS); then \
 	  echo "lint: a variable made by name (above): use an array"; exit 1; fi
 

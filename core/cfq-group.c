@@ -43,7 +43,7 @@
  * vdisktime (at most group_lag and a request behind the others), each
  * queue sends in arrival order, and a group's queues take turns by last
  * service.  A tenant that keeps several requests out and thinks between
- * them still paces the others (doc/cfq-notes.md, 32): for full queues
+ * them still paces the others (doc/deviations.md, 32): for full queues
  * only.
  */
 #include <errno.h>
@@ -403,7 +403,7 @@ cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
  * CFQ holds a group's weight when its requests do not keep it busy (the
  * device waits for it), which per-request turns cannot do; where the
  * server and not the device is the bottleneck they let the weights slip
- * (doc/cfq-notes.md, 31, has the numbers).  group_idle=0 already says
+ * (doc/deviations.md, 31, has the numbers).  group_idle=0 already says
  * "do not hold the device for a group"; there turns only cost depth.
  * With group_lag (deviation 32) the mode also runs with group_idle on:
  * the bound and the lag windows wait for a group as group_idle does.

@@ -4,7 +4,7 @@
  * kernel's seams (BFQ's way: bfq-iosched.c, bfq-wf2q.c, bfq-cgroup.c
  * behind bfq-iosched.h).  This header holds its structures (cfqd, cfqg,
  * cfqq, the connection), the constants of cfq-iosched.c at HZ=1000, the
- * small helpers every part uses (t_get, cfqq_prio, service_tree_for ...),
+ * small functions every part uses (t_get, cfqq_prio, service_tree_for ...),
  * the trace macro, and the functions one file calls in another.  Outside
  * core/cfq*.c only include/cfq.h and include/sched.h are the interface.
  *

@@ -79,7 +79,7 @@
  * -----
  * This file: queues, slices, idling, request choice, dispatch, preemption,
  * insertion and completion, and the sched_ops table.  Around it, through
- * the private header core/cfq-priv.h (structures, constants, helpers):
+ * the private header core/cfq-priv.h (structures, constants, small functions):
  *   cfq-group.c     groups: vdisktime, weights, charging, the group tree
  *   cfq-tree.c      the queue service trees and the workload choice
  *   cfq-coop.c      cooperating queues: lookup, merge, split, freeing
@@ -88,72 +88,10 @@
  *
  * Deviations from the kernel
  * --------------------------
- * Why, and the measurements: doc/cfq-notes.md, same numbers.  The code at
- * each site says "deviation N".
- *  1. Time: ns passed in by the caller; HZ-based constants at HZ=1000.
- *  2. No timer: the idle timer is a deadline that dispatch() returns in
- *     *next and every entry point fires once it passed.
- *  3. No cgroups: groups are tenants (group_new); no group: the root group,
- *     weight 1000.
- *  4. A connection (struct sched_queue) is the io_context: one sync cfqq
- *     each, class and level fixed when it is created.
- *  5. Async queues per (group, class, level), embedded in the group (4.x).
- *  6. group_isolation fixed at 1 (2.6.39); the tunable refuses 0.
- *  7. hw_tag (ours) pins the queueing detection: 2 detect, 0 or 1 forced.
- *  8. merge (ours) switches cooperating queues off; 1 is CFQ.
- *  9. The queue run of the driver's completion path is done in
- *     completed() (run_queue, preempt_pending).
- * 10. Idle-class grace: 100 ms after the last non-IDLE completion (<= 2.6.27).
- * 11. Cooperator lookup: a prio tree per (group, level), re-keyed at every
- *     next_rq change, both neighbours of the head looked at.
- * 12. cfq_should_wait_busy does not extend a slice with requests queued
- *     (2.6.37).
- * 13. Equal sectors sit side by side in the sort tree; no front/back merge.
- * 14. A split sends the connection back to its embedded cfqq; the owner of
- *     the shared one stays.
- * 15. must_dispatch for an expired fifo (3.x/4.x).
- * 16. Async deadline (ours): an overdue async queue gets the next turn.
- * 17. group_idle on a queueing SSD, while another group is busy (3.x/4.x).
- * 18. Group place on re-add (ours): back within 200 ms, it keeps its
- *     vdisktime (raised to min_vdisktime).
- * 19. Drain charge (ours): in time mode the expired group is also charged
- *     until its requests in the driver complete.
- * 20. Seek history of a new queue (ours): seeky is more than 1 in 8 judged;
- *     the first request is judged by its distance from the head.
- * 21. Service tree keys (ours): the offset is measured from a level-4 sync
- *     queue, so equal queues are served in arrival order.
- * 22. Seek cost (ours): a "rotational" device whose seeky reads take under
- *     1 ms is taken as flash (seek_fast).
- * 23. mode=auto charges by requests on flash, whatever slice_idle (4.x).
- * 24. Flash that queues (ours): cfq_should_idle is false there.
- * 25. Preemption key (ours): just before the tree's first queue, not HZ.
- * 26. Flushes: sync requests of the queue that move neither its seek
- *     history nor the head.
- * 27. Plain writes are sync or async by sched_classify (core/sched.c).
- * 28. Writeback backlog (ours): on a disk an async queue gets at most
- *     quantum requests in the driver, even alone, while sync I/O was
- *     seen in the last 30 s (CFQ_SYNC_LATELY); with none, the
- *     kernel's rule: the sole busy queue has no limit.
- * 29. Caps and reservations (ours): the rules in core/qos.c, applied in
- *     cfq-qos.c; with none configured none of it runs.
- * 30. Lone-group slice (ours): cfq_group_slice also counts the weight of
- *     groups off the tree for less than 200 ms (those 18 keeps); a group
- *     joining the tree cuts the active queue's slice to what it would get
- *     now and goes behind the active group's charge so far.
- * 31. Work-conserving groups (ours, wc_depth): on flash that queues, in
- *     IOPS mode, with group_idle=0 and two groups present, each request
- *     comes from the busy group of least vdisktime, charged at once, up
- *     to wc_depth requests in the driver (cfq-group.c).
- * 32. Bounded lag (ours, group_lag): 31 also with group_idle on; a group
- *     that overlaps requests stays present for group_idle, and none
- *     sends while more than group_lag requests ahead of a present group
- *     with nothing queued (cfq-group.c).
- * 33. Held back (ours): a dispatched request the mechanism holds back
- *     (deactivate: it waits for a buffer) also leaves its queue's and
- *     group's dispatched counts, so no idling or group_idle waits for
- *     it; activated again, its device time is charged as a drain (19).
- * CFQ's own faults kept as the default, and the better settings: the end
- * of doc/cfq-notes.md.
+ * Each departure from 2.6.36/2.6.37 has a number, and the code says
+ * "deviation N" where it departs.  doc/deviations.md has one entry per
+ * number: what differs, why, and the test that shows it; and, at its end,
+ * CFQ's own faults kept as the default with their better settings.
  *
  * Memory and threading: everything is allocated in create, group_new and
  * queue_new; insert/dispatch/completed never allocate.  A connection (and

@@ -157,7 +157,7 @@ const struct devmodel_preset devmodel_presets[] = {
     " sustained (outer tracks), 7200 rpm, 4.16 ms average latency;"
     " Maximum PC review, Jan 2010: 14 ms average random read access,"
     " 71 IOPS at depth 1.  No depth-32 figure found: 142 is twice depth 1,"
-    " the 1.5-2x SATA disks gain with NCQ (issue 8)" },
+    " the 1.5-2x SATA disks gain with NCQ" },
   { "vertex", "ssd",
     "capacity=30g,channels=2,read=230us,write=3400us,bw=316M",
     "2009 SATA SSD (OCZ Vertex, Indilinx Barefoot; seed 002's device)",

@@ -3,9 +3,8 @@
 # tenants of equal weight on the disk (tests/sim/fsync-writer.job), against
 # FIFO in the same run: the fsync time's p90 (first write of a batch to
 # its flush done) at most 0.5x FIFO's, the writer at least 0.8x its FIFO
-# rate (issue 8's targets).  With plain writes always async (the old
-# rule), the p90 was 0.97x FIFO's; with the writer's whole backlog at the
-# disk, 0.51x.
+# rate.  With plain writes always async, the p90 is 0.97x FIFO's; with the writer's whole backlog at the
+# disk, 0.51x (deviations 27 and 28).
 # timeout: 120
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq

@@ -9,7 +9,7 @@
 # Negative controls: CFQ's turns (the default) hold the weights but the
 # worst p99 is over 150 ms; work-conserving groups without the bound
 # (group_idle=0) give w400 under 80% of its weight share.
-# What the bound must not do (a second reader's cases):
+# What the bound must not do:
 #  - pace a busy group to a shallow one (wc-lag-sparse.job: a tenant one
 #    request deep with 5 ms think time): busy gets at least twice what
 #    CFQ's turns give it, and sparse's p99 stays under 10 ms;

@@ -1,5 +1,6 @@
-/* test-cfq-fidelity.c: the behaviour fixes of issue 8 ("CFQ must earn its
- * place"), each on the virtual clock, each failing without its fix.
+/* test-cfq-fidelity.c: the deviations from the kernel that make CFQ never
+ * worse than FIFO for one tenant (doc/deviations.md), each on the virtual
+ * clock, each failing with the kernel's rule in its place.
  *
  * - A new queue is judged by its first request: a random reader is not
  *   idled for before its history says it is sequential.
@@ -189,10 +190,10 @@ drain (struct sched *s, uint64_t t)
 
 /* Merge and split when the owner of the shared queue asks first.  b's
  * queue becomes the shared one (a is merged into it); it turns seeky
- * while only b reads, so b's request is the first after the split mark.  The old split moved b back to "its
- * own" queue, which is the shared queue itself, and cleared the split
- * mark: a stayed merged for good.  Now b stays where it is and a leaves at
- * its next request.
+ * while only b reads, so b's request is the first after the split mark.
+ * Moving b back to "its own" queue, which is the shared queue itself, and
+ * clearing the split mark would leave a merged for good: b must stay
+ * where it is and a leave at its next request (deviation 14).
  */
 static void
 test_split_owner (void)
@@ -485,9 +486,8 @@ test_front_key (void)
 /* Plain writes: NBD has no sync flag, so the policy's rule decides for a
  * write the mechanism leaves to it (RQ_AUTO): sync while its connection
  * reads, flushes or writes FUA (within the last second), so that such a
- * client's writes share its queue with its reads (the old rule put them
- * in the group's async queue, where they waited while the client's own
- * reads were in flight); async for a connection that only streams
+ * client's writes share its queue with its reads (in the group's async
+ * queue they would wait while the client's own reads were in flight); async for a connection that only streams
  * writes, which is writeback and yields to readers.  A write the
  * mechanism does not leave to the rule keeps what it was given.
  */
@@ -676,7 +676,7 @@ test_writeback_backlog (void)
   printf ("writeback backlog: ok\n");
 }
 
-/* The lone-group slice (doc/stall-t01.md, deviation 30).  On flash in
+/* The lone-group slice (doc/deviations.md, deviation 30).  On flash in
  * IOPS mode a weight-100 group reads next to four weight-1000 groups
  * whose clients come late or go away for a moment (a loaded machine
  * descheduled them).  CFQ sized the lone group's slice for a group alone
@@ -917,7 +917,7 @@ test_wc_cap_lag (void)
  * CPU, FIFO, 20 us each (50k IOPS), before its client's next request
  * reaches the scheduler.  So each group is often empty for a moment, with
  * its requests on the CPU and not in the scheduler, as through our NBD
- * path on a 2-core machine (doc/cfq-notes.md, 31 and 32).
+ * path on a 2-core machine (doc/deviations.md, 31 and 32).
  * - group_lag=4 (group_idle at its default): shares within 5% of the
  *   weights, the total within 10% of plain work-conserving groups, and the
  *   worst group's p99 wait in the scheduler under 20 ms.

@@ -1512,7 +1512,7 @@ test_apply (void)
   }
 }
 
-/* Issue 9: names that reach clients, JSON and logs are valid UTF-8
+/* Names that reach clients, JSON and logs are valid UTF-8
  * without control characters (refused at their line, without echoing the
  * bytes); tls= and the connection limits.
  */
