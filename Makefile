@@ -13,6 +13,7 @@
 #   make bench      run the benchmarks (not tests: numbers, not verdicts)
 #   make bench-seeds  the seeds' experiments over NBD, fifo against cfq
 #   make lab SCENARIO=FILE  the fairness lab on one scenario
+#   make lab-matrix  the fairness matrix: unlike tenants, fractions of solo
 #   make install    install the plugin into nbdkit's plugin directory
 #
 # CI builds with WERROR=-Werror.
@@ -129,7 +130,7 @@ ALL += $(SAN_SHIM)
 endif
 
 .PHONY: all deps deps-kernel check check-stress check-kernel check-tsan lint fuzz \
-	demo bench bench-seeds lab install clean FORCE
+	demo bench bench-seeds lab lab-matrix install clean FORCE
 all: $(ALL)
 
 $(FLAGS_STAMP): FORCE
@@ -324,6 +325,12 @@ bench: all
 lab: all
 	@test -n "$(SCENARIO)" || { echo "make lab SCENARIO=FILE (see bench/scenarios/)"; exit 2; }
 	@tools/cfqlab $(LAB_ARGS) $(SCENARIO)
+
+# The fairness matrix (man cfqlab): pairs of unlike tenants on the device
+# models and the real disk, about 40 minutes; MATRIX_ARGS="--devices ssd
+# --rounds 1" for a short one.
+lab-matrix: all
+	@tools/cfqlab --matrix $(MATRIX_ARGS)
 
 # The seeds' experiments over NBD, fifo against cfq (bench/seeds.py).
 bench-seeds: all

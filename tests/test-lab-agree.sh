@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# test-lab-agree.sh: the server and the simulator agree.  Three scenarios (tests/lab/agree-*.conf: weights on a one-channel
+# test-lab-agree.sh: the server and the simulator agree.  Five scenarios (tests/lab/agree-*.conf: weights on a one-channel
 # SSD model in IOPS mode, weights on the disk model in time mode with
-# CFQ's idling, sync readers against sync writers) run through our server
+# CFQ's idling, and three pairs of unlike tenants as the fairness matrix
+# has them: sync readers against sync writers, 4k random reads against
+# 64k sequential reads on a model whose cost grows with the size, a queue
+# 32 deep against one 2 deep) run through our server
 # (scheduler=cfq, fio over NBD) and through cfqsim on the same device
 # model, by tools/cfqlab.  Per tenant:
 #  - its share of the bytes (steady one-second bins) is within 10% of the
