@@ -466,6 +466,8 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
     }
     if (cfg->simulated && !cfg->m.dev.emulate)
       continue;                 /* no device model: said once already */
+    if (devsize == CFG_SIZE_UNKNOWN)
+      continue;                 /* not measured: the config has errors */
     if (!dev && !cfg->simulated) {
       if (!told_nodev) {
         if (x->line)

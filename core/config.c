@@ -1383,6 +1383,8 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
   if (cfg->oom)
     goto oom;
+  if (device_size == CFG_SIZE_UNKNOWN && !cfg->nr_errors)
+    cerr (cfg, "the device size is unknown");
   if (cfg->nr_errors) {
     free_model (cfg);
     return -EINVAL;

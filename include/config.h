@@ -316,8 +316,17 @@ extern int cfg_parse_value (const char *key, const char *value, uint64_t *v,
 /* The device file after the file and the overrides, or NULL. */
 extern const char *cfg_device_file (const struct cfg *cfg);
 
-/* Check everything against DEVICE_SIZE (bytes; 0 if there is no device) and
- * build the model.  Returns -EINVAL if any error was found, now or in an
+/* DEVICE_SIZE for cfg_validate() when the device could not be measured
+ * because the config already has errors (its file= is wrong, or the file
+ * cannot be opened): regions are then not checked against the end of the
+ * device, so the errors reported are the real ones and not their echo.
+ * Validation with it always fails ("the device size is unknown" if nothing
+ * else did).
+ */
+#define CFG_SIZE_UNKNOWN UINT64_MAX
+
+/* Check everything against DEVICE_SIZE (bytes; 0 if there is no device;
+ * CFG_SIZE_UNKNOWN) and build the model.  Returns -EINVAL if any error was found, now or in an
  * earlier call.  With no config file parsed, the model is one export "" in
  * group "default" covering the whole device.  Call it once, after the last
  * override (nbdkit's .config_complete, or later once the device is open).

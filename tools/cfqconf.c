@@ -475,20 +475,32 @@ main (int argc, char *argv[])
     free (text);
   }
 
+  /* The device's size, also when the file has errors already, so that the
+   * regions are checked against it; one that cannot be measured then is
+   * left unknown instead of taken for 0, which would report every region
+   * as past the end.
+   */
   dev = cfg_device_file (cfg);
-  if (!have_size && !sim && dev && cfg_nr_errors (cfg) == 0) {
+  if (!have_size && !sim && dev) {
     int fd = open (dev, O_RDONLY | O_CLOEXEC);
     off_t end;
     if (fd == -1 || (end = lseek (fd, 0, SEEK_END)) == -1) {
-      fprintf (stderr, "cfqconf: %s: %m (use --size to check without the"
-               " device)\n", dev);
-      if (fd != -1)
-        close (fd);
-      goto out;
+      if (cfg_nr_errors (cfg) == 0) {
+        fprintf (stderr, "cfqconf: %s: %m (use --size to check without the"
+                 " device)\n", dev);
+        if (fd != -1)
+          close (fd);
+        goto out;
+      }
+      size = CFG_SIZE_UNKNOWN;
     }
-    size = end;
-    close (fd);
+    else
+      size = end;
+    if (fd != -1)
+      close (fd);
   }
+  else if (!have_size && !sim && cfg_nr_errors (cfg))
+    size = CFG_SIZE_UNKNOWN;
 
   r = cfg_validate (cfg, size);
   if (r == -ENOMEM) {
