@@ -313,6 +313,17 @@ extern void cfg_simulate (struct cfg *cfg);
 extern int cfg_parse_value (const char *key, const char *value, uint64_t *v,
                             char *why, size_t len);
 
+/* NAMES (NULL-terminated, kept, not copied): the keys the caller takes
+ * itself beside cfg_set_override()'s (the plugin's config=, control= ...),
+ * so that a mistyped one is answered with the nearest of all of them.
+ */
+extern void cfg_set_override_names (struct cfg *cfg,
+                                    const char *const *names);
+
+struct suggest;
+/* The keys cfg_parse_value() takes, into S (include/suggest.h). */
+extern void cfg_value_suggest (struct suggest *s);
+
 /* The device file after the file and the overrides, or NULL. */
 extern const char *cfg_device_file (const struct cfg *cfg);
 

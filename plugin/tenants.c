@@ -62,6 +62,14 @@ static struct tenants tn = {
 
 /* ---- configuration (main thread) ------------------------------------------ */
 
+/* The parameters the plugin takes itself (plugin.c, here, control.c),
+ * beside the model's keys, for "did you mean" on a mistyped one.
+ */
+static const char *const plugin_keys[] = {
+  "file", "config", "control", "control_mode", "control_uid",
+  "control_clients", "control_timeout", "stats", "metrics", "backend", NULL,
+};
+
 static int
 ensure_cfg (void)
 {
@@ -71,6 +79,7 @@ ensure_cfg (void)
       nbdkit_error ("cfq: cfg_new: %m");
       return -1;
     }
+    cfg_set_override_names (tn.cfg, plugin_keys);
   }
   return 0;
 }

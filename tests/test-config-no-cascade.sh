@@ -50,7 +50,7 @@ expect () {
 }
 
 write_conf 'wieght = 800' ''
-expect typo "$tmp/t.conf:8: unknown key 'wieght' in [group NAME]
+expect typo "$tmp/t.conf:8: unknown key 'wieght' in [group NAME] (did you mean 'weight'?)
 cfqconf: 1 error"
 write_conf 'weight = 0' ''
 expect weight0 "$tmp/t.conf:8: weight = 0: out of range 100..1000
@@ -67,7 +67,7 @@ cfqconf: 2 errors"
 
 # A device that cannot be opened beside a mistake: the mistake only.
 write_conf 'wieght = 800' '' missing.img
-expect 'missing device' "$tmp/t.conf:8: unknown key 'wieght' in [group NAME]
+expect 'missing device' "$tmp/t.conf:8: unknown key 'wieght' in [group NAME] (did you mean 'weight'?)
 cfqconf: 1 error"
 
 # ... and alone, still an error of its own.
