@@ -363,7 +363,8 @@ extern const char *cfg_warning (const struct cfg *cfg, size_t i);
 /* A cap or reservation key (include/qos.h's table) of [group]: VALUE in
  * the key's unit into C.  Requests per second are a count, bytes per
  * second a rate ("100MB/s", "20MiB/s": units.h), burst seconds a time
- * whose bare number is seconds ("10", "500ms"); 0 removes the setting.
+ * with its unit ("10s", "500ms": a bare number other than 0 is refused);
+ * 0 removes the setting.
  * -ENOENT if KEY is not one, -EINVAL with the reason in WHY.  The one
  * parser of these values: the config file and the control socket use it.
  * cfg_format_qos writes a value back the same way.
