@@ -72,6 +72,20 @@ said 2 "cfqctl: unknown command 'stast' (did you mean 'stats'?)" stast
 said 1 "cfqctl: slice_idel: unknown key (did you mean 'slice_idle'?)" set slice_idel 4ms
 said 1 "cfqctl: slice_idel: unknown key (did you mean 'slice_idle'?)" get slice_idel
 said 1 "cfqctl: qos iopsmax: unknown key (did you mean 'iops_max'?)" qos bronze iopsmax 5
+
+# ---- the stats table ----------------------------------------------------------------
+# Nothing moved: no share beside an IOPS of 0; the latency says what it
+# covers; the device's fields come one group a line.
+ctl srv stats >"$TESTDIR/t" || fail "stats failed"
+cat "$TESTDIR/t"
+awk '$1 == "group" && $2 == "bronze" { exit !($4 == "0.0" && $6 == "-") }' \
+  "$TESTDIR/t" || fail "stats: an idle group has a share: $(grep bronze "$TESTDIR/t")"
+grep -q "the NBD round trip" "$TESTDIR/t" || fail "stats: latency not explained"
+grep -qE '^device +scheduler=cfq ' "$TESTDIR/t" &&
+  grep -qE '^buffers +buffers_in_use=' "$TESTDIR/t" ||
+  fail "stats: the device line is not in groups"
+[ "$(awk 'length > 120' "$TESTDIR/t" | wc -l)" = 0 ] ||
+  fail "stats: lines over 120 columns: $(awk 'length > 120' "$TESTDIR/t")"
 stop_nbdkit srv
 [ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with status ${NBDKIT_STATUS[srv]}"
 

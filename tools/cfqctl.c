@@ -171,6 +171,70 @@ field (const char *line, const char *key, char *out, size_t outlen)
   snprintf (out, outlen, "-");
 }
 
+/* The device record's fields, by what they are about: one line each. */
+static const struct {
+  const char *label;
+  const char *keys[12];
+} dev_lines[] = {
+  { "device", { "scheduler", "mode", "hw_tag", "queue_depth", "emulate" } },
+  { "rate", { "iops", "mibs", "share", "avg_iops", "avg_mibs" } },
+  { "latency", { "p50_ms", "p99_ms", "p999_ms", "max_ms" } },
+  { "sched/dev", { "q_p50_ms", "q_p99_ms", "d_p50_ms", "d_p99_ms" } },
+  { "requests", { "reads", "writes", "flushes", "trims", "zeroes", "bytes",
+                  "errors" } },
+  { "cfq", { "slices", "idle_hits", "idle_timeouts", "preemptions" } },
+  { "engine", { "inflight", "held", "cancelled" } },
+  { "buffers", { "buffers_in_use", "buffers_total", "buffers_cap",
+                 "buffer_waits" } },
+  { "nbdkit", { "request_buffers", "request_limit", "requests_refused",
+                "reply_timeouts" } },
+};
+#define NR_DEV_LINES (sizeof dev_lines / sizeof dev_lines[0])
+
+/* Is KEY=... the token at P (up to a space)? */
+static bool
+is_key (const char *p, size_t len, const char *key)
+{
+  size_t kl = strlen (key);
+
+  return kl < len && strncmp (p, key, kl) == 0 && p[kl] == '=';
+}
+
+/* The device record, "device - k=v k=v ...", one line per dev_lines[]
+ * row, then any field no row names (a newer server's).
+ */
+static void
+print_device (const char *rec)
+{
+  const char *fields = strstr (rec, " - ");
+
+  fields = fields ? fields + 3 : rec;
+  for (size_t l = 0; l <= NR_DEV_LINES; l++) {
+    char line[4096];
+    size_t n = 0;
+
+    for (const char *p = fields; *p; ) {
+      size_t len = strcspn (p, " ");
+      bool named = false, mine = false;
+
+      for (size_t r = 0; r < NR_DEV_LINES; r++)
+        for (size_t k = 0; k < 12 && dev_lines[r].keys[k]; k++)
+          if (is_key (p, len, dev_lines[r].keys[k])) {
+            named = true;
+            mine = mine || r == l;
+          }
+      if (len && (l == NR_DEV_LINES ? !named : mine) && n < sizeof line)
+        n += (size_t) snprintf (line + n, sizeof line - n, " %.*s",
+                                (int) len, p);
+      p += len;
+      p += strspn (p, " ");
+    }
+    if (n)
+      printf ("%-9s%s\n", l < NR_DEV_LINES ? dev_lines[l].label : "other",
+              line);
+  }
+}
+
 static void
 print_table (const char *flat)
 {
@@ -206,11 +270,19 @@ print_table (const char *flat)
     field (rec, "p50_ms", p50, sizeof p50);
     field (rec, "p99_ms", p99, sizeof p99);
     field (rec, "max_ms", mx, sizeof mx);
+    /* Nothing moved in the last second: the server's share is then of
+     * the bytes since start, which the IOPS beside it would contradict.
+     */
+    if (atof (iops) == 0 && atof (mibs) == 0)
+      snprintf (share, sizeof share, "-");
     printf ("%-7s %-16s %6s %9s %9s %7s %9s %9s %9s\n",
             kind, name, w, iops, mibs, share, p50, p99, mx);
   }
+  printf ("latency: from arrival at the scheduler to the device's completion;"
+          " the NBD round trip\n(client, network, nbdkit) is not in it."
+          "  SHARE%%: of the last second's bytes\n");
   if (*dev)
-    printf ("%s\n", dev);
+    print_device (dev);
 }
 
 /* ARGV[0..ARGC) as one KEY VALUE pair for the protocol: "KEY VALUE",
