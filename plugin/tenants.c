@@ -40,6 +40,7 @@
 #include "cfq.h"
 #include "control.h"
 #include "ctlcmd.h"
+#include "device.h"
 #include "devmodel.h"
 #include "loglimit.h"
 #include "metrics.h"
@@ -274,32 +275,6 @@ tn_sched_name (void)
   return tn.m->scheduler;
 }
 
-/* /sys/dev/block/MAJ:MIN/queue/rotational, or the parent's for a
- * partition; -1 if there is none (tmpfs, overlay ...).
- */
-static int
-sysfs_rotational (dev_t dev)
-{
-  char path[128];
-  FILE *f;
-  int v = -1;
-
-  snprintf (path, sizeof path, "/sys/dev/block/%u:%u/queue/rotational",
-            major (dev), minor (dev));
-  f = fopen (path, "re");
-  if (!f) {
-    snprintf (path, sizeof path, "/sys/dev/block/%u:%u/../queue/rotational",
-              major (dev), minor (dev));
-    f = fopen (path, "re");
-  }
-  if (f) {
-    if (fscanf (f, "%d", &v) != 1)
-      v = -1;
-    fclose (f);
-  }
-  return v;
-}
-
 int
 tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
 {
@@ -331,7 +306,7 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
     tn.rotational = devmodel_rotational (tn.dm);
   }
   else
-    tn.rotational = sysfs_rotational (dev);
+    tn.rotational = device_rotational (major (dev), minor (dev));
   {
     char buf[256] = "";
 
