@@ -18,6 +18,7 @@ command -v gnuplot >/dev/null || skip "no gnuplot"
 
 cat >"$TESTDIR/plots.py" <<'EOF'
 import importlib.machinery, importlib.util, os, re, sys
+sys.dont_write_bytecode = True  # nothing written into the checkout
 top, out, sim = sys.argv[1], sys.argv[2], sys.argv[3] == "sim"
 loader = importlib.machinery.SourceFileLoader("cfqlab", top + "/tools/cfqlab")
 spec = importlib.util.spec_from_loader("cfqlab", loader)
