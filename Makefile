@@ -174,6 +174,11 @@ $(CFQSIM_BROKEN): $(filter-out tools/cfqsim-scheds.o,$(CFQSIM_OBJ)) \
 	  tests/sim/broken-scheds.o $(CORE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(INIH_LIBS) -lm
 
+# cfqconf reads the device's rotational flag as the plugin does.
+tools/cfqconf: tools/cfqconf.c plugin/device.o $(CORE_LIB) $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_STRICT) $(DEPFLAGS) \
+	  $(LDFLAGS_ALL) -o $@ $< plugin/device.o $(CORE_LIB) $(INIH_LIBS) -lm
+
 tools/%: tools/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
 	  $(CORE_LIB) $(INIH_LIBS) -lm

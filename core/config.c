@@ -90,6 +90,7 @@
 #include <inttypes.h>
 
 #include "config-priv.h"
+#include "suggest.h"
 
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
 
@@ -527,15 +528,52 @@ key_home (const char *key)
   return NULL;
 }
 
+/* The keys of section SEC into S, for "did you mean". */
+static void
+sec_suggest (struct suggest *s, enum sec sec)
+{
+  switch (sec) {
+  case SEC_DEVICE:
+    for (int k = 0; k < GK_SCHEDULER; k++)
+      suggest_add (s, gk_names[k]);
+    break;
+  case SEC_SCHED:
+    for (int k = GK_SCHEDULER; k < GK_TUNABLE; k++)
+      suggest_add (s, gk_names[k]);
+    for (size_t i = 0; i < cfq_nr_tunables; i++)
+      if (tunable_is_key (i))
+        suggest_add (s, cfq_tunables[i].name);
+    break;
+  case SEC_GROUP:
+    suggest_add_all (s, group_keys);
+    for (size_t i = 0; i < qos_nr_keys; i++)
+      suggest_add (s, qos_keys[i].name);
+    break;
+  case SEC_EXPORT: suggest_add_all (s, export_keys); break;
+  case SEC_TENANT: suggest_add_all (s, tenant_keys); break;
+  case SEC_SIM: suggest_add_all (s, sim_keys); break;
+  case SEC_EVENT: suggest_add_all (s, event_keys); break;
+  default: break;
+  }
+}
+
 void
-unknown_key (struct cfg *cfg, const char *key, const char *sec)
+unknown_key (struct cfg *cfg, enum sec sec, const char *key,
+             const char *secname)
 {
   const char *home = key_home (key);
+  struct suggest s;
+  char hint[256];
 
-  if (home)
-    ferr (cfg, cfg->lineno, "'%s' belongs in %s, not in %s", key, home, sec);
-  else
-    ferr (cfg, cfg->lineno, "unknown key '%s' in %s", key, sec);
+  if (home) {
+    ferr (cfg, cfg->lineno, "'%s' belongs in %s, not in %s", key, home,
+          secname);
+    return;
+  }
+  suggest_init (&s, key);
+  sec_suggest (&s, sec);
+  ferr (cfg, cfg->lineno, "unknown key '%s' in %s%s", key, secname,
+        suggest_hint (&s, hint, sizeof hint));
 }
 
 /* cfqsim's job files had a language of their own; other keys of it are
@@ -598,7 +636,7 @@ bad_key (struct cfg *cfg, enum sec sec, const char *key, const char *secname)
   if (old_key_hint (sec, key, hint, sizeof hint))
     ferr (cfg, cfg->lineno, "'%s': %s", key, hint);
   else if (sec != SEC_OLDJOB)
-    unknown_key (cfg, key, secname);
+    unknown_key (cfg, sec, key, secname);
 }
 
 static void
@@ -1078,7 +1116,19 @@ cfg_set_override (struct cfg *cfg, const char *key, const char *value)
     return cfg->oom ? -ENOMEM : 0;
   }
   if (k < 0) {
-    cerr (cfg, "%s=%s: not a [device] or [scheduler] key", key, value);
+    struct suggest s;
+    char hint[256];
+
+    suggest_init (&s, key);
+    sec_suggest (&s, SEC_DEVICE);
+    sec_suggest (&s, SEC_SCHED);
+    if (cfg->extra_keys)
+      suggest_add_all (&s, cfg->extra_keys);
+    if (suggest_best (&s))
+      cerr (cfg, "%s=%s: unknown key%s", key, value,
+            suggest_hint (&s, hint, sizeof hint));
+    else
+      cerr (cfg, "%s=%s: not a [device] or [scheduler] key", key, value);
     return -ENOENT;
   }
   if (parse_gvalue (k, value, &v, why, sizeof why) < 0) {
@@ -1114,18 +1164,37 @@ gget (const struct cfg *cfg, int k, uint64_t def)
   return g->cmd_set ? g->cmd_v : g->line ? g->file_v : def;
 }
 
+void
+cfg_value_suggest (struct suggest *s)
+{
+  suggest_add (s, gk_names[GK_QUEUE_DEPTH]);
+  for (size_t i = 0; i < cfq_nr_tunables; i++)
+    suggest_add (s, cfq_tunables[i].name);
+}
+
+void
+cfg_set_override_names (struct cfg *cfg, const char *const *names)
+{
+  cfg->extra_keys = names;
+}
+
 int
 cfg_parse_value (const char *key, const char *value, uint64_t *v,
                  char *why, size_t len)
 {
   int k = gkey_lookup (key);
 
-  if (k != GK_QUEUE_DEPTH && k != GK_MODE && k < GK_TUNABLE) {
-    snprintf (why, len, "not a number-valued [device] or [scheduler] key");
+  if (k < 0) {
+    struct suggest s;
+    char hint[256];
+
+    suggest_init (&s, key);
+    cfg_value_suggest (&s);
+    snprintf (why, len, "unknown key%s", suggest_hint (&s, hint, sizeof hint));
     return -ENOENT;
   }
-  if (k < 0) {
-    snprintf (why, len, "unknown key");
+  if (k != GK_QUEUE_DEPTH && k != GK_MODE && k < GK_TUNABLE) {
+    snprintf (why, len, "not a number-valued [device] or [scheduler] key");
     return -ENOENT;
   }
   return parse_gvalue (k, value, v, why, len);
@@ -1383,6 +1452,8 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
   if (cfg->oom)
     goto oom;
+  if (device_size == CFG_SIZE_UNKNOWN && !cfg->nr_errors)
+    cerr (cfg, "the device size is unknown");
   if (cfg->nr_errors) {
     free_model (cfg);
     return -EINVAL;
