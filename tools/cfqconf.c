@@ -345,13 +345,10 @@ jkv (const char *key, const char *val, const char *sep)
   printf ("%s", sep);
 }
 
+/* "device": {...}: the [device] section, sizes in bytes, times in ns. */
 static void
-print_json (const char *file, const struct cfg_model *m, bool sim)
+json_device (const struct cfg_model *m, bool sim)
 {
-  char b[64];
-
-  printf ("{\n  ");
-  jkv ("config", file, ",\n");
   printf ("  \"device\": {");
   jkv ("file", m->dev.file, ", ");
   printf ("\"size\": %llu, \"queue_depth\": %u, ",
@@ -370,8 +367,16 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     jkv (m->dev.model[i].key, m->dev.model[i].value, "");
   }
   printf ("}, \"simulated\": %s},\n", sim ? "true" : "false");
+}
 
-  /* Every tunable with its value as text and as a number in its unit. */
+/* "scheduler": {...}: every tunable with its value as text and as a
+ * number in its unit.
+ */
+static void
+json_scheduler (const struct cfg_model *m)
+{
+  char b[64];
+
   printf ("  \"scheduler\": {");
   jkv ("name", m->scheduler, ", ");
   printf ("\"tunables\": {");
@@ -393,7 +398,13 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     jkv ("unit", d->unit, ", ");
     printf ("\"set\": %s}", set ? "true" : "false");
   }
-  printf ("}},\n  \"groups\": [");
+  printf ("}},\n");
+}
+
+static void
+json_groups (const struct cfg_model *m)
+{
+  printf ("  \"groups\": [");
   for (size_t i = 0; i < m->nr_groups; i++) {
     const struct cfg_group *g = &m->groups[i];
     printf ("%s\n    {", i ? "," : "");
@@ -408,7 +419,34 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     }
     printf ("\"line\": %u}", g->line);
   }
-  printf ("],\n  \"exports\": [");
+  printf ("],\n");
+}
+
+/* "allow": [...]: who may connect to E, "unix" or ADDRESS/PREFIX. */
+static void
+json_allow (const struct cfg_export *e)
+{
+  char b[64];
+
+  printf ("\"allow\": [");
+  for (size_t j = 0; j < e->nr_allow; j++) {
+    char net[96];
+    if (e->allow[j].family == AF_UNIX)
+      snprintf (net, sizeof net, "unix");
+    else {
+      inet_ntop (e->allow[j].family, e->allow[j].addr, b, sizeof b);
+      snprintf (net, sizeof net, "%s/%u", b, e->allow[j].prefix);
+    }
+    printf ("%s", j ? ", " : "");
+    jstr (net);
+  }
+  printf ("], ");
+}
+
+static void
+json_exports (const struct cfg_model *m)
+{
+  printf ("  \"exports\": [");
   for (size_t i = 0; i < m->nr_exports; i++) {
     const struct cfg_export *e = &m->exports[i];
     printf ("%s\n    {", i ? "," : "");
@@ -420,27 +458,21 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
             e->readonly ? "true" : "false");
     jkv ("writes", e->writes_sync ? "sync"
          : e->writes_async ? "async" : "auto", ", ");
-    printf ("\"allow\": [");
-    for (size_t j = 0; j < e->nr_allow; j++) {
-      char net[96];
-      if (e->allow[j].family == AF_UNIX)
-        snprintf (net, sizeof net, "unix");
-      else {
-        inet_ntop (e->allow[j].family, e->allow[j].addr, b, sizeof b);
-        snprintf (net, sizeof net, "%s/%u", b, e->allow[j].prefix);
-      }
-      printf ("%s", j ? ", " : "");
-      jstr (net);
-    }
-    printf ("], ");
+    json_allow (e);
     jkv ("tls", e->tls_required ? "require" : "optional", ", ");
     printf ("\"max_connections\": %u, \"line\": %u}", e->max_connections,
             e->line);
   }
-  /* Tenants: sizes in bytes, times in ns, rates in bytes/s, as fio takes
-   * them (fio's own k/m suffixes are powers of 1024 by default).
-   */
-  printf ("],\n  \"tenants\": [");
+  printf ("],\n");
+}
+
+/* Tenants: sizes in bytes, times in ns, rates in bytes/s, as fio takes
+ * them (fio's own k/m suffixes are powers of 1024 by default).
+ */
+static void
+json_tenants (const struct cfg_model *m)
+{
+  printf ("  \"tenants\": [");
   for (size_t i = 0; i < m->nr_tenants; i++) {
     const struct cfg_tenant *t = &m->tenants[i];
     printf ("%s\n    {", i ? "," : "");
@@ -463,10 +495,16 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     jkv ("workload", cfg_workload_names[t->workload], ", ");
     printf ("\"prio\": %u, \"line\": %u}", t->prio, t->line);
   }
-  /* Events: in order of time; "weight" and "set" as the control socket
-   * takes them, the value in the tunable's unit.
-   */
-  printf ("],\n  \"events\": [");
+  printf ("],\n");
+}
+
+/* Events: in order of time; "weight" and "set" as the control socket
+ * takes them, the value in the tunable's unit.
+ */
+static void
+json_events (const struct cfg_model *m)
+{
+  printf ("  \"events\": [");
   for (size_t i = 0; i < m->nr_events; i++) {
     const struct cfg_event *ev = &m->events[i];
     printf ("%s\n    {", i ? "," : "");
@@ -485,12 +523,18 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     }
     printf ("\"line\": %u}", ev->line);
   }
-  /* The limits a group can set (core/qos.c's key table), so that a
-   * reader such as cfqlab knows which group keys are caps and which are
-   * reservations without a list of its own.  Bursts are left out: they
-   * shape a cap, they are not a limit of their own.
-   */
-  printf ("],\n  \"qos_keys\": [");
+  printf ("],\n");
+}
+
+/* The limits a group can set (core/qos.c's key table), so that a reader
+ * such as cfqlab knows which group keys are caps and which are
+ * reservations without a list of its own.  Bursts are left out: they
+ * shape a cap, they are not a limit of their own.
+ */
+static void
+json_qos_keys (void)
+{
+  printf ("  \"qos_keys\": [");
   for (size_t k = 0, n = 0; k < qos_nr_keys; k++) {
     const struct qos_key *q = &qos_keys[k];
     const char *kind, *dir = NULL;
@@ -510,7 +554,22 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     jkv ("unit", q->unit == QOS_U_BPS ? "bytes" : "ios", ", ");
     jkv ("dir", dir, "}");
   }
-  printf ("],\n  \"sim\": {\"duration_ns\": %llu, \"seed\": %llu,"
+  printf ("],\n");
+}
+
+static void
+print_json (const char *file, const struct cfg_model *m, bool sim)
+{
+  printf ("{\n  ");
+  jkv ("config", file, ",\n");
+  json_device (m, sim);
+  json_scheduler (m);
+  json_groups (m);
+  json_exports (m);
+  json_tenants (m);
+  json_events (m);
+  json_qos_keys ();
+  printf ("  \"sim\": {\"duration_ns\": %llu, \"seed\": %llu,"
           " \"line\": %u}\n}\n", (unsigned long long) m->sim.duration,
           (unsigned long long) m->sim.seed, m->sim.line);
 }
