@@ -132,10 +132,11 @@ detect_rotational (const struct cfg_model *m)
   return cfg_rotational (m, rot);
 }
 
+/* The config file and the [device] section. */
 static void
-print_model (const char *file, const struct cfg_model *m, uint64_t size)
+print_device (const char *file, const struct cfg_model *m, uint64_t size)
 {
-  char b1[32], b2[32], b3[32];
+  char b1[32];
 
   printf ("config: %s\n", file ? file : "(none)");
   printf ("device: %s, size %s (%llu bytes)\n",
@@ -154,41 +155,63 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
           units_format_time (m->dev.reply_timeout, b1, sizeof b1) : "0");
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
+}
+
+/* The rotational tunable D: as set (T, or NULL), else as the server
+ * would find it, and why.
+ */
+static void
+print_rotational (const struct cfg_model *m, const struct cfq_tunable *d,
+                  const struct cfg_tunable *t)
+{
+  uint64_t v = t ? t->val : d->def;
+  int rot = detect_rotational (m);
+  char b1[32], why[64];
+
+  if (rot >= 0 && t && (uint64_t) rot != v)
+    snprintf (why, sizeof why, "(set; detected %d)", rot);
+  else if (rot >= 0 && !t) {
+    v = (uint64_t) rot;
+    snprintf (why, sizeof why, "(%s; set %d to override)",
+              m->dev.cache == CFG_CACHE_PAGE && !m->dev.emulate
+              ? "cache = page" : m->dev.emulate ? "device model"
+              : "detected", !rot);
+  }
+  else
+    snprintf (why, sizeof why, "%s", t ? "(set)" : "(default)");
+  cfq_tunable_format (d, v, b1, sizeof b1);
+  printf ("  %-18s %-8s %s\n", d->name, b1, why);
+}
+
+/* The scheduler; for cfq, its whole table of tunables, each marked set
+ * or default.
+ */
+static void
+print_scheduler (const struct cfg_model *m)
+{
+  char b1[32];
 
   printf ("scheduler: %s\n", m->scheduler);
-  if (strcmp (m->scheduler, "cfq") == 0)
-    for (size_t i = 0; i < cfq_nr_tunables; i++) {
-      const struct cfq_tunable *d = &cfq_tunables[i];
-      const struct cfg_tunable *t = NULL;
-      uint64_t v = d->def;
-      for (size_t j = 0; j < m->nr_tunables; j++)
-        if (strcmp (m->tunables[j].name, d->name) == 0)
-          t = &m->tunables[j];
-      if (t)
-        v = t->val;
-      if (strcmp (d->name, "rotational") == 0) {
-        int rot = detect_rotational (m);
-        char why[64];
-
-        if (rot >= 0 && t && (uint64_t) rot != v)
-          snprintf (why, sizeof why, "(set; detected %d)", rot);
-        else if (rot >= 0 && !t) {
-          v = (uint64_t) rot;
-          snprintf (why, sizeof why, "(%s; set %d to override)",
-                    m->dev.cache == CFG_CACHE_PAGE && !m->dev.emulate
-                    ? "cache = page" : m->dev.emulate ? "device model"
-                    : "detected", !rot);
-        }
-        else
-          snprintf (why, sizeof why, "%s", t ? "(set)" : "(default)");
-        cfq_tunable_format (d, v, b1, sizeof b1);
-        printf ("  %-18s %-8s %s\n", d->name, b1, why);
-        continue;
-      }
-      cfq_tunable_format (d, v, b1, sizeof b1);
-      printf ("  %-18s %-8s %s\n", d->name, b1, t ? "(set)" : "(default)");
+  if (strcmp (m->scheduler, "cfq") != 0)
+    return;
+  for (size_t i = 0; i < cfq_nr_tunables; i++) {
+    const struct cfq_tunable *d = &cfq_tunables[i];
+    const struct cfg_tunable *t = NULL;
+    for (size_t j = 0; j < m->nr_tunables; j++)
+      if (strcmp (m->tunables[j].name, d->name) == 0)
+        t = &m->tunables[j];
+    if (strcmp (d->name, "rotational") == 0) {
+      print_rotational (m, d, t);
+      continue;
     }
+    cfq_tunable_format (d, t ? t->val : d->def, b1, sizeof b1);
+    printf ("  %-18s %-8s %s\n", d->name, b1, t ? "(set)" : "(default)");
+  }
+}
 
+static void
+print_groups (const struct cfg_model *m)
+{
   printf ("groups:\n");
   for (size_t i = 0; i < m->nr_groups; i++) {
     const struct cfg_group *g = &m->groups[i];
@@ -206,33 +229,44 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
     else
       printf ("  (implicit)\n");
   }
+}
 
-  printf ("exports:\n");
-  for (size_t i = 0; i < m->nr_exports; i++) {
-    const struct cfg_export *e = &m->exports[i];
-    printf ("  \"%s\" group=%s ", e->name, m->groups[e->group].name);
-    if (e->file)
-      printf ("file=%s", e->file);
-    else
-      printf ("region=[%s, %s) size=%s",
-              units_format_size (e->offset, b1, sizeof b1),
-              units_format_size (e->offset + e->size, b2, sizeof b2),
-              units_format_size (e->size, b3, sizeof b3));
-    printf (" %s writes=%s allow=", e->readonly ? "ro" : "rw",
-            e->writes_sync ? "sync" : e->writes_async ? "async" : "auto");
-    if (e->nr_allow == 0)
-      printf ("anyone");
-    for (size_t j = 0; j < e->nr_allow; j++) {
-      if (j)
-        printf (",");
-      print_net (&e->allow[j]);
-    }
-    if (e->tls_required)
-      printf (" tls=require");
-    if (e->max_connections)
-      printf (" max_connections=%u", e->max_connections);
-    printf ("\n");
+/* One line: the export's group, where its data is, who may connect. */
+static void
+print_export (const struct cfg_model *m, const struct cfg_export *e)
+{
+  char b1[32], b2[32], b3[32];
+
+  printf ("  \"%s\" group=%s ", e->name, m->groups[e->group].name);
+  if (e->file)
+    printf ("file=%s", e->file);
+  else
+    printf ("region=[%s, %s) size=%s",
+            units_format_size (e->offset, b1, sizeof b1),
+            units_format_size (e->offset + e->size, b2, sizeof b2),
+            units_format_size (e->size, b3, sizeof b3));
+  printf (" %s writes=%s allow=", e->readonly ? "ro" : "rw",
+          e->writes_sync ? "sync" : e->writes_async ? "async" : "auto");
+  if (e->nr_allow == 0)
+    printf ("anyone");
+  for (size_t j = 0; j < e->nr_allow; j++) {
+    if (j)
+      printf (",");
+    print_net (&e->allow[j]);
   }
+  if (e->tls_required)
+    printf (" tls=require");
+  if (e->max_connections)
+    printf (" max_connections=%u", e->max_connections);
+  printf ("\n");
+}
+
+/* The workloads of the lab and the simulator, a line each. */
+static void
+print_tenants (const struct cfg_model *m)
+{
+  char b1[32], b2[32], b3[32];
+
   if (m->nr_tenants)
     printf ("tenants:\n");
   for (size_t i = 0; i < m->nr_tenants; i++) {
@@ -252,12 +286,32 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
       printf (" workload=%s", cfg_workload_names[t->workload]);
     printf ("\n");
   }
+}
+
+static void
+print_events (const struct cfg_model *m)
+{
+  char b1[32];
+
   if (m->nr_events)
     printf ("events:\n");
   for (size_t i = 0; i < m->nr_events; i++)
     printf ("  %-12s at=%s command=\"%s\"\n", m->events[i].name,
             units_format_time (m->events[i].at, b1, sizeof b1),
             m->events[i].command);
+}
+
+static void
+print_model (const char *file, const struct cfg_model *m, uint64_t size)
+{
+  print_device (file, m, size);
+  print_scheduler (m);
+  print_groups (m);
+  printf ("exports:\n");
+  for (size_t i = 0; i < m->nr_exports; i++)
+    print_export (m, &m->exports[i]);
+  print_tenants (m);
+  print_events (m);
 }
 
 /* ---- --json ------------------------------------------------------------- */
@@ -291,13 +345,10 @@ jkv (const char *key, const char *val, const char *sep)
   printf ("%s", sep);
 }
 
+/* "device": {...}: the [device] section, sizes in bytes, times in ns. */
 static void
-print_json (const char *file, const struct cfg_model *m, bool sim)
+json_device (const struct cfg_model *m, bool sim)
 {
-  char b[64];
-
-  printf ("{\n  ");
-  jkv ("config", file, ",\n");
   printf ("  \"device\": {");
   jkv ("file", m->dev.file, ", ");
   printf ("\"size\": %llu, \"queue_depth\": %u, ",
@@ -316,8 +367,16 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     jkv (m->dev.model[i].key, m->dev.model[i].value, "");
   }
   printf ("}, \"simulated\": %s},\n", sim ? "true" : "false");
+}
 
-  /* Every tunable with its value as text and as a number in its unit. */
+/* "scheduler": {...}: every tunable with its value as text and as a
+ * number in its unit.
+ */
+static void
+json_scheduler (const struct cfg_model *m)
+{
+  char b[64];
+
   printf ("  \"scheduler\": {");
   jkv ("name", m->scheduler, ", ");
   printf ("\"tunables\": {");
@@ -339,7 +398,13 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     jkv ("unit", d->unit, ", ");
     printf ("\"set\": %s}", set ? "true" : "false");
   }
-  printf ("}},\n  \"groups\": [");
+  printf ("}},\n");
+}
+
+static void
+json_groups (const struct cfg_model *m)
+{
+  printf ("  \"groups\": [");
   for (size_t i = 0; i < m->nr_groups; i++) {
     const struct cfg_group *g = &m->groups[i];
     printf ("%s\n    {", i ? "," : "");
@@ -354,7 +419,34 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     }
     printf ("\"line\": %u}", g->line);
   }
-  printf ("],\n  \"exports\": [");
+  printf ("],\n");
+}
+
+/* "allow": [...]: who may connect to E, "unix" or ADDRESS/PREFIX. */
+static void
+json_allow (const struct cfg_export *e)
+{
+  char b[64];
+
+  printf ("\"allow\": [");
+  for (size_t j = 0; j < e->nr_allow; j++) {
+    char net[96];
+    if (e->allow[j].family == AF_UNIX)
+      snprintf (net, sizeof net, "unix");
+    else {
+      inet_ntop (e->allow[j].family, e->allow[j].addr, b, sizeof b);
+      snprintf (net, sizeof net, "%s/%u", b, e->allow[j].prefix);
+    }
+    printf ("%s", j ? ", " : "");
+    jstr (net);
+  }
+  printf ("], ");
+}
+
+static void
+json_exports (const struct cfg_model *m)
+{
+  printf ("  \"exports\": [");
   for (size_t i = 0; i < m->nr_exports; i++) {
     const struct cfg_export *e = &m->exports[i];
     printf ("%s\n    {", i ? "," : "");
@@ -366,27 +458,21 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
             e->readonly ? "true" : "false");
     jkv ("writes", e->writes_sync ? "sync"
          : e->writes_async ? "async" : "auto", ", ");
-    printf ("\"allow\": [");
-    for (size_t j = 0; j < e->nr_allow; j++) {
-      char net[96];
-      if (e->allow[j].family == AF_UNIX)
-        snprintf (net, sizeof net, "unix");
-      else {
-        inet_ntop (e->allow[j].family, e->allow[j].addr, b, sizeof b);
-        snprintf (net, sizeof net, "%s/%u", b, e->allow[j].prefix);
-      }
-      printf ("%s", j ? ", " : "");
-      jstr (net);
-    }
-    printf ("], ");
+    json_allow (e);
     jkv ("tls", e->tls_required ? "require" : "optional", ", ");
     printf ("\"max_connections\": %u, \"line\": %u}", e->max_connections,
             e->line);
   }
-  /* Tenants: sizes in bytes, times in ns, rates in bytes/s, as fio takes
-   * them (fio's own k/m suffixes are powers of 1024 by default).
-   */
-  printf ("],\n  \"tenants\": [");
+  printf ("],\n");
+}
+
+/* Tenants: sizes in bytes, times in ns, rates in bytes/s, as fio takes
+ * them (fio's own k/m suffixes are powers of 1024 by default).
+ */
+static void
+json_tenants (const struct cfg_model *m)
+{
+  printf ("  \"tenants\": [");
   for (size_t i = 0; i < m->nr_tenants; i++) {
     const struct cfg_tenant *t = &m->tenants[i];
     printf ("%s\n    {", i ? "," : "");
@@ -409,10 +495,16 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     jkv ("workload", cfg_workload_names[t->workload], ", ");
     printf ("\"prio\": %u, \"line\": %u}", t->prio, t->line);
   }
-  /* Events: in order of time; "weight" and "set" as the control socket
-   * takes them, the value in the tunable's unit.
-   */
-  printf ("],\n  \"events\": [");
+  printf ("],\n");
+}
+
+/* Events: in order of time; "weight" and "set" as the control socket
+ * takes them, the value in the tunable's unit.
+ */
+static void
+json_events (const struct cfg_model *m)
+{
+  printf ("  \"events\": [");
   for (size_t i = 0; i < m->nr_events; i++) {
     const struct cfg_event *ev = &m->events[i];
     printf ("%s\n    {", i ? "," : "");
@@ -431,12 +523,18 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     }
     printf ("\"line\": %u}", ev->line);
   }
-  /* The limits a group can set (core/qos.c's key table), so that a
-   * reader such as cfqlab knows which group keys are caps and which are
-   * reservations without a list of its own.  Bursts are left out: they
-   * shape a cap, they are not a limit of their own.
-   */
-  printf ("],\n  \"qos_keys\": [");
+  printf ("],\n");
+}
+
+/* The limits a group can set (core/qos.c's key table), so that a reader
+ * such as cfqlab knows which group keys are caps and which are
+ * reservations without a list of its own.  Bursts are left out: they
+ * shape a cap, they are not a limit of their own.
+ */
+static void
+json_qos_keys (void)
+{
+  printf ("  \"qos_keys\": [");
   for (size_t k = 0, n = 0; k < qos_nr_keys; k++) {
     const struct qos_key *q = &qos_keys[k];
     const char *kind, *dir = NULL;
@@ -456,7 +554,22 @@ print_json (const char *file, const struct cfg_model *m, bool sim)
     jkv ("unit", q->unit == QOS_U_BPS ? "bytes" : "ios", ", ");
     jkv ("dir", dir, "}");
   }
-  printf ("],\n  \"sim\": {\"duration_ns\": %llu, \"seed\": %llu,"
+  printf ("],\n");
+}
+
+static void
+print_json (const char *file, const struct cfg_model *m, bool sim)
+{
+  printf ("{\n  ");
+  jkv ("config", file, ",\n");
+  json_device (m, sim);
+  json_scheduler (m);
+  json_groups (m);
+  json_exports (m);
+  json_tenants (m);
+  json_events (m);
+  json_qos_keys ();
+  printf ("  \"sim\": {\"duration_ns\": %llu, \"seed\": %llu,"
           " \"line\": %u}\n}\n", (unsigned long long) m->sim.duration,
           (unsigned long long) m->sim.seed, m->sim.line);
 }

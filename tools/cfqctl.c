@@ -369,8 +369,17 @@ bad_command (const char *verb, const char *what)
   return 2;
 }
 
-int
-main (int argc, char *argv[])
+/* The options, before the command or after it ("stats -i 1"). */
+struct ctl_opts {
+  const char *path;             /* the control socket */
+  double interval;              /* seconds between stats; 0: once */
+  long count;                   /* stats to print; -1: not given */
+  bool json;                    /* stats as the server's JSON */
+};
+
+/* Parse the options into O; -1 to go on, else the exit code. */
+static int
+ctl_options (int argc, char *argv[], struct ctl_opts *o)
 {
   static const struct option longopts[] = {
     { "socket", required_argument, NULL, 's' },
@@ -380,89 +389,80 @@ main (int argc, char *argv[])
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  const char *path = getenv ("CFQ_CONTROL");
-  const char *verb;
-  double interval = 0;
-  long count = -1;
-  bool json = false, stats;
-  char cmd[4096], kv[1024], why[512];
-  int c, fd, rc = 0, nargs;
+  uint64_t ns;
+  int c;
 
-  /* Options may come before the command or after it ("stats -i 1"). */
   while ((c = getopt_long (argc, argv, "s:i:c:jh", longopts, NULL)) != -1) {
     switch (c) {
-    case 's': path = optarg; break;
-    case 'i': {
-      uint64_t ns;
+    case 's': o->path = optarg; break;
+    case 'i':
       if (units_parse_time (optarg, NSEC_PER_SEC, &ns) < 0 || ns == 0) {
         fprintf (stderr, "%s: -i %s: need a positive time (a number with"
                  " ns, us, ms or s; a bare number is s)\n", progname, optarg);
         return 2;
       }
-      interval = (double) ns / NSEC_PER_SEC;
+      o->interval = (double) ns / NSEC_PER_SEC;
       break;
-    }
     case 'c':
-      count = strtol (optarg, NULL, 10);
-      if (count <= 0) {
-        fprintf (stderr, "%s: -c %s: need a positive count\n", progname, optarg);
+      o->count = strtol (optarg, NULL, 10);
+      if (o->count <= 0) {
+        fprintf (stderr, "%s: -c %s: need a positive count\n", progname,
+                 optarg);
         return 2;
       }
       break;
-    case 'j': json = true; break;
+    case 'j': o->json = true; break;
     case 'h': usage (stdout); return 0;
     default: usage (stderr); return 2;
     }
   }
-  if (optind >= argc) {
-    usage (stderr);
-    return 2;
-  }
-  if (!path) {
-    fprintf (stderr, "%s: no control socket: use -s PATH or CFQ_CONTROL\n",
-             progname);
-    return 2;
-  }
-  verb = argv[optind++];
-  nargs = argc - optind;
-  stats = strcmp (verb, "stats") == 0;
-  if (stats && argc == optind) {
-    snprintf (cmd, sizeof cmd, json ? "stats" : "stats flat");
-    if (count < 0)
-      count = interval > 0 ? 0 : 1;     /* 0: until interrupted */
-  }
+  return -1;
+}
+
+/* The protocol's line for VERB and its NARGS words ARGS, into CMD; 0, or
+ * 2 when the command line is not a command (said on stderr).
+ */
+static int
+ctl_command (const char *verb, int nargs, char **args, bool json,
+             char *cmd, size_t len)
+{
+  char kv[1024], why[512];
+
+  if (strcmp (verb, "stats") == 0 && nargs == 0)
+    snprintf (cmd, len, json ? "stats" : "stats flat");
   else if (strcmp (verb, "get") == 0 && nargs <= 1)
-    snprintf (cmd, sizeof cmd, "get%s%s", nargs ? " " : "",
-              nargs ? argv[optind] : "");
+    snprintf (cmd, len, "get%s%s", nargs ? " " : "", nargs ? args[0] : "");
   else if (strcmp (verb, "set") == 0) {
-    if (key_value (nargs, argv + optind, kv, sizeof kv, why, sizeof why) < 0)
+    if (key_value (nargs, args, kv, sizeof kv, why, sizeof why) < 0)
       return bad_command (verb, why);
-    snprintf (cmd, sizeof cmd, "set %s", kv);
+    snprintf (cmd, len, "set %s", kv);
   }
   else if (strcmp (verb, "weight") == 0 && nargs == 2)
-    snprintf (cmd, sizeof cmd, "weight %s %s", argv[optind], argv[optind + 1]);
+    snprintf (cmd, len, "weight %s %s", args[0], args[1]);
   else if (strcmp (verb, "qos") == 0 && nargs == 1)
-    snprintf (cmd, sizeof cmd, "qos %s", argv[optind]);
+    snprintf (cmd, len, "qos %s", args[0]);
   else if (strcmp (verb, "qos") == 0 && nargs > 1) {
-    if (key_value (nargs - 1, argv + optind + 1, kv, sizeof kv, why,
-                   sizeof why) < 0)
+    if (key_value (nargs - 1, args + 1, kv, sizeof kv, why, sizeof why) < 0)
       return bad_command (verb, why);
-    snprintf (cmd, sizeof cmd, "qos %s %s", argv[optind], kv);
+    snprintf (cmd, len, "qos %s %s", args[0], kv);
   }
-  else if (strcmp (verb, "reset") == 0 && argc == optind)
-    snprintf (cmd, sizeof cmd, "reset");
-  else if (strcmp (verb, "metrics") == 0 && argc == optind)
-    snprintf (cmd, sizeof cmd, "metrics");
+  else if (strcmp (verb, "reset") == 0 && nargs == 0)
+    snprintf (cmd, len, "reset");
+  else if (strcmp (verb, "metrics") == 0 && nargs == 0)
+    snprintf (cmd, len, "metrics");
   else if (strcmp (verb, "raw") == 0 && nargs == 1)
-    snprintf (cmd, sizeof cmd, "%s", argv[optind]);
+    snprintf (cmd, len, "%s", args[0]);
   else
     return bad_command (verb, NULL);
-  if (!stats)
-    count = 1;
+  return 0;
+}
 
-  fd = ctl_connect (path);
-  if (fd == -1)
-    return 1;
+/* Send CMD COUNT times (0: until interrupted), INTERVAL seconds apart,
+ * and print each answer, as a table if TABLE; the exit code.
+ */
+static int
+ctl_repeat (int fd, const char *cmd, long count, double interval, bool table)
+{
   for (long i = 0; count == 0 || i < count; i++) {
     char *ans;
 
@@ -472,17 +472,14 @@ main (int argc, char *argv[])
       nanosleep (&ts, NULL);
     }
     ans = ctl_call (fd, cmd);
-    if (!ans) {
-      rc = 1;
-      break;
-    }
+    if (!ans)
+      return 1;
     if (strncmp (ans, "error: ", 7) == 0) {
       fprintf (stderr, "%s: %s\n", progname, ans + 7);
       free (ans);
-      rc = 1;
-      break;
+      return 1;
     }
-    if (stats && !json) {
+    if (table) {
       if (i > 0)
         printf ("\n");
       print_table (ans);
@@ -492,6 +489,45 @@ main (int argc, char *argv[])
     fflush (stdout);
     free (ans);
   }
+  return 0;
+}
+
+int
+main (int argc, char *argv[])
+{
+  struct ctl_opts o = { .path = getenv ("CFQ_CONTROL"), .count = -1 };
+  const char *verb;
+  bool stats;
+  char cmd[4096];
+  int fd, rc;
+
+  rc = ctl_options (argc, argv, &o);
+  if (rc >= 0)
+    return rc;
+  if (optind >= argc) {
+    usage (stderr);
+    return 2;
+  }
+  if (!o.path) {
+    fprintf (stderr, "%s: no control socket: use -s PATH or CFQ_CONTROL\n",
+             progname);
+    return 2;
+  }
+  verb = argv[optind++];
+  rc = ctl_command (verb, argc - optind, argv + optind, o.json, cmd,
+                    sizeof cmd);
+  if (rc)
+    return rc;
+  stats = strcmp (verb, "stats") == 0;
+  if (!stats)
+    o.count = 1;
+  else if (o.count < 0)
+    o.count = o.interval > 0 ? 0 : 1;   /* 0: until interrupted */
+
+  fd = ctl_connect (o.path);
+  if (fd == -1)
+    return 1;
+  rc = ctl_repeat (fd, cmd, o.count, o.interval, stats && !o.json);
   close (fd);
   return rc;
 }
