@@ -21,7 +21,7 @@ tester beside a writer, two groups, emulated disk) and wgN_{disk,ssd}[_f]
 of=IMG bs=1M count=2048 oflag=direct); the fio job files and sockets go to
 FIDELITY_WORK.
 """
-import json, os, subprocess, sys, time, statistics, signal, tempfile, argparse
+import json, os, subprocess, time, statistics, signal, argparse
 
 IMG = os.environ.get("FIDELITY_IMG", "/var/tmp/fidelity/disk.img")
 WORK = os.environ.get("FIDELITY_WORK", "/var/tmp/fidelity/run")

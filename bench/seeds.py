@@ -36,7 +36,6 @@ SATA disks and an OCZ Vertex SSD) are not ours: only directions compare.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
