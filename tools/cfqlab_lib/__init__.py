@@ -55,6 +55,7 @@ The modules, in the order a run uses them:
   util.py       where the tree is, units, messages, the progress line
   common.py     what bench/ shares: medians, Jain's index, the page cache,
                 fio's JSON, the bench lock, servers, the control socket
+  builds.py     a build of the tree at a path or a commit (bench/ab)
   scenario.py   the scenario, through tools/cfqconf --json
   clients.py    fio jobs for the tenants; the file-system workloads
   fsclients.py  the file-system workloads' programs (--client)

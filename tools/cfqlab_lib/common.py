@@ -45,11 +45,15 @@ def load_fio_json(path):
         return fio_json(f.read(), path)
 
 
-def run_fio(args, timeout=None, cwd=None, env=None):
-    """fio ARGS (options and job files) with its JSON on stdout, parsed;
-    LabError with the end of its errors if it fails."""
+def run_fio(args, timeout=None, cwd=None, env=None, save=None):
+    """fio ARGS (options and job files) with its JSON on stdout, parsed
+    (and written to the file SAVE); LabError with the end of its errors
+    if it fails."""
     p = subprocess.run(["fio", "--output-format=json"] + list(args), capture_output=True,
                        text=True, timeout=timeout, cwd=cwd, env=env)
+    if save:
+        with open(save, "w") as f:
+            f.write(p.stdout)
     if p.returncode != 0:
         raise LabError("fio failed (exit %d): %s" % (p.returncode, p.stderr.strip()[-2000:]))
     return fio_json(p.stdout, "fio " + " ".join(args))
