@@ -53,9 +53,6 @@ EXTRA = [
     ("null", "qnull", "nbdkit's NBD path vs QEMU's, neither touching a disk"),
     ("page", "fcache", "cache=page vs the file plugin's default cache, both cold"),
     ("pwarm", "fwarm", "cache=page vs the file plugin's default cache, both warm"),
-    ("fifo", "bfifo", "this build vs BENCH_BASE_PLUGIN's, fifo"),
-    ("cfq", "bcfq", "this build vs BENCH_BASE_PLUGIN's, cfq"),
-    ("page", "bpage", "this build vs BENCH_BASE_PLUGIN's, cache=page"),
 ]
 
 
