@@ -10,6 +10,12 @@ import subprocess
 from .util import note, safe_name
 
 
+def terminal(width, height):
+    """Every plot's first line: a PNG, and no enhanced text, so that a
+    name's underscore stays an underscore in titles, keys and tics."""
+    return "set terminal pngcairo noenhanced size %d,%d font 'sans,9'" % (width, height)
+
+
 def _share_top(values):
     """The top of a shares panel's y axis: above every value with room to
     spare, so that no weight-share line sits on the frame and hides."""
@@ -56,8 +62,7 @@ def make_plots(out, rep):
     # Titles and keys are names with underscores (group_lag): no
     # gnuplot enhanced text, which would make them subscripts.
     if ts_sys:
-        gp = ["set terminal pngcairo noenhanced size 1100,%d font 'sans,9'"
-              % (260 * len(ts_sys) + 40),
+        gp = [terminal(1100, 260 * len(ts_sys) + 40),
               "set output '%s/shares.png'" % out,
               "set multiplot layout %d,1 title 'share of the %s per tenant (solid) and its weight share (dashed), 1 s bins'"
               % (len(ts_sys), rep["scenario"]["share_unit"]),
@@ -106,8 +111,7 @@ def make_plots(out, rep):
             what.append("cfqsim: insert to completion")
         # The tail on a log axis (1 - CDF): a linear CDF puts p99 and
         # p99.9 in the top pixel, where 60 and 300 ms look the same.
-        gp = ["set terminal pngcairo noenhanced size %d,%d font 'sans,9'"
-              % (560 * cols, 330 * rows + 40),
+        gp = [terminal(560 * cols, 330 * rows + 40),
               "set output '%s/latency.png'" % out,
               "set multiplot layout %d,%d title 'completion latency per tenant: fraction of requests slower than x (%s)'"
               % (rows, cols, "; ".join(what)),
@@ -185,8 +189,7 @@ def matrix_plots(out, rep):
                  "weights %s, ours: fraction of solo, first / second tenant\\n"
                  "colour: min(r, %g) / max(r, %g), r the ratio of the fractions"
                  % (w, a / b, a / b))
-        gp = ["set terminal pngcairo size %d,%d font 'sans,9'"
-              % (max(560, 200 + 150 * len(devs)), 140 + 60 * len(pairs)),
+        gp = [terminal(max(560, 200 + 150 * len(devs)), 140 + 60 * len(pairs)),
               "set output '%s/%s'" % (out, name),
               'set title "%s"' % title.replace('"', ""),
               "set xrange [-0.5:%g]" % (len(devs) - 0.5),
