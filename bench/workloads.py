@@ -71,8 +71,9 @@ def nbd_uri(sock, export=""):
 class Workload:
     """What every workload has: its name, the image it needs (KIND
     "data", "alloc" or "sparse"; SIZE None: bench/ab's --image-size), and
-    whether a warm-up runs before the measured run."""
+    whether its clients warm up for --ramp s before the measured run."""
     kind, size = "data", None
+    ramps = False
 
     def __init__(self, spec):
         self.spec = spec
@@ -84,6 +85,7 @@ class Workload:
 class FioFile(Workload):
     """A job file: warmed up for the ramp unmeasured, the page cache
     dropped, then measured (bench/run.sh's way)."""
+    ramps = True
 
     def __init__(self, spec, path):
         Workload.__init__(self, spec)
@@ -184,6 +186,7 @@ class Qos(Workload):
     """Three tenants in three groups (name, rw, bs, depth, weight, offset
     and size in GiB), fio's ramp unmeasured inside the run; the total
     IOPS and each tenant's share."""
+    ramps = True
 
     def __init__(self, spec):
         Workload.__init__(self, spec)
