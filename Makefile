@@ -4,7 +4,8 @@
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make check-stress  the long hostile-tenant tests (tests/stress/)
-#   make lint       shellcheck every shell script; tools/lint-words
+#   make lint       shellcheck every shell script, pyflakes3 every Python
+#                   program; tools/lint-words
 #   make SANITIZE=address,undefined check
 #                   everything built with those sanitizers, the whole suite
 #                   under them; any sanitizer report fails its test
@@ -249,7 +250,7 @@ bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
 	libnbd-bin python3-libnbd liburing-dev libev-dev libinih-dev fio \
 	qemu-utils fsmark valgrind e2fsprogs util-linux fuse3 procps \
-	qemu-system-common perl shellcheck clang libclang-rt-dev gnuplot-nox time
+	qemu-system-common perl shellcheck pyflakes3 clang libclang-rt-dev gnuplot-nox time
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -qq && \
@@ -279,10 +280,16 @@ check-tsan:
 # arrays keyed by name (NBDKIT_SOCK[NAME] ...).
 SHELL_SCRIPTS := $(wildcard tests/*.sh tests/*/*.sh bench/*.sh) \
 	tests/sanitizer/nbdkit .ci/run tools/lint-words
+# Every Python program and module: the *.py files, and the programs
+# without the suffix (a python3 #! line).  pyflakes reads them without
+# importing them, so no bytecode is written.
+PY_FILES := $(wildcard tools/*.py tools/*/*.py bench/*.py tests/*.py tests/*/*.py) \
+	$(shell grep -lsE '^\#!.*python' tools/* bench/* tests/* 2>/dev/null | grep -v '\.py$$')
 # tools/lint-words: no file speaks of how the tree was made (its header
 # lists the words).
 lint:
 	shellcheck -S warning $(SHELL_SCRIPTS)
+	pyflakes3 $(PY_FILES)
 	tools/lint-words
 	@if grep -n 'printf -v "\$$' $(SHELL_SCRIPTS); then \
 	  echo "lint: a variable made by name (above): use an array"; exit 1; fi
@@ -341,6 +348,8 @@ lab-matrix: all
 bench-seeds: all
 	@/usr/bin/python3 bench/seeds.py
 
+# The plugin and the manual pages.  The tools and the lab (tools/cfqlab,
+# its modules in tools/cfqlab_lib/) run from the built tree.
 install: $(PLUGIN) $(MAN) $(TOOL_MAN)
 	install -d $(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/nbdkit-cfq-plugin.so
@@ -353,4 +362,4 @@ clean:
 	  $(UNIT_BIN) $(NBDP_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(BENCH_BIN) $(SAN_SHIM) \
 	  $(FLAGS_STAMP) core/*.d plugin/*.d tools/*.d tests/unit/*.d \
 	  tests/nbd/*.d tests/sim/*.d bench/*.d
-	rm -rf tests/logs
+	rm -rf tests/logs tools/cfqlab_lib/__pycache__ bench/__pycache__

@@ -143,8 +143,9 @@ demo_tenants ()
     fi
     sleep 0.1
   done
-  [ -S "$sock" ] && [ -S "$ctl" ] ||
-    { echo "demo: nbdkit did not start in 30 s" >&2; cat "$dir/nbdkit.log" >&2; exit 1; }
+  if ! { [ -S "$sock" ] && [ -S "$ctl" ]; }; then
+    echo "demo: nbdkit did not start in 30 s" >&2; cat "$dir/nbdkit.log" >&2; exit 1
+  fi
   nbdinfo --list "nbd+unix:///?socket=$sock" | grep -E '^export=' | sed 's/^/    /' || true
 
   cat >"$dir/demo.fio" <<EOF

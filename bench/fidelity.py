@@ -1,80 +1,37 @@
 #!/usr/bin/python3
 """bench/fidelity.py: the fidelity rows through the server (CFQ never slower
-than FIFO for one tenant, and better where the seeds say).
+than FIFO for one tenant, and better where the seeds say), as bench/ab's
+workloads.
 
-fio's nbd engine, each fio job its own NBD connection, against one or more
-peers (a plugin .so and its parameters), alternating peers round by round,
-page cache dropped before each server, medians printed at the end.  Run it
-under the bench lock:
+    bench/fidelity.py [--rounds N] [--runtime S] ROW...
+    bench/ab [OPTIONS] OLD NEW ROW...
 
-    flock "${BENCH_LOCK:-/var/tmp/nbdkit-cfq-bench.lock}" bench/fidelity.py --rounds 3 --runtime 10 \
-        --peer fifo=plugin/nbdkit-cfq-plugin.so:scheduler=fifo \
-        --peer cfq=plugin/nbdkit-cfq-plugin.so:scheduler=cfq \
-        hdd32 disk32 fsw
-
-A peer is LABEL=PLUGIN:ARG,ARG,...; ARG ENV:K=V sets an environment
-variable of the server.  Scenarios: the SCEN table below, fsw (fsync
-tester beside a writer, two groups, emulated disk) and wgN_{disk,ssd}[_f]
-(N groups, weights 100..880, 4k random 70/30 at depth 8 each).  The image
-(FIDELITY_IMG, default /var/tmp/fidelity/disk.img) must be 2 GiB of data
-(written, not sparse, so reads hit allocated blocks: dd if=/dev/urandom
-of=IMG bs=1M count=2048 oflag=direct); the fio job files and sockets go to
-FIDELITY_WORK.
+The first is bench/ab with this tree's scheduler=fifo against its
+scheduler=cfq; the second compares any two builds or settings on the
+rows (bench/ab --help).  Each row: fio's nbd engine, each fio job its own
+NBD connection, on bench/ab's image (2 GiB of written data, so reads hit
+allocated blocks).  Rows: the SCEN table below, fsw and fsw_ssd (an fsync
+tester beside a writer, two groups, the emulated disk or SSD) and
+wgN_{disk,ssd}[_f] (N groups, weights 100..880, 4k random 70/30 at depth
+8 each; _f: a flush after every 8 writes).  A row's numbers are the
+metrics its m_* function names.
 """
-import json, os, subprocess, sys, time, statistics, signal, tempfile, argparse
+import json, os, subprocess, sys
 
-IMG = os.environ.get("FIDELITY_IMG", "/var/tmp/fidelity/disk.img")
-WORK = os.environ.get("FIDELITY_WORK", "/var/tmp/fidelity/run")
-HERE = os.path.dirname(os.path.abspath(__file__))
-os.makedirs(WORK, exist_ok=True)
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+from cfqlab_lib.common import jain, run_fio  # noqa: E402
 
-
-def drop_caches():
-    subprocess.run("sync; echo 3 > /proc/sys/vm/drop_caches", shell=True)
-
-
-def start_server(plugin, args, conf=None):
-    sock = f"{WORK}/s.sock"
-    if os.path.exists(sock):
-        os.unlink(sock)
-    drop_caches()
-    cmd = ["nbdkit", "-U", sock, "--exit-with-parent", "-f", plugin]
-    if conf:
-        cmd.append(f"config={conf}")
-    else:
-        cmd.append(f"file={IMG}")
-    env = dict(os.environ)
-    for a in args:
-        if a.startswith("ENV:"):
-            k, v = a[4:].split("=", 1)
-            env[k] = v
-    cmd += [a for a in args if not a.startswith("ENV:")]
-    log = open(f"{WORK}/server.log", "w")
-    p = subprocess.Popen(cmd, stdout=log, stderr=log, env=env)
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.05)
-    else:
-        p.kill()
-        raise RuntimeError("server did not start: " + open(f"{WORK}/server.log").read())
-    return p, sock
+# What the rows read and write: two 1 GiB halves, or N regions.
+IMAGE_SIZE = 2 << 30
 
 
-def stop_server(p):
-    p.send_signal(signal.SIGTERM)
-    try:
-        p.wait(10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-
-
-def write_conf(dev, groups, exports):
-    """groups: [(name, weight)], exports: [(name, group, offset, size)]"""
-    path = f"{WORK}/s.conf"
-    lines = ["[device]", f"file = {IMG}"]
-    dev = [a for a in dev if not a.startswith("ENV:")]
+def write_conf(path, image, dev, groups, exports):
+    """A config at PATH on IMAGE: DEV's device keys in [device], its
+    other keys but scheduler in [scheduler]; groups: [(name, weight)],
+    exports: [(name, group, offset, size)]."""
+    lines = ["[device]", f"file = {image}"]
     for a in dev:
         k, v = a.split("=", 1)
         if k in ("emulate", "queue_depth", "mode") or k.startswith("model."):
@@ -88,20 +45,15 @@ def write_conf(dev, groups, exports):
         lines += [f"[group {g}]", f"weight = {w}"]
     for e, g, off, size in exports:
         lines += [f"[export {e}]", f"group = {g}", f"offset = {off}", f"size = {size}"]
-    open(path, "w").write("\n".join(lines) + "\n")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
     return path
 
 
-def fsync_tester(sock, export, runtime):
-    return subprocess.Popen(["/usr/bin/python3", f"{HERE}/fsynctester.py",
-                             f"nbd+unix:///{export}?socket={sock}", str(runtime)],
-                            stdout=subprocess.PIPE, text=True)
-
-
-def fio(jobs, sock, runtime, extra_global=()):
+def fio(jobs, sock, runtime, work):
     """jobs: list of (name, dict of fio options, export or None, numjobs)."""
     lines = ["[global]", "ioengine=nbd", "time_based=1", f"runtime={runtime}",
-             "size=1G" if True else "", "randrepeat=0"] + list(extra_global)
+             "size=1G", "randrepeat=0"]
     for name, opts, export, n in jobs:
         lines.append(f"[{name}]")
         uri = f"nbd+unix:///{export or ''}?socket={sock}"
@@ -110,15 +62,16 @@ def fio(jobs, sock, runtime, extra_global=()):
             lines.append(f"{k}={v}" if v is not None else k)
         if n > 1:
             lines.append(f"numjobs={n}")
-    path = f"{WORK}/job.fio"
-    open(path, "w").write("\n".join(lines) + "\n")
-    r = subprocess.run(["fio", "--output-format=json", path],
-                       capture_output=True, text=True, timeout=runtime + 120)
-    if r.returncode != 0:
-        raise RuntimeError("fio failed: " + r.stderr[-2000:])
-    out = r.stdout
-    out = out[out.index("{"):]
-    return json.loads(out)
+    path = os.path.join(work, "job.fio")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return run_fio([path], timeout=runtime + 120, save=os.path.join(work, "fio.json"))
+
+
+def fsync_tester(sock, export, runtime):
+    return subprocess.Popen(["/usr/bin/python3", f"{HERE}/fsynctester.py",
+                             f"nbd+unix:///{export}?socket={sock}", str(runtime)],
+                            stdout=subprocess.PIPE, text=True)
 
 
 def pct(d, p):
@@ -144,13 +97,6 @@ def summarize(j):
             e["s_n"] = sl["N"]
         res.append(e)
     return res
-
-
-def jain(xs):
-    xs = [x for x in xs]
-    s = sum(xs)
-    q = sum(x * x for x in xs)
-    return s * s / (len(xs) * q) if q else 0
 
 
 RR = dict(rw="randread", bs="4k", iodepth=1)
@@ -185,13 +131,6 @@ def m_many(js):
     xs = [e["r_iops"] for e in js]
     return dict(iops=sum(xs), jain=jain(xs), worst_ms=max(e["r_max"] for e in js),
                 min_iops=min(xs))
-
-
-def m_fsync(js):
-    f = [e for e in js if e["name"] == "f"]
-    w = [e for e in js if e["name"] == "w"]
-    return dict(fsync_p90=f[0].get("s_p90", 0), fsync_p50=f[0].get("s_p50", 0),
-                fsync_max=f[0].get("s_max", 0), w_mib=w[0]["w_mib"], f_n=f[0].get("s_n", 0))
 
 
 def many(n, depth=2):
@@ -238,103 +177,86 @@ SCEN = {
 }
 
 
+def known(row):
+    """Whether ROW is a fidelity row."""
+    if row in SCEN or row in ("fsw", "fsw_ssd"):
+        return True
+    p = row.split("_")
+    return (len(p) in (2, 3) and p[0][:2] == "wg" and p[0][2:].isdigit()
+            and int(p[0][2:]) > 0 and p[1] in ("disk", "ssd") and p[2:] in ([], ["f"]))
+
+
+def run_row(row, serve, args, runtime, work, image):
+    """One run of ROW against one server, its numbers.  SERVE(ARGS,
+    CONF=None) starts the server (ARGS on its command line; with CONF, a
+    config file instead of the image) and returns its socket; ARGS here
+    are the server's KEY=VALUE settings of the run."""
+    if row.startswith("fsw"):
+        # An fsync tenant beside a writer tenant, two groups of 500.
+        dev = ["emulate=hdd"] if row == "fsw" else ["emulate=ssd"]
+        conf = write_conf(os.path.join(work, "s.conf"), image, dev + args,
+                          [("f", 500), ("w", 500)],
+                          [("f", "f", "0", "1G"), ("w", "w", "1G", "1G")])
+        sock = serve([x for x in args if x.startswith("scheduler=")], conf)
+        ft = fsync_tester(sock, "f", runtime)
+        try:
+            j = fio([("w", dict(rw="write", bs="1M", iodepth=16), "w", 1)], sock, runtime, work)
+            out, _ = ft.communicate(timeout=120)
+        finally:
+            if ft.poll() is None:
+                ft.kill()
+                ft.wait()
+        ts = sorted(json.loads(out))
+        m = m_fsw(summarize(j))
+        m.update(fs_p50=ts[len(ts) // 2] * 1e3, fs_p90=ts[int(len(ts) * 0.9)] * 1e3,
+                 fs_max=ts[-1] * 1e3, fs_n=len(ts))
+        return m
+    if row.startswith("wg"):
+        # Weighted tenants: wgN_{disk,ssd}[_f]: N groups, 4k 70/30 depth 8.
+        base, devn = row.split("_")[0], row.split("_")[1]
+        n = int(base[2:])
+        weights = [100, 400] if n == 2 else [100 + 52 * i for i in range(n)]
+        dev = [] if devn == "disk" else ["emulate=ssd"]
+        reg = (2048 // n) * 1024 * 1024
+        job = dict(rw="randrw", rwmixread=70, bs="4k", iodepth=8)
+        if row.endswith("_f"):
+            job["fsync"] = 8
+        conf = write_conf(os.path.join(work, "s.conf"), image, dev + args,
+                          [(f"g{i}", w) for i, w in enumerate(weights)],
+                          [(f"g{i}", f"g{i}", str(i * reg), str(reg)) for i in range(n)])
+        sock = serve([x for x in args if x.startswith("scheduler=")], conf)
+        jobs = [(f"g{i}", dict(job, size=str(reg)), f"g{i}", 1) for i in range(n)]
+        js = summarize(fio(jobs, sock, runtime, work))
+        io = {e["name"]: e["r_iops"] + e["w_iops"] for e in js}
+        tot = sum(io.values())
+        tw = sum(weights)
+        dev_max = max(abs(io[f"g{i}"] / tot / (w / tw) - 1) for i, w in enumerate(weights))
+        xs = [io[f"g{i}"] / w for i, w in enumerate(weights)]
+        return dict(iops=tot, share_dev=dev_max, wjain=jain(xs),
+                    last_share=io[f"g{n-1}"] / tot)
+    dev, jobs, metric = SCEN[row]
+    sock = serve(dev + args)
+    return metric(summarize(fio(jobs, sock, runtime, work)))
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--peer", action="append", default=[],
-                    help="LABEL=PLUGIN:arg,arg")
+    import argparse
+    ap = argparse.ArgumentParser(
+        description="The fidelity rows, this tree's scheduler=fifo against its "
+        "scheduler=cfq, through bench/ab.")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runtime", type=int, default=10)
-    ap.add_argument("--set", action="append", default=[], help="extra server arg for all")
-    ap.add_argument("--out", default=None)
-    ap.add_argument("scen", nargs="+")
+    ap.add_argument("row", nargs="+")
     a = ap.parse_args()
-    peers = []
-    for p in a.peer:
-        label, rest = p.split("=", 1)
-        plugin, _, args = rest.partition(":")
-        peers.append((label, plugin, [x for x in args.split(",") if x]))
-    results = {}
-    for sname in a.scen:
-        if sname.startswith("fsw"):
-            # fsync tenant beside a writer tenant, two groups of 500
-            dev = ["emulate=hdd"] if sname == "fsw" else ["emulate=ssd"]
-            for rnd in range(a.rounds):
-                for label, plugin, args in peers:
-                    conf = write_conf(dev + args + a.set, [("f", 500), ("w", 500)],
-                                      [("f", "f", "0", "1G"), ("w", "w", "1G", "1G")])
-                    sargs = [x for x in args + a.set if x.startswith("scheduler=") or x.startswith("ENV:")]
-                    p, sock = start_server(plugin, sargs, conf)
-                    try:
-                        ft = fsync_tester(sock, "f", a.runtime)
-                        j = fio([("w", dict(rw="write", bs="1M", iodepth=16), "w", 1)], sock, a.runtime)
-                        out, _ = ft.communicate(timeout=120)
-                    finally:
-                        stop_server(p)
-                    ts = sorted(json.loads(out))
-                    m = m_fsw(summarize(j))
-                    m.update(fs_p50=ts[len(ts) // 2] * 1e3, fs_p90=ts[int(len(ts) * 0.9)] * 1e3,
-                             fs_max=ts[-1] * 1e3, fs_n=len(ts))
-                    results.setdefault(sname, {}).setdefault(label, []).append(m)
-                    print(sname, rnd, label, " ".join(f"{k}={v:.4g}" for k, v in m.items()), flush=True)
-            for label, _, _ in peers:
-                ms = results[sname][label]
-                med = {k: statistics.median(m[k] for m in ms) for k in ms[0]}
-                print("MEDIAN", sname, label, " ".join(f"{k}={v:.4g}" for k, v in med.items()), flush=True)
-            continue
-        if sname.startswith("wg"):
-            # weighted tenants: wgN_{disk,ssd}[_f]: N groups, 4k 70/30 depth 8
-            base, devn = sname.split("_")[0], sname.split("_")[1]
-            n = int(base[2:])
-            weights = [100, 400] if n == 2 else [100 + 52 * i for i in range(n)]
-            dev = [] if devn == "disk" else ["emulate=ssd"]
-            reg = (2048 // n) * 1024 * 1024
-            job = dict(rw="randrw", rwmixread=70, bs="4k", iodepth=8)
-            if sname.endswith("_f"):
-                job["fsync"] = 8
-            for rnd in range(a.rounds):
-                for label, plugin, args in peers:
-                    conf = write_conf(dev + args + a.set, [(f"g{i}", w) for i, w in enumerate(weights)],
-                                      [(f"g{i}", f"g{i}", str(i * reg), str(reg)) for i in range(n)])
-                    sargs = [x for x in args + a.set if x.startswith("scheduler=") or x.startswith("ENV:")]
-                    p, sock = start_server(plugin, sargs, conf)
-                    try:
-                        jobs = [(f"g{i}", dict(job, size=str(reg)), f"g{i}", 1) for i in range(n)]
-                        j = fio(jobs, sock, a.runtime)
-                    finally:
-                        stop_server(p)
-                    js = summarize(j)
-                    io = {e["name"]: e["r_iops"] + e["w_iops"] for e in js}
-                    tot = sum(io.values())
-                    tw = sum(weights)
-                    dev_max = max(abs(io[f"g{i}"] / tot / (w / tw) - 1) for i, w in enumerate(weights))
-                    xs = [io[f"g{i}"] / w for i, w in enumerate(weights)]
-                    m = dict(iops=tot, share_dev=dev_max, wjain=jain(xs),
-                             last_share=io[f"g{n-1}"] / tot)
-                    results.setdefault(sname, {}).setdefault(label, []).append(m)
-                    print(sname, rnd, label, " ".join(f"{k}={v:.4g}" for k, v in m.items()), flush=True)
-            for label, _, _ in peers:
-                ms = results[sname][label]
-                med = {k: statistics.median(m[k] for m in ms) for k in ms[0]}
-                print("MEDIAN", sname, label, " ".join(f"{k}={v:.4g}" for k, v in med.items()), flush=True)
-            continue
-        dev, jobs, metric = SCEN[sname]
-        for rnd in range(a.rounds):
-            for label, plugin, args in peers:
-                p, sock = start_server(plugin, dev + args + a.set)
-                try:
-                    j = fio(jobs, sock, a.runtime)
-                finally:
-                    stop_server(p)
-                m = metric(summarize(j))
-                results.setdefault(sname, {}).setdefault(label, []).append(m)
-                print(sname, rnd, label, " ".join(f"{k}={v:.4g}" for k, v in m.items()), flush=True)
-        # medians
-        for label, _, _ in peers:
-            ms = results[sname][label]
-            med = {k: statistics.median(m[k] for m in ms) for k in ms[0]}
-            print("MEDIAN", sname, label, " ".join(f"{k}={v:.4g}" for k, v in med.items()), flush=True)
-    if a.out:
-        json.dump(results, open(a.out, "w"), indent=1)
+    bad = [r for r in a.row if not known(r)]
+    if bad:
+        ap.error("no fidelity row %s (the SCEN table, fsw, fsw_ssd, wgN_{disk,ssd}[_f])"
+                 % ", ".join(bad))
+    top = os.path.dirname(HERE)
+    ab = os.path.join(HERE, "ab")
+    os.execv(sys.executable, [sys.executable, ab, "--rounds", str(a.rounds),
+                              "--runtime", str(a.runtime), top + ":scheduler=fifo",
+                              top + ":scheduler=cfq"] + a.row)
 
 
 if __name__ == "__main__":

@@ -7,17 +7,27 @@ after / FIFO, from tools/cfqsim on the scenarios of tests/sim/ and
 bench/scenarios/.  cfqsim is deterministic (virtual clock, fixed seed), so
 one run each.
 
-    bench/fidelity_sim.py [--before CFQSIM]
+    bench/fidelity_sim.py [--before BUILD]
 
---before is another build of tools/cfqsim (an earlier commit's tools/ and
-core/, say) to compare against.  The before column also sets `writes =
-async` on every export that does not choose, for a build whose plain
-writes are always async.
-Without --before, the before column is left out.
+--before is the build to compare against: a git revision of this
+repository (its tree exported with git archive into a temporary
+directory, `make tools/cfqsim` there with its own Makefile, whichever
+files its cfqsim is made of), a directory holding a tree (cfqsim made
+there the same way), or a cfqsim executable.  The before column also
+sets `writes = async` on every export that does not choose, for a build
+whose plain writes are always async, and reads the scenario from its
+own tree when that has the file (a build need not know the keys that
+came after it).  Without --before, the before column is left out.  This
+tree's tools/cfqsim is made first.
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, json, os, shutil, subprocess, sys, tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from cfqlab_lib import builds  # noqa: E402
+from cfqlab_lib.common import LabError  # noqa: E402
+
 SIM = os.path.join(ROOT, "tools", "cfqsim")
 TMP = tempfile.mkdtemp(prefix="fidelity-sim-")
 
@@ -53,10 +63,36 @@ def t(j, n):
     return next(x for x in j["tenants"] if x["name"] == n)
 
 
+def before_sim(spec):
+    """The cfqsim executable of --before SPEC, made when SPEC is a tree
+    or a revision, and the tree (None for an executable)."""
+    if os.path.isfile(spec) and os.access(spec, os.X_OK):
+        return spec, None
+    b = builds.resolve(spec, TMP, [builds.CFQSIM], {})
+    return b.cfqsim, b.root
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--before", default=None)
+    ap = argparse.ArgumentParser(
+        description="The fidelity rows in cfqsim: fifo, cfq, and cfq of another build.")
+    ap.add_argument("--before", default=None, metavar="BUILD",
+                    help="a revision, a tree or a cfqsim executable to compare against")
     a = ap.parse_args()
+    try:
+        builds.make(ROOT, [builds.CFQSIM])
+        a.before_root = None
+        if a.before:
+            a.before, a.before_root = before_sim(a.before)
+    except LabError as e:
+        shutil.rmtree(TMP, ignore_errors=True)
+        sys.exit("bench/fidelity_sim.py: %s" % e)
+    try:
+        rows(a)
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+def rows(a):
     hdr = "| scenario (file) | metric | fifo | cfq before | cfq after | after/fifo |"
     if not a.before:
         hdr = "| scenario (file) | metric | fifo | cfq after | after/fifo |"
@@ -69,7 +105,9 @@ def main():
         af = get(run(SIM, path, ["--sched", "cfq"] + list(args)))
         cells = [fmt.format(fi)]
         if a.before:
-            cells.append(fmt.format(get(run(a.before, old_writes(path), ["--sched", "cfq"] + list(args)))))
+            own = os.path.join(a.before_root or ROOT, f)
+            cells.append(fmt.format(get(run(a.before, old_writes(own if os.path.exists(own) else path),
+                                            ["--sched", "cfq"] + list(args)))))
         cells.append(fmt.format(af))
         r = af / fi if fi else float("nan")
         print("| %s (%s) | %s | %s | %.2f |" % (name, os.path.basename(f), metric, " | ".join(cells), r),

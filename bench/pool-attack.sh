@@ -63,6 +63,7 @@ run ()
 {
   local name=$1 cap=$2 sock=$work/$1.sock uri pids=()
   conf "$cap" >"$work/$name.conf"
+  # shellcheck disable=SC2086 # BENCH_ARGS: any number of arguments
   nbdkit -f -U "$sock" --exit-with-parent "${dflags[@]}" "$plugin" config="$work/$name.conf" \
     stats="$work/$name.stats.json" control="$work/$name.ctl" ${BENCH_ARGS:-} \
     2>"$work/$name.log" &

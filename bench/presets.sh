@@ -19,12 +19,9 @@
 #            than the NBD round trip) cannot be emulated faster than that;
 #            PRESETS_BACKEND=null takes the disk out and leaves the
 #            emulation mechanism and the NBD path.
-#   base     with PRESETS_BASE_PLUGIN=PATH (another build's
-#            nbdkit-cfq-plugin.so, main's say), the same server runs with
-#            that build too, in the same rounds, alternating: a change to
-#            the emulation's mechanism against its base, both against the
-#            model.  The table then gives IOPS (MB/s for seq) and fio's p50
-#            completion latency for the model, this build and the base.
+#
+# Two builds of the emulation on the same workload: bench/ab, e.g.
+#   bench/ab --set scheduler=fifo --set emulate=vertex main . fio:rw=randread,bs=4k,iodepth=3
 #
 # Each server run: drop the page cache, start the server, fio with
 # PRESETS_RAMP s unmeasured then PRESETS_RUNTIME s measured, stop it.
@@ -46,7 +43,6 @@
 #   BENCH_LOCK=/var/tmp/nbdkit-cfq-bench.lock
 #   PRESETS_SIM_DURATION=30s         cfqsim's virtual time per workload
 #   PRESETS_WORKLOADS=               only these of seq rand1 rand32 ... (all)
-#   PRESETS_BASE_PLUGIN=             another build to run side by side (none)
 #
 # Output: the table on stdout and in PRESETS_OUT/presets-DATE.md.  Exit
 # status is non-zero only when the harness fails, never for a ratio.
@@ -70,7 +66,6 @@ OUT=${PRESETS_OUT:-$ROOT/bench/results}
 LOCK=${BENCH_LOCK-/var/tmp/nbdkit-cfq-bench.lock}
 SIM_DURATION=${PRESETS_SIM_DURATION:-30s}
 ONLY=${PRESETS_WORKLOADS:-}
-BASE=${PRESETS_BASE_PLUGIN:-}
 
 die() { echo "presets.sh: $*" >&2; exit 1; }
 
@@ -138,10 +133,9 @@ done
 
 # ---- the server --------------------------------------------------------------
 
-server_run() {  # PRESET WORKLOAD ROUND [BUILD: srv or base]
-  local p=$1 w=$2 b=${4:-srv} sock=$DIR/sock.$$ pid fargs plugin=$PLUGIN
-  local json=$raw/${4:-srv}-$1-$2-$3.json
-  [ "$b" = srv ] || plugin=$BASE
+server_run() {  # PRESET WORKLOAD ROUND
+  local p=$1 w=$2 sock=$DIR/sock.$$ pid fargs
+  local json=$raw/srv-$1-$2-$3.json
   case $w in
     seq) fargs="--rw=read --bs=128k --iodepth=32" ;;
     rand*) fargs="--rw=randread --bs=4k --iodepth=${w#rand}" ;;
@@ -149,7 +143,7 @@ server_run() {  # PRESET WORKLOAD ROUND [BUILD: srv or base]
   sync
   echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
   rm -f "$sock"
-  nbdkit -U "$sock" -f --exit-with-parent --threads 64 "$plugin" \
+  nbdkit -U "$sock" -f --exit-with-parent --threads 64 "$PLUGIN" \
     file="$DIR/image" scheduler=fifo backend="$BACKEND" emulate="$p" &
   pid=$!
   for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
@@ -175,7 +169,6 @@ if [ "$SERVER" = 1 ]; then
   command -v nbdkit >/dev/null || die "nbdkit not installed"
   command -v fio >/dev/null || die "fio not installed"
   [ -f "$PLUGIN" ] || die "$PLUGIN not built (make)"
-  [ -z "$BASE" ] || [ -f "$BASE" ] || die "PRESETS_BASE_PLUGIN: no $BASE"
   mkdir -p "$DIR"
   if [ ! -f "$DIR/image" ] ||
      [ "$(stat -c %s "$DIR/image")" != "$(numfmt --from=iec "$SIZE")" ]; then
@@ -189,10 +182,7 @@ if [ "$SERVER" = 1 ]; then
     runs=()
     for p in $PRESETS; do
       for w in $(workloads "$p"); do
-        # this build and the base, in turns: who goes first alternates
-        if [ -z "$BASE" ]; then runs+=("$p $w srv")
-        elif [ $((r % 2)) = 1 ]; then runs+=("$p $w srv" "$p $w base")
-        else runs+=("$p $w base" "$p $w srv"); fi
+        runs+=("$p $w")
       done
     done
     n=${#runs[@]}
@@ -203,18 +193,18 @@ if [ "$SERVER" = 1 ]; then
     for pw in "${order[@]}"; do
       # shellcheck disable=SC2086
       set -- $pw
-      server_run "$1" "$2" "$r" "$3"
+      server_run "$1" "$2" "$r"
     done
-    flock -u 9
+    if [ -n "$LOCK" ]; then flock -u 9; fi
   done
 fi
 
 # ---- the table ---------------------------------------------------------------
 
-"$PY" - "$raw" "$PRESETS" "$ROUNDS" "$SERVER" "$BACKEND" "$BASE" <<'EOF' | tee "$OUT/presets-$stamp.md"
+"$PY" - "$raw" "$PRESETS" "$ROUNDS" "$SERVER" "$BACKEND" <<'EOF' | tee "$OUT/presets-$stamp.md"
 import glob, json, os, statistics, sys
 
-raw, presets, rounds, server, backend, base = sys.argv[1:7]
+raw, presets, rounds, server, backend = sys.argv[1:6]
 models = {m["name"]: m for m in json.load(open(os.path.join(raw, "models.json")))}
 
 def sim(p, w):
@@ -224,10 +214,10 @@ def sim(p, w):
     return (j["bytes"] / d["duration_s"] / 1e6 if w == "seq" else j["iops"],
             j["lat_us"]["p50"])
 
-def srv(p, w, build="srv"):
+def srv(p, w):
     """Median throughput, median p50 completion latency (us), runs."""
     vals, p50s = [], []
-    for f in sorted(glob.glob(os.path.join(raw, "%s-%s-%s-*.json" % (build, p, w)))):
+    for f in sorted(glob.glob(os.path.join(raw, "srv-%s-%s-*.json" % (p, w)))):
         try:
             r = json.load(open(f))["jobs"][0]["read"]
         except (ValueError, KeyError, IndexError):
@@ -255,14 +245,9 @@ print("cfqsim: fifo, one job, %s of virtual time.  server: nbdkit"
       " device (IOPS)." % (os.environ.get("PRESETS_SIM_DURATION", "30s"),
                            backend, rounds if server == "1" else "0"))
 print()
-if base:
-    print("base: %s, run in the same rounds, alternating with this build."
-          "  p50: completion latency in us (cfqsim's, fio's clat)." % base)
-    print()
 print("| preset | workload | published | cfqsim | cfqsim / published |"
-      " server | server / cfqsim | p50 cfqsim | p50 server |" +
-      (" base | base / cfqsim | p50 base | server / base |" if base else ""))
-print("|---|---|---|---|---|---|---|---|---|" + ("---|---|---|---|" if base else ""))
+      " server | server / cfqsim | p50 cfqsim | p50 server |")
+print("|---|---|---|---|---|---|---|---|---|")
 sources = []
 for p in presets.split():
     m = models[p]
@@ -281,10 +266,6 @@ for p in presets.split():
         line = "| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             p, w, fmt(want), fmt(s), ratio(s, want), fmt(v), ratio(v, s),
             fmt(sp50), fmt(vp50))
-        if base:
-            bv, bp50, bn = srv(p, w, "base") if server == "1" else (None, None, 0)
-            line += " %s | %s | %s | %s |" % (fmt(bv), ratio(bv, s), fmt(bp50),
-                                              ratio(v, bv))
         print(line)
     if pub:
         sources.append("- %s (%s): %s" % (p, m["about"], pub["source"]))

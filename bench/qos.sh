@@ -2,12 +2,9 @@
 # bench/qos.sh: caps and reservations through the server.
 #
 #   bench/qos.sh targets ssd|hdd|real   the caps' and reservations' targets
-#   bench/qos.sh unchanged ssd|hdd|real nothing set: this build against the
-#                                       build before caps existed (or
-#                                       BENCH_QOS_BASE's)
 #   bench/qos.sh qsd                    a cap, ours against
 #                                       qemu-storage-daemon's throttle groups
-#   bench/qos.sh table                  all of the above, each part under
+#   bench/qos.sh table                  the three targets parts, each under
 #                                       BENCH_LOCK, then one table
 #   bench/qos.sh report DIR...          the table of parts already run
 #                                       (their results directories)
@@ -38,21 +35,11 @@
 #         the ssd scenario's three tenants 16 deep with iops_max = 1000
 #         and iops_min = 1000 (BENCH_QOS_REAL_CAP, BENCH_QOS_REAL_RES),
 #         BENCH_QOS_CFQ's tuning.
-# unchanged: the ssd, hdd (qos-cap-hdd's tenants) or real scenario with no
-# cap and no reservation, served by this build and by BENCH_QOS_BASE's (by
-# default a build of 2a8973d, the last commit without caps, made in
-# /var/tmp/qosres/base;
-# any other build, e.g. this tree with the qos hooks compiled out, named
-# BENCH_QOS_BASE_NAME in the table), alternating, BENCH_UNCHANGED_ROUNDS
-# rounds; medians of the total IOPS and of each tenant's share, and the
-# ratio this/base of each (the target: within 2%).  Per round
-# also, in the steady state (from 0.5 s after the ramp to 0.5 s before
-# the end), the server's CPU per request (utime + stime of the nbdkit
-# process, /proc/PID/stat, over the requests its control socket counted
-# in between), its context switches per request (voluntary + involuntary,
-# summed over its threads) and the IOPS of that interval; and the share
-# of each tenant's requests slower than 50 ms (fio's latency_ms buckets).
-# On this CPU-bound machine throughput follows CPU per request.
+# With nothing set, whether caps and reservations cost anything: the
+# same scenarios with no cap and no reservation, two builds side by side,
+# are bench/ab's workloads qos-ssd, qos-hdd (qos-cap-hdd's tenants) and
+# qos-real: e.g. bench/ab 2a8973d . qos-ssd qos-real (2a8973d: the last
+# commit without caps; the target: the total and each share within 2%).
 # qsd: with the same limit on one of three tenants reading the same image
 # on the real disk, how close does each server hold the capped tenant to
 # its limit second by second, and how much do the two others get?
@@ -73,9 +60,6 @@
 #   BENCH_QOS_LIMIT=2000      qsd: the cap, requests/s
 #   BENCH_QOS_DEPTH=16        qsd and real: iodepth of each tenant
 #   BENCH_ROUNDS=3, BENCH_RUNTIME=20 (qsd: 10), BENCH_RAMP=2
-#   BENCH_UNCHANGED_ROUNDS=5, BENCH_UNCHANGED_RUNTIME=12
-#   BENCH_QOS_BASE=/var/tmp/qosres/base/plugin/nbdkit-cfq-plugin.so
-#   BENCH_QOS_BASE_NAME=base  unchanged: what the table calls that build
 #   BENCH_IMAGE_SIZE=2G       real disk image, preallocated, in BENCH_DIR
 #   BENCH_DIR=/var/tmp        a real disk (not tmpfs)
 #   BENCH_QOS_CFQ="mode=iops slice_idle=0 group_idle=8ms rotational=0"
@@ -89,9 +73,6 @@ set -euo pipefail
 BENCH_HOME=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$BENCH_HOME")
 PLUGIN=$ROOT/plugin/nbdkit-cfq-plugin.so
-BASE=${BENCH_QOS_BASE:-/var/tmp/qosres/base/plugin/nbdkit-cfq-plugin.so}
-BASE_NAME=${BENCH_QOS_BASE_NAME:-base}
-CFQCTL=$ROOT/tools/cfqctl
 CFQ_ARGS=${BENCH_QOS_CFQ:-mode=iops slice_idle=0 group_idle=8ms rotational=0}
 RAMP=${BENCH_RAMP:-2}
 PY=/usr/bin/python3
@@ -112,8 +93,7 @@ ARG=${2:-}
 if [ "$PART" = table ]; then
   lock=${BENCH_LOCK:-/var/tmp/nbdkit-cfq-bench.lock}
   dirs=()
-  for p in "targets ssd" "targets hdd" "targets real" "unchanged ssd" \
-           "unchanged real"; do
+  for p in "targets ssd" "targets hdd" "targets real"; do
     say "== $p (under $lock)"
     # shellcheck disable=SC2086
     d=$(BENCH_RESULTS=$RESULTS flock "$lock" "$0" $p | tail -n 1)
@@ -156,8 +136,9 @@ mkdir -p "$OUT"
 
 drop_caches () {
   sync
-  [ "${BENCH_DROP_CACHES:-1}" = 1 ] && [ "$(id -u)" = 0 ] &&
+  if [ "${BENCH_DROP_CACHES:-1}" = 1 ] && [ "$(id -u)" = 0 ]; then
     echo 3 >/proc/sys/vm/drop_caches || true
+  fi
 }
 load () { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -186,7 +167,7 @@ wait_sock () {
 TENANTS=
 scenario_conf () {
   local name=$1 qos=$2 reg
-  q () { [ "$qos" = yes ] && printf '%s\n' "$1" || true; }
+  q () { if [ "$qos" = yes ]; then printf '%s\n' "$1"; fi; }
   case $name in
     ssd)
       TENANTS="capped randread 4k 32
@@ -368,7 +349,7 @@ run_targets () {
     for ((r = 1; r <= rounds; r++)); do
       drop_caches
       serve "$PLUGIN" "$WORK/$s.conf" "$WORK/s.sock" "$OUT/r$r-$s.log" "${extra[@]}"
-      echo "$(load)" >"$OUT/r$r-$s.load"
+      load >"$OUT/r$r-$s.load"
       say "$s round $r/$rounds, load $(load)"
       run_fio "$WORK/s.sock" "$OUT/r$r-$s" "$rt"
       unserve
@@ -437,132 +418,6 @@ json.dump(summ, open(out + "/summary.json", "w"), indent=1)
 EOF
 }
 
-# ---- unchanged ------------------------------------------------------------------------
-run_unchanged () {
-  local dev=$1 rounds=${BENCH_UNCHANGED_ROUNDS:-5} rt=${BENCH_UNCHANGED_RUNTIME:-12}
-  local r i b order sp scen extra=()
-  [ -f "$BASE" ] || die "no base build at $BASE (BENCH_QOS_BASE): build the plugin to compare with there"
-  [ -x "$CFQCTL" ] || die "no $CFQCTL: run make"
-  case $dev in
-    ssd) truncate -s 64G "$IMG"; scen=ssd ;;
-    hdd) truncate -s 1T "$IMG"; scen=hdd-cap ;;
-    real) fill_image; read -r -a extra <<<"$CFQ_ARGS"; scen=real ;;
-    *) die "unchanged: want ssd, hdd or real, not '$dev'" ;;
-  esac
-  scenario_conf "$scen" no >"$WORK/u.conf"
-  cp "$WORK/u.conf" "$OUT/$dev.conf"
-  echo "$BASE_NAME $BASE" >"$OUT/base"
-  for ((r = 1; r <= rounds; r++)); do
-    if ((r % 2)); then order=(base this); else order=(this base); fi
-    for b in "${order[@]}"; do
-      drop_caches
-      if [ "$b" = base ]; then i=$BASE; else i=$PLUGIN; fi
-      rm -f "$WORK/c.sock"
-      serve "$i" "$WORK/u.conf" "$WORK/s.sock" "$OUT/r$r-$b.log" "${extra[@]}" \
-        control="$WORK/c.sock"
-      echo "$(load)" >"$OUT/r$r-$b.load"
-      say "unchanged $dev round $r/$rounds: $b, load $(load)"
-      sample_server "$OUT/r$r-$b.cpu" "$WORK/c.sock" "$rt" &
-      sp=$!
-      run_fio "$WORK/s.sock" "$OUT/r$r-$b" "$rt"
-      wait "$sp" || die "no CPU sample of round $r ($b)"
-      unserve
-    done
-  done
-  "$PY" - "$OUT" "$dev" "$rounds" "$BASE_NAME" <<'EOF' | tee "$OUT/table.txt" >&2
-import glob, json, statistics, sys
-out, dev, rounds, bname = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-med = statistics.median
-loads = [open(f).read().strip() for f in sorted(glob.glob(out + "/r*.load"))]
-SLOW = ("100", "250", "500", "750", "1000", "2000", ">=2000")   # > 50 ms
-R = {}
-def spread(v):
-    return "%.3g-%.3g" % (min(v), max(v))
-for b in ("base", "this"):
-    tot, share, slow, cpu, cs, siops = [], {}, {}, [], [], []
-    for r in range(1, rounds + 1):
-        j = json.load(open("%s/r%d-%s.json" % (out, r, b)))
-        io = {x["jobname"]: x["read"]["iops"] for x in j["jobs"]}
-        t = sum(io.values())
-        tot.append(t)
-        for n, v in io.items():
-            share.setdefault(n, []).append(v / t)
-        for x in j["jobs"]:
-            slow.setdefault(x["jobname"], []).append(
-                sum(x["latency_ms"].get(k, 0) for k in SLOW))
-        c = json.load(open("%s/r%d-%s.cpu" % (out, r, b)))
-        cpu.append(1e6 * c["cpu_s"] / c["requests"])
-        cs.append(c["ctxsw"] / c["requests"])
-        siops.append(c["requests"] / c["wall_s"])
-    R[b] = dict(total=tot, share=share, slow_pct=slow, cpu_us_per_rq=cpu,
-                ctxsw_per_rq=cs, steady_iops=siops)
-    name = bname if b == "base" else "this"
-    print("%-8s total IOPS per round: %s; median %.0f" % (name, " ".join("%.0f" % x for x in tot), med(tot)))
-    for n, v in share.items():
-        print("         %-7s share per round: %s; median %.4f" % (n, " ".join("%.4f" % x for x in v), med(v)))
-    for n, v in slow.items():
-        print("         %-7s %% over 50 ms: %s; median %.2f" % (n, " ".join("%.2f" % x for x in v), med(v)))
-    print("         server CPU us/request: %s; median %.2f" % (" ".join("%.2f" % x for x in cpu), med(cpu)))
-    print("         context switches/request: %s; median %.3f" % (" ".join("%.3f" % x for x in cs), med(cs)))
-    print("         steady-state IOPS (server's count): %s; median %.0f" % (" ".join("%.0f" % x for x in siops), med(siops)))
-ratios = {"total IOPS": med(R["this"]["total"]) / med(R["base"]["total"])}
-for n in R["base"]["share"]:
-    ratios["share of " + n] = med(R["this"]["share"][n]) / med(R["base"]["share"][n])
-other = {"CPU/request": med(R["this"]["cpu_us_per_rq"]) / med(R["base"]["cpu_us_per_rq"]),
-         "ctxsw/request": med(R["this"]["ctxsw_per_rq"]) / med(R["base"]["ctxsw_per_rq"])}
-paired = {k: [a / b for a, b in zip(R["this"][f], R["base"][f])]
-          for k, f in (("total IOPS", "total"), ("CPU/request", "cpu_us_per_rq"))}
-worst = max(ratios.values(), key=lambda x: abs(x - 1))
-rows = [dict(target="nothing set: throughput and shares unchanged (+-2%)",
-             wanted="this/%s within 0.98-1.02" % bname,
-             measured="; ".join("%s %.3f" % kv for kv in ratios.items()) +
-                      "; CPU/request %.3f" % other["CPU/request"] +
-                      " (medians of %d alternating rounds; %s %.0f IOPS)" % (rounds, bname, med(R["base"]["total"])),
-             met=abs(worst - 1) <= 0.02, ratios=dict(ratios, **other), paired=paired)]
-print("this/%s:" % bname, ", ".join("%s %.3f" % kv for kv in list(ratios.items()) + list(other.items())),
-      "->", "met" if rows[0]["met"] else "NOT met")
-for k, v in paired.items():
-    print("paired rounds, %s this/%s: %s; median %.3f, range %s" % (
-        k, bname, " ".join("%.3f" % x for x in v), med(v), spread(v)))
-print("load:", ", ".join(loads))
-json.dump(dict(device=dev + ("" if bname == "base" else " vs " + bname),
-               load="%s .. %s" % (min(loads, key=lambda l: float(l.split()[0])),
-                max(loads, key=lambda l: float(l.split()[0]))), rows=rows,
-               raw=R), open(out + "/summary.json", "w"), indent=1)
-EOF
-}
-
-# sample_server FILE CTL RUNTIME: the server's ($SRV) CPU, context switches
-# and completed requests (its control socket CTL) from 0.5 s after the ramp
-# to 0.5 s before the end of the run, as JSON in FILE.
-sample_server () {
-  "$PY" - "$1" "$SRV" "$2" "$CFQCTL" "$RAMP" "$3" <<'EOF'
-import glob, json, os, subprocess, sys, time
-out, pid, ctl, cfqctl, ramp, rt = sys.argv[1:7]
-def sample():
-    t = time.monotonic()
-    st = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
-    cpu = (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")   # utime, stime
-    cs = 0
-    for f in glob.glob("/proc/%s/task/*/status" % pid):
-        try:
-            for l in open(f):
-                if "ctxt_switches:" in l:     # voluntary_, nonvoluntary_
-                    cs += int(l.split()[1])
-        except OSError:
-            pass                # a thread that just went
-    j = json.loads(subprocess.run([cfqctl, "-s", ctl, "stats", "--json"], check=True,
-                                  capture_output=True, text=True).stdout)
-    return t, cpu, cs, sum(j["device"]["requests"].values())
-time.sleep(float(ramp) + 0.5)
-a = sample()
-time.sleep(float(rt) - 1.0)
-b = sample()
-json.dump(dict(wall_s=b[0] - a[0], cpu_s=b[1] - a[1], ctxsw=b[2] - a[2],
-               requests=b[3] - a[3]), open(out, "w"))
-EOF
-}
-
 # ---- qsd ------------------------------------------------------------------------------
 run_qsd () {
   local LIMIT=${BENCH_QOS_LIMIT:-2000} DEPTH=${BENCH_QOS_DEPTH:-16}
@@ -626,7 +481,7 @@ EOF
     fi
     qsd_job "$sock" "$pre" "$sys" >"$WORK/job.fio"
     drop_caches
-    echo "$(load)" >"$pre.load"
+    load >"$pre.load"
     say "round $r: $sys, load $(load)"
     timeout $((RAMP + RUNTIME + 60)) fio --output-format=json \
       --output="$pre.json" "$WORK/job.fio" >>"$log" 2>&1 || die "fio on $sys failed (see $log)"
@@ -688,9 +543,8 @@ EOF
 
 case $PART in
   targets) run_targets "$ARG" ;;
-  unchanged) run_unchanged "$ARG" ;;
   qsd) run_qsd ;;
-  *) die "usage: bench/qos.sh [targets ssd|hdd|real | unchanged ssd|hdd|real | qsd | table | report DIR...]" ;;
+  *) die "usage: bench/qos.sh [targets ssd|hdd|real | qsd | table | report DIR...]" ;;
 esac
 say "results in $OUT"
 echo "$OUT"

@@ -20,8 +20,12 @@ Plain standard library: runs under /usr/bin/python3 or any python3.
 
 import json
 import os
-import statistics
 import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
+                                "tools"))
+from cfqlab_lib.common import jain, load_fio_json, median as med  # noqa: E402
 
 OURS = "fifo"
 
@@ -53,9 +57,6 @@ EXTRA = [
     ("null", "qnull", "nbdkit's NBD path vs QEMU's, neither touching a disk"),
     ("page", "fcache", "cache=page vs the file plugin's default cache, both cold"),
     ("pwarm", "fwarm", "cache=page vs the file plugin's default cache, both warm"),
-    ("fifo", "bfifo", "this build vs BENCH_BASE_PLUGIN's, fifo"),
-    ("cfq", "bcfq", "this build vs BENCH_BASE_PLUGIN's, cfq"),
-    ("page", "bpage", "this build vs BENCH_BASE_PLUGIN's, cache=page"),
 ]
 
 
@@ -67,8 +68,7 @@ def read_tsv(path):
 
 def fio_numbers(path):
     """Numbers of one measured run from fio's JSON (one job)."""
-    with open(path) as f:
-        j = json.load(f)
+    j = load_fio_json(path)
     job = j["jobs"][0]
     if job.get("error"):
         raise ValueError("fio job error %s in %s" % (job["error"], path))
@@ -90,11 +90,6 @@ def fio_numbers(path):
     }
 
 
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
 def ratio(a, b):
     """Median IOPS of row a over row b, or None."""
     if a is None or b is None or not b["iops"]:
@@ -104,13 +99,6 @@ def ratio(a, b):
 
 def fmt(x, spec):
     return "-" if x is None else format(x, spec)
-
-
-def jain(xs):
-    """Jain's fairness index of xs: 1.0 when all equal, 1/n when one has all."""
-    xs = [float(x) for x in xs]
-    sq = sum(x * x for x in xs)
-    return (sum(xs) ** 2) / (len(xs) * sq) if sq else None
 
 
 def stats_bytes(path):
@@ -129,8 +117,7 @@ def stats_bytes(path):
 
 def tenants_round(out, jpath, s1, s2, names, weights):
     """Per-tenant numbers of one run of the tenants section."""
-    with open(os.path.join(out, jpath)) as f:
-        j = json.load(f)
+    j = load_fio_json(os.path.join(out, jpath))
     jobs = {job["jobname"]: job for job in j["jobs"]}
     ten = {}
     for n in names:
@@ -269,8 +256,8 @@ def tenants_report(out, settings, p, summary):
     summary["tenants"] = tsum
 
 
-def main():
-    out = sys.argv[1]
+def read_settings(out):
+    """run.sh's settings.txt: KEY=VALUE words."""
     settings = {}
     with open(os.path.join(out, "settings.txt")) as f:
         for line in f:
@@ -278,49 +265,50 @@ def main():
                 if "=" in kv:
                     k, v = kv.split("=", 1)
                     settings[k] = v
-    clk_tck = float(settings.get("clk_tck", "100"))
+    return settings
 
-    targets = []            # [(name, status, label, note)]
-    for row in read_tsv(os.path.join(out, "targets.tsv")):
-        row += [""] * (4 - len(row))
-        targets.append(tuple(row[:4]))
 
-    runs = read_tsv(os.path.join(out, "runs.tsv"))[1:]
-    workloads, transports = [], []
-    samples = {}            # (workload, transport, target) -> [numbers]
-    failures = {}           # (workload, transport, target) -> [notes]
-    rws = {}                # workload -> fio rw
-    for row in runs:
-        row += [""] * (10 - len(row))
-        rnd, w, tr, t, status, jpath, ticks, vcsw, ivcsw, note = row[:10]
-        if w not in workloads:
-            workloads.append(w)
-        if tr != "none" and tr not in transports:
-            transports.append(tr)
-        if status != "ok":
-            failures.setdefault((w, tr, t), []).append("round %s: %s" % (rnd, note))
-            continue
-        n = fio_numbers(os.path.join(out, jpath))
-        rws[w] = n["rw"]
-        n["srv_cpu_us"] = (int(ticks) / clk_tck * 1e6 / n["ios"]
-                           if ticks != "" and n["ios"] else None)
-        n["srv_cs"] = ((int(vcsw) + int(ivcsw)) / n["ios"]
-                       if vcsw != "" and ivcsw != "" and n["ios"] else None)
-        n["srv_ics"] = (int(ivcsw) / n["ios"] if ivcsw != "" and n["ios"] else None)
-        samples.setdefault((w, tr, t), []).append(n)
-    if not transports:
-        transports = ["unix"]
+class Runs:
+    """runs.tsv: the measured runs' numbers by (workload, transport,
+    target), the failures, and the workloads and transports in order."""
 
-    def rows_of(w, tr, t):
+    def __init__(self, out, settings):
+        clk_tck = float(settings.get("clk_tck", "100"))
+        self.workloads, self.transports = [], []
+        self.samples = {}       # (workload, transport, target) -> [numbers]
+        self.failures = {}      # (workload, transport, target) -> [notes]
+        self.rws = {}           # workload -> fio rw
+        for row in read_tsv(os.path.join(out, "runs.tsv"))[1:]:
+            row += [""] * (10 - len(row))
+            rnd, w, tr, t, status, jpath, ticks, vcsw, ivcsw, note = row[:10]
+            if w not in self.workloads:
+                self.workloads.append(w)
+            if tr != "none" and tr not in self.transports:
+                self.transports.append(tr)
+            if status != "ok":
+                self.failures.setdefault((w, tr, t), []).append("round %s: %s" % (rnd, note))
+                continue
+            n = fio_numbers(os.path.join(out, jpath))
+            self.rws[w] = n["rw"]
+            n["srv_cpu_us"] = (int(ticks) / clk_tck * 1e6 / n["ios"]
+                               if ticks != "" and n["ios"] else None)
+            n["srv_cs"] = ((int(vcsw) + int(ivcsw)) / n["ios"]
+                           if vcsw != "" and ivcsw != "" and n["ios"] else None)
+            n["srv_ics"] = (int(ivcsw) / n["ios"] if ivcsw != "" and n["ios"] else None)
+            self.samples.setdefault((w, tr, t), []).append(n)
+        if not self.transports:
+            self.transports = ["unix"]
+
+    def rows_of(self, w, tr, t):
         """Samples of a row; raw has no transport (run once, shown in each)."""
-        return samples.get((w, tr, t)) or samples.get((w, "none", t), [])
+        return self.samples.get((w, tr, t)) or self.samples.get((w, "none", t), [])
 
-    def fails_of(w, tr, t):
-        return failures.get((w, tr, t)) or failures.get((w, "none", t), [])
+    def fails_of(self, w, tr, t):
+        return self.failures.get((w, tr, t)) or self.failures.get((w, "none", t), [])
 
-    lines = []
-    summary = {"settings": settings, "workloads": {}}
-    p = lines.append
+
+def header(p, out, settings, targets):
+    """The settings, the rows and how the comparison is kept fair."""
     p("nbdkit-cfq benchmark  %s  (%s)" % (settings.get("date_utc", "?"), out))
     p("rounds=%s  runtime=%ss (+%ss warm-up)  image=%s  nbdkit --threads=%s  "
       "drop_caches=%s  transports=%s" %
@@ -363,191 +351,217 @@ def main():
     p("  request; srv cs = server context switches (voluntary + involuntary, all threads) per")
     p("  request; cli cpu = fio's usr+sys per request")
 
-    verdicts = []           # (workload, transport, what, threshold, met or None)
-    goals = []              # (workload, transport, ratio or None)
-    side = {}               # (workload, transport) -> {column: value}
-    allmeds = {}            # (workload, transport) -> {row: medians}
-    for w in workloads:
-        rw = rws.get(w, "")
-        for tr in transports:
-            p("")
-            p("== %s over %s  (fio rw=%s)" % (w, tr, rw or "?"))
-            p("  %-6s %9s %8s %9s %9s %8s %7s %8s %7s %3s" %
-              ("", "IOPS", "MiB/s", "p50 us", "p99 us", "srv cpu", "srv cs", "cli cpu",
-               "spread", "n"))
-            p("  %-6s %9s %8s %9s %9s %8s %7s %8s %7s %3s" %
-              ("", "", "", "", "", "us/req", "/req", "us/req", "IOPS", ""))
-            meds = {}
-            wsum = summary["workloads"].setdefault(w, {"rw": rw, "transports": {}})
-            tsum = wsum["transports"].setdefault(tr, {"targets": {}, "ratios": {}})
-            for name, status, label, note in targets:
-                if status != "ok":
-                    p("  %-6s skipped: %s" % (name, note))
-                    tsum["targets"][name] = {"skipped": note}
-                    continue
-                ss = rows_of(w, tr, name)
-                fl = fails_of(w, tr, name)
-                if not ss:
-                    p("  %-6s FAILED: %s" % (name, "; ".join(fl) or "no runs"))
-                    tsum["targets"][name] = {"failed": fl}
-                    continue
-                m = {k: med([s[k] for s in ss]) for k in
-                     ("iops", "mibs", "p50_us", "p99_us", "srv_cpu_us", "srv_cs",
-                      "srv_ics", "cli_cpu_us", "cli_sys_us")}
-                iops = [s["iops"] for s in ss]
-                m["spread"] = (max(iops) - min(iops)) / m["iops"] if m["iops"] else None
-                m["n"] = len(ss)
-                meds[name] = m
-                tsum["targets"][name] = dict(m, failed=fl)
-                p("  %-6s %9s %8s %9s %9s %8s %7s %8s %7s %3d%s" %
-                  (name, fmt(m["iops"], ".0f"), fmt(m["mibs"], ".1f"),
-                   fmt(m["p50_us"], ".1f"), fmt(m["p99_us"], ".1f"),
-                   fmt(m["srv_cpu_us"], ".1f"), fmt(m["srv_cs"], ".2f"),
-                   fmt(m["cli_cpu_us"], ".1f"),
-                   fmt(m["spread"] * 100 if m["spread"] is not None else None, ".0f") +
-                   ("%" if m["spread"] is not None else ""), m["n"],
-                   ("  (%d failed)" % len(fl)) if fl else ""))
-            ours = meds.get(OURS)
-            allmeds[(w, tr)] = meds
-            sd = side.setdefault((w, tr), {})
-            if ours:
-                sd["ours"] = ours["iops"]
-                sd["mibs"] = ours["mibs"]
-                sd["cpu"] = ours["srv_cpu_us"]
-                sd["cs"] = ours["srv_cs"]
 
-            # ours against each peer (information) and the best of them (target)
-            for peer, plabel in PEERS + CEILINGS:
-                r = ratio(ours, meds.get(peer))
-                sd[peer] = r
-                if r is not None:
-                    tsum["ratios"][peer] = r
-                    p("  ours/%-14s %6.2fx  (information: %s)" % (peer, r, plabel))
-            present = [pe for pe, _ in PEERS if pe in meds and meds[pe]["iops"]]
-            if ours is not None and present:
-                best = max(present, key=lambda k: meds[k]["iops"])
-                r = ours["iops"] / meds[best]["iops"]
-                ok = r >= BEST_PEER
-                sd["best"] = r
-                tsum["ratios"]["best_peer"] = r
-                what = "best peer" + (" (depth 1 stays ahead)" if w.endswith("qd1") else "")
-                verdicts.append((w, tr, what, BEST_PEER, ok))
-                p("  %-19s %6.2fx  target >= %.2fx  %s  [best is %s]" %
-                  ("ours/best peer", r, BEST_PEER, "met" if ok else "NOT MET", best))
-            else:
-                p("  %-19s     n/a  (%s)" % ("ours/best peer", "ours has no result"
-                                               if ours is None else "no peer result"))
-                verdicts.append((w, tr, "best peer", BEST_PEER, None))
+class Report:
+    """What the sections add up: the verdicts, the goals, the side-by-side
+    columns and every row's medians, and summary.json's content."""
 
-            # the long goal: 0.85x the slower of the disk and the NBD path
-            if "null" in meds and "raw" in meds and ours is not None:
-                which = min(("null", "raw"), key=lambda k: meds[k]["iops"])
-                r = ours["iops"] / meds[which]["iops"]
-                sd["min"] = r
-                tsum["ratios"]["min(null,raw)"] = r
-                goals.append((w, tr, r))
-                p("  %-19s %6.2fx  goal >= %.2fx  %s  [min is %s]" %
-                  ("ours/min(null,raw)", r, GOAL_MIN,
-                   "reached" if r >= GOAL_MIN else "not yet", which))
-            else:
-                goals.append((w, tr, None))
+    def __init__(self, p, settings, targets, runs):
+        self.p, self.targets, self.runs = p, targets, runs
+        self.summary = {"settings": settings, "workloads": {}}
+        self.verdicts = []      # (workload, transport, what, threshold, met or None)
+        self.goals = []         # (workload, transport, ratio or None)
+        self.side = {}          # (workload, transport) -> {column: value}
+        self.allmeds = {}       # (workload, transport) -> {row: medians}
 
-            # CPU per request against the null plugin's
-            if w == CPU_WORKLOAD:
-                oc = ours["srv_cpu_us"] if ours else None
-                nc = meds["null"]["srv_cpu_us"] if "null" in meds else None
-                if oc is not None and nc:
-                    r = oc / nc
-                    ok = r <= CPU_VS_NULL
-                    sd["cpu_x"] = r
-                    tsum["ratios"]["cpu/null"] = r
-                    verdicts.append((w, tr, "server CPU/request vs null", CPU_VS_NULL, ok))
-                    p("  %-19s %6.2fx  target <= %.2fx  %s  (%.1f vs %.1f us/request)" %
-                      ("cpu ours/null", r, CPU_VS_NULL, "met" if ok else "NOT MET", oc, nc))
-                else:
-                    verdicts.append((w, tr, "server CPU/request vs null", CPU_VS_NULL, None))
-                    p("  %-19s     n/a" % "cpu ours/null")
-                # The same ratio for every other row that serves data: the
-                # servers that read the disk (the floor ours is measured
-                # against) and the page-cache rows (no disk in the path).
-                if nc:
-                    xs = ["%s %.2fx" % (k, meds[k]["srv_cpu_us"] / nc)
-                          for k in ("fcache", "file", "qsd", "cfq", "page", "pwarm", "fwarm")
-                          if k in meds and meds[k].get("srv_cpu_us") is not None]
-                    if xs:
-                        tsum["cpu_x_rows"] = {x.split()[0]: float(x.split()[1][:-1]) for x in xs}
-                        p("  %-19s %s" % ("cpu rows/null", ", ".join(xs)))
-                # The kernel's disk path alone: fio's own CPU per request on
-                # the raw row (io_uring on the image, no server), its sys
-                # part the kernel's (submission, the doorbell, completion).
-                # A server that reads the disk pays at least that on top of
-                # what the null plugin pays: null + disk against 2 x null.
-                rc = meds["raw"]["cli_cpu_us"] if "raw" in meds else None
-                rs = meds["raw"]["cli_sys_us"] if "raw" in meds else None
-                if rc is not None and rs is not None and nc:
-                    tsum["disk_path"] = {"raw_fio_cpu_us": rc, "raw_fio_sys_us": rs,
-                                         "null_plus_sys_x": (nc + rs) / nc}
-                    p("  %-19s %6.1f us/request fio usr+sys on raw, %.1f of it sys (the kernel's);"
-                      % ("disk path alone", rc, rs))
-                    p("  %-19s %6.1f us = %.2fx null's %.1f (null + raw's sys; the target is %.1fx)"
-                      % ("  null + disk", nc + rs, (nc + rs) / nc, nc, CPU_VS_NULL))
+    def rows(self, w, tr, tsum):
+        """The table of the rows of W over TR: their medians."""
+        p = self.p
+        p("  %-6s %9s %8s %9s %9s %8s %7s %8s %7s %3s" %
+          ("", "IOPS", "MiB/s", "p50 us", "p99 us", "srv cpu", "srv cs", "cli cpu",
+           "spread", "n"))
+        p("  %-6s %9s %8s %9s %9s %8s %7s %8s %7s %3s" %
+          ("", "", "", "", "", "us/req", "/req", "us/req", "IOPS", ""))
+        meds = {}
+        for name, status, label, note in self.targets:
+            if status != "ok":
+                p("  %-6s skipped: %s" % (name, note))
+                tsum["targets"][name] = {"skipped": note}
+                continue
+            ss = self.runs.rows_of(w, tr, name)
+            fl = self.runs.fails_of(w, tr, name)
+            if not ss:
+                p("  %-6s FAILED: %s" % (name, "; ".join(fl) or "no runs"))
+                tsum["targets"][name] = {"failed": fl}
+                continue
+            m = {k: med([s[k] for s in ss]) for k in
+                 ("iops", "mibs", "p50_us", "p99_us", "srv_cpu_us", "srv_cs",
+                  "srv_ics", "cli_cpu_us", "cli_sys_us")}
+            iops = [s["iops"] for s in ss]
+            m["spread"] = (max(iops) - min(iops)) / m["iops"] if m["iops"] else None
+            m["n"] = len(ss)
+            meds[name] = m
+            tsum["targets"][name] = dict(m, failed=fl)
+            p("  %-6s %9s %8s %9s %9s %8s %7s %8s %7s %3d%s" %
+              (name, fmt(m["iops"], ".0f"), fmt(m["mibs"], ".1f"),
+               fmt(m["p50_us"], ".1f"), fmt(m["p99_us"], ".1f"),
+               fmt(m["srv_cpu_us"], ".1f"), fmt(m["srv_cs"], ".2f"),
+               fmt(m["cli_cpu_us"], ".1f"),
+               fmt(m["spread"] * 100 if m["spread"] is not None else None, ".0f") +
+               ("%" if m["spread"] is not None else ""), m["n"],
+               ("  (%d failed)" % len(fl)) if fl else ""))
+        return meds
 
-            # cfq against fifo, one client: the scheduler's cost, with a target.
-            cfq_listed = any(name == "cfq" for name, _, _, _ in targets)
-            r = ratio(meds.get("cfq"), meds.get("fifo"))
+    def peers(self, w, tr, meds, ours, sd, tsum):
+        """Ours against each peer (information), the best of them (a
+        target) and the slower of the disk and the NBD path (the goal)."""
+        p = self.p
+        for peer, plabel in PEERS + CEILINGS:
+            r = ratio(ours, meds.get(peer))
+            sd[peer] = r
             if r is not None:
-                sd["cfq"] = r
-                tsum["ratios"]["cfq/fifo"] = r
-                ok = r >= CFQ_VS_FIFO
-                verdicts.append((w, tr, "cfq/fifo", CFQ_VS_FIFO, ok))
-                p("  %-19s %6.2fx  target >= %.2fx  %s  (cfq at most %d%% below fifo, one client)" %
-                  ("cfq/fifo", r, CFQ_VS_FIFO, "met" if ok else "NOT MET",
-                   round((1 - CFQ_VS_FIFO) * 100)))
-            elif cfq_listed:
-                p("  %-19s     n/a  (no %s result)" %
-                  ("cfq/fifo", "cfq" if "cfq" not in meds else "fifo"))
-                verdicts.append((w, tr, "cfq/fifo", CFQ_VS_FIFO, None))
-            for a, b, what in EXTRA:
-                r = ratio(meds.get(a), meds.get(b))
-                if r is not None:
-                    tsum["ratios"]["%s/%s" % (a, b)] = r
-                    p("  %-19s %6.2fx  (information: %s)" % ("%s/%s" % (a, b), r, what))
+                tsum["ratios"][peer] = r
+                p("  ours/%-14s %6.2fx  (information: %s)" % (peer, r, plabel))
+        present = [pe for pe, _ in PEERS if pe in meds and meds[pe]["iops"]]
+        if ours is not None and present:
+            best = max(present, key=lambda k: meds[k]["iops"])
+            r = ours["iops"] / meds[best]["iops"]
+            ok = r >= BEST_PEER
+            sd["best"] = r
+            tsum["ratios"]["best_peer"] = r
+            what = "best peer" + (" (depth 1 stays ahead)" if w.endswith("qd1") else "")
+            self.verdicts.append((w, tr, what, BEST_PEER, ok))
+            p("  %-19s %6.2fx  target >= %.2fx  %s  [best is %s]" %
+              ("ours/best peer", r, BEST_PEER, "met" if ok else "NOT MET", best))
+        else:
+            p("  %-19s     n/a  (%s)" % ("ours/best peer", "ours has no result"
+                                           if ours is None else "no peer result"))
+            self.verdicts.append((w, tr, "best peer", BEST_PEER, None))
+        # the long goal: 0.85x the slower of the disk and the NBD path
+        if "null" in meds and "raw" in meds and ours is not None:
+            which = min(("null", "raw"), key=lambda k: meds[k]["iops"])
+            r = ours["iops"] / meds[which]["iops"]
+            sd["min"] = r
+            tsum["ratios"]["min(null,raw)"] = r
+            self.goals.append((w, tr, r))
+            p("  %-19s %6.2fx  goal >= %.2fx  %s  [min is %s]" %
+              ("ours/min(null,raw)", r, GOAL_MIN,
+               "reached" if r >= GOAL_MIN else "not yet", which))
+        else:
+            self.goals.append((w, tr, None))
 
-    p("")
-    tenants_report(out, settings, p, summary)
+    def cpu(self, w, tr, meds, ours, sd, tsum):
+        """CPU per request against the null plugin's (a target), every
+        other row's, and the kernel's disk path alone."""
+        p = self.p
+        oc = ours["srv_cpu_us"] if ours else None
+        nc = meds["null"]["srv_cpu_us"] if "null" in meds else None
+        if oc is not None and nc:
+            r = oc / nc
+            ok = r <= CPU_VS_NULL
+            sd["cpu_x"] = r
+            tsum["ratios"]["cpu/null"] = r
+            self.verdicts.append((w, tr, "server CPU/request vs null", CPU_VS_NULL, ok))
+            p("  %-19s %6.2fx  target <= %.2fx  %s  (%.1f vs %.1f us/request)" %
+              ("cpu ours/null", r, CPU_VS_NULL, "met" if ok else "NOT MET", oc, nc))
+        else:
+            self.verdicts.append((w, tr, "server CPU/request vs null", CPU_VS_NULL, None))
+            p("  %-19s     n/a" % "cpu ours/null")
+        # The same ratio for every other row that serves data: the
+        # servers that read the disk (the floor ours is measured
+        # against) and the page-cache rows (no disk in the path).
+        if nc:
+            xs = ["%s %.2fx" % (k, meds[k]["srv_cpu_us"] / nc)
+                  for k in ("fcache", "file", "qsd", "cfq", "page", "pwarm", "fwarm")
+                  if k in meds and meds[k].get("srv_cpu_us") is not None]
+            if xs:
+                tsum["cpu_x_rows"] = {x.split()[0]: float(x.split()[1][:-1]) for x in xs}
+                p("  %-19s %s" % ("cpu rows/null", ", ".join(xs)))
+        # The kernel's disk path alone: fio's own CPU per request on
+        # the raw row (io_uring on the image, no server), its sys
+        # part the kernel's (submission, the doorbell, completion).
+        # A server that reads the disk pays at least that on top of
+        # what the null plugin pays: null + disk against 2 x null.
+        rc = meds["raw"]["cli_cpu_us"] if "raw" in meds else None
+        rs = meds["raw"]["cli_sys_us"] if "raw" in meds else None
+        if rc is not None and rs is not None and nc:
+            tsum["disk_path"] = {"raw_fio_cpu_us": rc, "raw_fio_sys_us": rs,
+                                 "null_plus_sys_x": (nc + rs) / nc}
+            p("  %-19s %6.1f us/request fio usr+sys on raw, %.1f of it sys (the kernel's);"
+              % ("disk path alone", rc, rs))
+            p("  %-19s %6.1f us = %.2fx null's %.1f (null + raw's sys; the target is %.1fx)"
+              % ("  null + disk", nc + rs, (nc + rs) / nc, nc, CPU_VS_NULL))
 
-    # Everything side by side: one line per workload and transport.
-    def rx(v):
-        return "-" if v is None else "%.2fx" % v
-    p("")
-    p("side by side: ours (fifo) median IOPS, then ours / each row (x = ratio of median IOPS);")
-    p("  cpu, cs = ours' server CPU us and context switches per request; cpu/null on %s" %
-      CPU_WORKLOAD)
-    hdr = ("  %-18s %-4s %8s %7s %7s %7s %7s %7s %7s %7s %7s %6s %5s %8s" %
-           ("workload", "tr", "IOPS", "fcache", "file", "qsd", "best", "null", "raw",
-            "min", "cfq", "cpu", "cs", "cpu/null"))
-    p(hdr)
-    for w in workloads:
-        for tr in transports:
-            sd = side.get((w, tr), {})
-            p("  %-18s %-4s %8s %7s %7s %7s %7s %7s %7s %7s %7s %6s %5s %8s" %
-              (w, tr, fmt(sd.get("ours"), ".0f"), rx(sd.get("fcache")), rx(sd.get("file")),
-               rx(sd.get("qsd")), rx(sd.get("best")), rx(sd.get("null")), rx(sd.get("raw")),
-               rx(sd.get("min")), rx(sd.get("cfq")), fmt(sd.get("cpu"), ".1f"),
-               fmt(sd.get("cs"), ".2f"), rx(sd.get("cpu_x"))))
+    def cfq(self, w, tr, meds, sd, tsum):
+        """cfq against fifo, one client: the scheduler's cost, with a
+        target; and the informational ratios of EXTRA."""
+        p = self.p
+        cfq_listed = any(name == "cfq" for name, _, _, _ in self.targets)
+        r = ratio(meds.get("cfq"), meds.get("fifo"))
+        if r is not None:
+            sd["cfq"] = r
+            tsum["ratios"]["cfq/fifo"] = r
+            ok = r >= CFQ_VS_FIFO
+            self.verdicts.append((w, tr, "cfq/fifo", CFQ_VS_FIFO, ok))
+            p("  %-19s %6.2fx  target >= %.2fx  %s  (cfq at most %d%% below fifo, one client)" %
+              ("cfq/fifo", r, CFQ_VS_FIFO, "met" if ok else "NOT MET",
+               round((1 - CFQ_VS_FIFO) * 100)))
+        elif cfq_listed:
+            p("  %-19s     n/a  (no %s result)" %
+              ("cfq/fifo", "cfq" if "cfq" not in meds else "fifo"))
+            self.verdicts.append((w, tr, "cfq/fifo", CFQ_VS_FIFO, None))
+        for a, b, what in EXTRA:
+            r = ratio(meds.get(a), meds.get(b))
+            if r is not None:
+                tsum["ratios"]["%s/%s" % (a, b)] = r
+                p("  %-19s %6.2fx  (information: %s)" % ("%s/%s" % (a, b), r, what))
 
-    # cache=page against the file plugin's page cache, cold and warm.
-    pairs = [("page", "fcache"), ("pwarm", "fwarm")]
-    if any(a in m or b in m for m in allmeds.values() for a, b in pairs):
+    def workload(self, w, tr):
+        """The section of workload W over transport TR."""
+        rw = self.runs.rws.get(w, "")
+        self.p("")
+        self.p("== %s over %s  (fio rw=%s)" % (w, tr, rw or "?"))
+        wsum = self.summary["workloads"].setdefault(w, {"rw": rw, "transports": {}})
+        tsum = wsum["transports"].setdefault(tr, {"targets": {}, "ratios": {}})
+        meds = self.rows(w, tr, tsum)
+        ours = meds.get(OURS)
+        self.allmeds[(w, tr)] = meds
+        sd = self.side.setdefault((w, tr), {})
+        if ours:
+            sd["ours"] = ours["iops"]
+            sd["mibs"] = ours["mibs"]
+            sd["cpu"] = ours["srv_cpu_us"]
+            sd["cs"] = ours["srv_cs"]
+        self.peers(w, tr, meds, ours, sd, tsum)
+        if w == CPU_WORKLOAD:
+            self.cpu(w, tr, meds, ours, sd, tsum)
+        self.cfq(w, tr, meds, sd, tsum)
+
+    def side_by_side(self):
+        """Everything side by side: one line per workload and transport;
+        then cache=page against the file plugin's page cache."""
+        p, runs = self.p, self.runs
+
+        def rx(v):
+            return "-" if v is None else "%.2fx" % v
+        p("")
+        p("side by side: ours (fifo) median IOPS, then ours / each row (x = ratio of median IOPS);")
+        p("  cpu, cs = ours' server CPU us and context switches per request; cpu/null on %s" %
+          CPU_WORKLOAD)
+        hdr = ("  %-18s %-4s %8s %7s %7s %7s %7s %7s %7s %7s %7s %6s %5s %8s" %
+               ("workload", "tr", "IOPS", "fcache", "file", "qsd", "best", "null", "raw",
+                "min", "cfq", "cpu", "cs", "cpu/null"))
+        p(hdr)
+        for w in runs.workloads:
+            for tr in runs.transports:
+                sd = self.side.get((w, tr), {})
+                p("  %-18s %-4s %8s %7s %7s %7s %7s %7s %7s %7s %7s %6s %5s %8s" %
+                  (w, tr, fmt(sd.get("ours"), ".0f"), rx(sd.get("fcache")), rx(sd.get("file")),
+                   rx(sd.get("qsd")), rx(sd.get("best")), rx(sd.get("null")), rx(sd.get("raw")),
+                   rx(sd.get("min")), rx(sd.get("cfq")), fmt(sd.get("cpu"), ".1f"),
+                   fmt(sd.get("cs"), ".2f"), rx(sd.get("cpu_x"))))
+        pairs = [("page", "fcache"), ("pwarm", "fwarm")]
+        if not any(a in m or b in m for m in self.allmeds.values() for a, b in pairs):
+            return
         p("")
         p("cache=page side by side: median IOPS, ratio, and server CPU us per request;")
         p("  page/fcache start cold (page cache dropped), pwarm/fwarm warm (image cached)")
         p("  %-18s %-4s %8s %8s %7s %8s %8s %7s %6s %6s %6s %6s" %
           ("workload", "tr", "page", "fcache", "ratio", "pwarm", "fwarm", "ratio",
            "cpu p", "cpu fc", "cpu pw", "cpu fw"))
-        for w in workloads:
-            for tr in transports:
-                m = allmeds.get((w, tr), {})
+        for w in runs.workloads:
+            for tr in runs.transports:
+                m = self.allmeds.get((w, tr), {})
 
                 def g(row, k):
                     return m[row][k] if row in m else None
@@ -560,39 +574,62 @@ def main():
                         [fmt(g(k, "srv_cpu_us"), ".1f")
                          for k in ("page", "fcache", "pwarm", "fwarm")]))
 
-    p("")
-    p("targets (ours = fifo row; ratios of median IOPS):")
-    p("  ours >= %.2fx the best of fcache, file and qsd on every workload and transport"
-      " (at depth 1 too: it stays ahead);" % BEST_PEER)
-    p("  server CPU per request on %s <= %.1fx the null plugin's;" % (CPU_WORKLOAD, CPU_VS_NULL))
-    p("  cfq/fifo >= %.2fx on every workload (cfq at most %d%% below fifo's throughput, one client)"
-      % (CFQ_VS_FIFO, round((1 - CFQ_VS_FIFO) * 100)))
-    met = sum(1 for v in verdicts if v[4] is True)
-    miss = [v for v in verdicts if v[4] is False]
-    na = [v for v in verdicts if v[4] is None]
-    p("  %d met, %d not met, %d not measured" % (met, len(miss), len(na)))
-    for w, tr, what, thr, _ in miss:
-        p("  NOT MET: %s over %s: %s (%s %.2fx)" %
-          (w, tr, what, "<=" if what.startswith("server CPU") else ">=", thr))
-    for w, tr, what, thr, _ in na:
-        p("  not measured: %s over %s: %s" % (w, tr, what))
-    reached = [g for g in goals if g[2] is not None and g[2] >= GOAL_MIN]
-    known = [g for g in goals if g[2] is not None]
-    p("goal: ours >= %.2fx min(null, raw): reached on %d of %d (workload, transport)%s" %
-      (GOAL_MIN, len(reached), len(known),
-       "; lowest %.2fx (%s over %s)" % (min(g[2] for g in known),
-                                        *min(known, key=lambda g: g[2])[:2]) if known else ""))
-    summary["verdicts"] = [{"workload": w, "transport": tr, "target": what,
-                            "threshold": thr, "met": ok}
-                           for w, tr, what, thr, ok in verdicts]
-    summary["goal_min_null_raw"] = [{"workload": w, "transport": tr, "ratio": r}
-                                    for w, tr, r in goals]
+    def verdict(self):
+        """The targets met, missed and not measured, and the goal."""
+        p, verdicts, goals = self.p, self.verdicts, self.goals
+        p("")
+        p("targets (ours = fifo row; ratios of median IOPS):")
+        p("  ours >= %.2fx the best of fcache, file and qsd on every workload and transport"
+          " (at depth 1 too: it stays ahead);" % BEST_PEER)
+        p("  server CPU per request on %s <= %.1fx the null plugin's;" % (CPU_WORKLOAD, CPU_VS_NULL))
+        p("  cfq/fifo >= %.2fx on every workload (cfq at most %d%% below fifo's throughput, one client)"
+          % (CFQ_VS_FIFO, round((1 - CFQ_VS_FIFO) * 100)))
+        met = sum(1 for v in verdicts if v[4] is True)
+        miss = [v for v in verdicts if v[4] is False]
+        na = [v for v in verdicts if v[4] is None]
+        p("  %d met, %d not met, %d not measured" % (met, len(miss), len(na)))
+        for w, tr, what, thr, _ in miss:
+            p("  NOT MET: %s over %s: %s (%s %.2fx)" %
+              (w, tr, what, "<=" if what.startswith("server CPU") else ">=", thr))
+        for w, tr, what, thr, _ in na:
+            p("  not measured: %s over %s: %s" % (w, tr, what))
+        reached = [g for g in goals if g[2] is not None and g[2] >= GOAL_MIN]
+        known = [g for g in goals if g[2] is not None]
+        p("goal: ours >= %.2fx min(null, raw): reached on %d of %d (workload, transport)%s" %
+          (GOAL_MIN, len(reached), len(known),
+           "; lowest %.2fx (%s over %s)" % (min(g[2] for g in known),
+                                            *min(known, key=lambda g: g[2])[:2]) if known else ""))
+        self.summary["verdicts"] = [{"workload": w, "transport": tr, "target": what,
+                                     "threshold": thr, "met": ok}
+                                    for w, tr, what, thr, ok in verdicts]
+        self.summary["goal_min_null_raw"] = [{"workload": w, "transport": tr, "ratio": r}
+                                             for w, tr, r in goals]
 
+
+def main():
+    out = sys.argv[1]
+    settings = read_settings(out)
+    targets = []            # [(name, status, label, note)]
+    for row in read_tsv(os.path.join(out, "targets.tsv")):
+        row += [""] * (4 - len(row))
+        targets.append(tuple(row[:4]))
+    runs = Runs(out, settings)
+    lines = []
+    p = lines.append
+    header(p, out, settings, targets)
+    rep = Report(p, settings, targets, runs)
+    for w in runs.workloads:
+        for tr in runs.transports:
+            rep.workload(w, tr)
+    p("")
+    tenants_report(out, settings, p, rep.summary)
+    rep.side_by_side()
+    rep.verdict()
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out, "table.txt"), "w") as f:
         f.write(text)
     with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+        json.dump(rep.summary, f, indent=1)
     sys.stdout.write(text)
 
 

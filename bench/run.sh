@@ -22,8 +22,8 @@
 #
 # and, opt-in (BENCH_TARGETS): floop/cloop (no direct path), pring (no inline path),
 # fbounce (fifo with nbdkit's buffers unaligned: every request bounced), onull
-# (backend=null), qnull (qsd on null-co), bfifo/bcfq/bpage (another build of the
-# plugin, BENCH_BASE_PLUGIN=PATH: two builds side by side in one run).
+# (backend=null), qnull (qsd on null-co).  Two builds of the plugin side by
+# side: bench/ab (bench/README.md).
 #
 # each over a Unix socket and over TCP on 127.0.0.1 (BENCH_TRANSPORTS), then
 # the "tenants" section (bench/tenants.sh): three weighted tenants on one

@@ -36,13 +36,16 @@ SATA disks and an OCZ Vertex SSD) are not ours: only directions compare.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 
 HOME = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(HOME)
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from cfqlab_lib.common import LabError, Lock, fill_image  # noqa: E402
+
 LAB = os.path.join(ROOT, "tools", "cfqlab")
 SCN = os.path.join(HOME, "scenarios")
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -384,13 +387,10 @@ def main():
     if "disk" in devices and not env("BENCH_SEEDS_REPORT", ""):
         image = os.path.join(bdir, "cfq-seeds-%d.img" % os.getpid())
         print("bench-seeds: filling a 4 GiB image on %s for the real-disk runs" % bdir, flush=True)
-        fill = ["fio", "--name=fill", "--filename=" + image, "--size=4G", "--rw=write",
-                "--bs=1M", "--iodepth=8", "--ioengine=io_uring", "--direct=1",
-                "--end_fsync=1", "--output=/dev/null"]
-        if lock:
-            fill = ["flock", lock] + fill
-        if subprocess.run(fill).returncode:
-            sys.exit("bench-seeds: filling %s failed" % image)
+        try:
+            fill_image(image, 4 << 30, Lock(lock or None))
+        except LabError as e:
+            sys.exit("bench-seeds: filling %s failed: %s" % (image, e))
     results = []
     t0 = time.time()
     report_only = env("BENCH_SEEDS_REPORT", "")

@@ -245,38 +245,6 @@ t_fwarm_start() { t_fcache_start "$@"; }
 t_fwarm_fio() { nbd_fio "$1"; }
 t_fwarm_warm() { :; }
 
-# ---- bfifo / bcfq: another build of our plugin (opt-in) ----------------------
-# BENCH_BASE_PLUGIN=PATH names another build's nbdkit-cfq-plugin.so (to
-# measure this build against it in the same run, rounds interleaved):
-# scheduler=fifo and scheduler=cfq with the same arguments as fifo and cfq,
-# and bpage, the same as page.
-base_start() {  # SCHED WL EP LOG
-  local -a args
-  local sched=$1 ep=$3 log=$4
-  mapfile -t args < <(ours_args "$sched")
-  nbdkit_bg "$ep" "$log" "$BENCH_BASE_PLUGIN" "${args[@]}"
-}
-base_check() {
-  if [ -z "${BENCH_BASE_PLUGIN:-}" ]; then
-    echo "BENCH_BASE_PLUGIN is not set (another build's nbdkit-cfq-plugin.so)"
-    return 1
-  fi
-  PLUGIN=$BENCH_BASE_PLUGIN ours_check "$1"
-}
-t_bfifo_label() { echo "base: ${BENCH_BASE_PLUGIN:-BENCH_BASE_PLUGIN} scheduler=fifo"; }
-t_bfifo_check() { base_check fifo; }
-t_bfifo_start() { base_start fifo "$@"; }
-t_bfifo_fio() { nbd_fio "$1"; }
-t_bcfq_label() { echo "base: ${BENCH_BASE_PLUGIN:-BENCH_BASE_PLUGIN} scheduler=cfq"; }
-t_bcfq_check() { base_check cfq; }
-t_bcfq_start() { base_start cfq "$@"; }
-t_bcfq_fio() { nbd_fio "$1"; }
-# bpage: the base build as the "page" row (scheduler=fifo cache=page, cold).
-t_bpage_label() { echo "base: ${BENCH_BASE_PLUGIN:-BENCH_BASE_PLUGIN} scheduler=fifo cache=page (cold)"; }
-t_bpage_check() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} cache=page" base_check fifo; }
-t_bpage_start() { BENCH_OURS_ARGS="${BENCH_OURS_ARGS:-} cache=page" base_start fifo "$@"; }
-t_bpage_fio() { nbd_fio "$1"; }
-
 # ---- floop: our plugin without the direct path (opt-in) -----------------------
 # scheduler=fifo with -D cfq.direct=0: every request goes through the
 # dispatcher's loop (two extra thread hand-offs), as before the direct path.

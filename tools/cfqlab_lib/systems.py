@@ -1,0 +1,150 @@
+"""Systems: what serves the tenants.  Ours (cfq, fifo: our server with
+its control socket), Sim (tools/cfqsim on the same device model), and
+Peer, the base of the stock servers in peers.py."""
+
+import json
+import os
+import subprocess
+
+from .clients import ClientRun, run_clients
+from .common import LabError, ctl_call, drop_caches, fresh, stop_proc, wait_path
+from .util import note, tail
+
+
+class System:
+    kind = "?"
+    server = True
+
+    def __init__(self, name, sched=None, overrides=()):
+        self.name = name
+        self.sched = sched
+        self.overrides = list(overrides)
+
+    def label(self):
+        return self.name
+
+    def check(self, lab):
+        """None if this system can run the scenario here, else why not."""
+        return None
+
+
+def qos_needs_cfq(sched, scn):
+    """Why SCHED cannot serve SCN (a group with a cap or a reservation
+    under fifo, which the server and cfqsim refuse), or None."""
+    if sched != "fifo":
+        return None
+    for g in scn.groups.values():
+        for q in scn.qos_keys:
+            k = q["name"]
+            if g.get(k):
+                return ("group %s has %s: caps and reservations need scheduler = cfq"
+                        % (g["name"], k))
+    return None
+
+
+class Ours(System):
+    kind = "ours"
+
+    def label(self):
+        s = "ours, scheduler=%s" % self.sched
+        return s + (" " + " ".join(self.overrides) if self.overrides else "")
+
+    def check(self, lab):
+        if not os.path.exists(lab.tools.plugin):
+            return "plugin not built (%s)" % lab.tools.plugin
+        return qos_needs_cfq(self.sched, lab.scn)
+
+    def run(self, lab, rundir, tenants, duration, seed, shift=0.0):
+        scn = lab.scn
+        sock = os.path.join(rundir, "nbd.sock")
+        ctl = os.path.join(rundir, "ctl.sock")
+        fresh(sock, ctl)
+        threads = max(16, max(t.iodepth for t in tenants))
+        args = ["nbdkit", "-f", "--exit-with-parent", "-U", sock,
+                "--threads", str(threads), lab.tools.plugin,
+                "config=" + os.path.abspath(scn.path), "file=" + lab.image,
+                "control=" + ctl, "scheduler=" + self.sched]
+        args += scn.overrides + self.overrides + lab.args.server_arg
+        with open(os.path.join(rundir, "server.cmd"), "w") as f:
+            f.write(" ".join(args) + "\n")
+        log = open(os.path.join(rundir, "server.log"), "w")
+        drop_caches()
+        srv = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        lab.procs.append(srv)
+        try:
+            if not (wait_path(sock, srv, 30) and wait_path(ctl, srv, 30)):
+                log.flush()
+                raise LabError("server did not start: %s" % tail(rundir, "server.log"))
+            ctl_call(ctl, "reset")
+            targets = {t.name: ("nbd+unix:///%s?socket=%s" % (t.export, sock), 0)
+                       for t in tenants}
+
+            def event(cmd):
+                return ctl_call(ctl, cmd)
+            cr = run_clients(lab, scn, tenants, targets, rundir, duration, seed,
+                             event, shift)
+            try:
+                st = ctl_call(ctl, "stats")
+                cr.server_stats = json.loads(st)
+                with open(os.path.join(rundir, "stats.json"), "w") as f:
+                    f.write(st + "\n")
+            except (OSError, ValueError) as e:
+                cr.server_stats = None
+                note("%s: stats: %s" % (self.name, e))
+            if srv.poll() is not None and not cr.error:
+                cr.error = "server died during the run: %s" % tail(rundir, "server.log")
+            return cr
+        finally:
+            stop_proc(srv)
+            log.close()
+
+
+class Sim(System):
+    kind = "sim"
+    server = False
+
+    def label(self):
+        s = "cfqsim, scheduler=%s" % self.sched
+        return s + (" " + " ".join(self.overrides) if self.overrides else "")
+
+    def check(self, lab):
+        if not os.access(lab.tools.cfqsim, os.X_OK):
+            return "cfqsim not built"
+        if lab.scn.emulate in ("none", None):
+            return ("the scenario runs on the real disk (emulate=none): the "
+                    "simulator has no model of it")
+        return qos_needs_cfq(self.sched, lab.scn)
+
+    def run(self, lab, rundir, tenants, duration, seed, shift=0.0):
+        scn = lab.scn
+        cmd = [lab.tools.cfqsim, "--json", "--duration", "%dms" % round(duration * 1000),
+               "--seed", str(seed), "--sched", self.sched,
+               "--dev", "capacity=%d" % scn.image_size]
+        for o in scn.overrides + self.overrides:
+            cmd += ["--set", o]
+        if scn.only or len(tenants) != len(scn.tenants):
+            cmd += ["--only", ",".join(t.name for t in tenants)]
+        cmd.append(scn.path)
+        with open(os.path.join(rundir, "sim.cmd"), "w") as f:
+            f.write(" ".join(cmd) + "\n")
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        cr = ClientRun()
+        cr.t0 = 0.0
+        if p.returncode != 0:
+            cr.error = "cfqsim failed (exit %d): %s" % (
+                p.returncode, " | ".join(p.stderr.strip().splitlines()[-3:]))
+            return cr
+        with open(os.path.join(rundir, "sim.json"), "w") as f:
+            f.write(p.stdout)
+        cr.sim = json.loads(p.stdout)
+        return cr
+
+
+class Peer(System):
+    """A peer: stock servers on the image, clients address the whole file."""
+
+    def check(self, lab):
+        if lab.scn.emulate not in ("none", None):
+            return ("emulate=%s: the peers have no device model, only our "
+                    "server emulates one" % lab.scn.emulate)
+        return None
