@@ -79,6 +79,8 @@ static struct {
   bool saved;                   /* CM_MEASURED: written to path */
   char why[384];                /* CM_GENERIC: why no measured model;
                                    else a note on it, or "" */
+  char file_note[384];          /* why the saved model was not used, or
+                                   "" */
 } cm;
 
 static const char *
@@ -308,7 +310,7 @@ measure (const struct backing *b, const struct cost_ident *id,
   if (err) {
     nbdkit_error ("cfq: calibration of %s: not measured: %s: keeping %s",
                   b->path, why, keep);
-    fall_back (file, "the measurement failed: %s", why);
+    fall_back (file, "not measured: %s", why);
     return;
   }
   if (writes && !note.writes) {
@@ -381,8 +383,9 @@ cm_prepare (const struct cfg_model *m, struct devmodel *dm, int rotational,
     if (err == 0 && !cost_ident_same (&saved.id, &id)) {
       cost_ident_format (&saved.id, there, sizeof there);
       cost_ident_format (&id, here, sizeof here);
-      nbdkit_debug ("cfq: calibration=%s: measured on another device (%s),"
-                    " this one is %s: not used", cm.path, there, here);
+      snprintf (cm.file_note, sizeof cm.file_note, "measured on another"
+                " device (%s), this one is %s: not used", there, here);
+      nbdkit_debug ("cfq: calibration=%s: %s", cm.path, cm.file_note);
     }
     else if (err == 0) {
       file = &saved;
@@ -400,9 +403,12 @@ cm_prepare (const struct cfg_model *m, struct devmodel *dm, int rotational,
     }
     else if (err == -ENOENT)
       nbdkit_debug ("cfq: calibration=%s: no saved model yet", cm.path);
-    else
-      nbdkit_error ("cfq: calibration=%s: refused: %s: not used (it is"
-                    " replaced if the device is measured)", cm.path, why);
+    else {
+      snprintf (cm.file_note, sizeof cm.file_note, "refused: %s: not used",
+                why);
+      nbdkit_error ("cfq: calibration=%s: %s (it is replaced if the device"
+                    " is measured)", cm.path, cm.file_note);
+    }
   }
 
   if (mode == CFG_CALIBRATE_OFF)
@@ -493,6 +499,8 @@ cm_report (struct tenants *tn, struct strbuf *o)
     strbuf_printf (o, "source: generic (%s)\n", m.source);
     break;
   }
+  if (cm.file_note[0])
+    strbuf_printf (o, "file: %s: %s\n", cm.path, cm.file_note);
   if (cm.why[0])
     strbuf_printf (o, "%s: %s\n", cm.kind == CM_GENERIC
                    || cm.kind == CM_FILE ? "why" : "note", cm.why);
