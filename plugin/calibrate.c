@@ -446,6 +446,7 @@ calib_measure (const struct calib_dev *dev, unsigned depth, bool writes,
     goto ring;
   }
   ms->depth = c.depth;
+  ms->bps_len = CALIB_BIG;
   err = read_figure (&c, false, PAGE, bufs, nread, &ms->randiops[COST_READ]);
   if (!err)
     err = read_figure (&c, true, PAGE, bufs, nread,
