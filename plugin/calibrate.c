@@ -20,10 +20,12 @@
  *    in stretches of at least CALIB_BIG; with less than CALIB_MIN_DATA of
  *    it there is nothing to measure;
  *  - the first CALIB_WARMUP_NS of each figure are not counted.
- * A figure is the completions counted over the time they were counted
- * in, so the requests still in flight at the end change nothing.  What a
- * nonsensical result becomes (the bounds, the fallback) is core's
- * cost_calibrate.
+ * A read figure is the median over CALIB_WINDOWS equal windows of the
+ * completions in each, a write figure the median over its batches, so
+ * that a stall of a few hundred ms (of the device, or of a busy machine
+ * it shares) does not become the model; the requests still in flight at
+ * the end change nothing.  What a nonsensical result becomes (the
+ * bounds, the fallback) is core's cost_calibrate.
  *
  * Writes change no data: blocks are read (untimed) in batches and the
  * same bytes written back to the same blocks (timed), a batch at a time
@@ -57,6 +59,9 @@
 #define CALIB_EXTENTS_MAX 65536                 /* data extents mapped */
 #define CALIB_READ_BUFS 64                      /* distinct read buffers */
 #define CALIB_BATCH_BYTES ((size_t) 64 << 20)   /* a write batch, at most */
+#define CALIB_WINDOWS 9                         /* a read figure's windows */
+#define CALIB_BATCHES_MAX 4096                  /* a write figure's batches
+                                                   counted, at most */
 
 /* A stretch of allocated data. */
 struct extent {
@@ -79,6 +84,22 @@ struct cal {
   char *why;
   size_t wlen;
 };
+
+/* The median of v[0..n), n >= 1 (v is sorted in place). */
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+static double
+median (double *v, unsigned n)
+{
+  qsort (v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 static uint64_t
 now_ns (void)
@@ -247,7 +268,9 @@ read_figure (struct cal *c, bool seq, uint32_t len, char *bufs,
              unsigned nbufs, double *rate)
 {
   uint64_t t0 = now_ns (), warm = t0 + CALIB_WARMUP_NS;
-  uint64_t end = t0 + CALIB_FIGURE_NS, count = 0, k = 0;
+  uint64_t end = t0 + CALIB_FIGURE_NS, k = 0;
+  uint64_t win = (end - warm) / CALIB_WINDOWS;
+  double count[CALIB_WINDOWS] = { 0 };
   unsigned inflight = 0;
 
   c->s_left = 0;                /* a new stream, elsewhere */
@@ -284,11 +307,11 @@ read_figure (struct cal *c, bool seq, uint32_t len, char *bufs,
         return failed (c, "a read", off, res, len);
       }
       t = now_ns ();
-      if (t >= warm && t < end)
-        count++;
+      if (t >= warm && t < warm + win * CALIB_WINDOWS)
+        count[(t - warm) / win]++;
     }
   }
-  *rate = (double) count * 1e9 / (double) (end - warm);
+  *rate = median (count, CALIB_WINDOWS) * 1e9 / (double) win;
   return 0;
 }
 
@@ -339,15 +362,16 @@ batch (struct cal *c, bool write, const uint64_t *offs, char *bufs,
 }
 
 /* Write for CALIB_FIGURE_NS: batches read untimed, then written back
- * timed; the first batch is not counted.  Requests per second of the
- * writes into *rate.
+ * timed.  The median of the batches' write rates (requests per second),
+ * the first batch not counted, into *rate.
  */
 static int
 write_figure (struct cal *c, bool seq, uint32_t len, char *bufs,
               unsigned n, uint64_t *offs, double *rate)
 {
-  uint64_t t = now_ns (), end = t + CALIB_FIGURE_NS, timed = 0, count = 0;
-  uint64_t last = 0;
+  uint64_t t = now_ns (), end = t + CALIB_FIGURE_NS, last = 0;
+  double rates[CALIB_BATCHES_MAX];
+  unsigned nr = 0;
   bool first = true;
 
   c->s_left = 0;
@@ -368,15 +392,13 @@ write_figure (struct cal *c, bool seq, uint32_t len, char *bufs,
     tb = now_ns ();
     if (err)
       return err;
-    if (!first) {
-      timed += tb - ta;
-      count += n;
-    }
+    if (!first && nr < CALIB_BATCHES_MAX && tb > ta)
+      rates[nr++] = (double) n * 1e9 / (double) (tb - ta);
     first = false;
     last = now_ns () - t;
     t += last;
   }
-  *rate = timed ? (double) count * 1e9 / (double) timed : 0;
+  *rate = nr ? median (rates, nr) : 0;
   return 0;
 }
 
