@@ -11,7 +11,9 @@
 # write IOPS and sequential read MiB/s) and the time the log says the
 # measurement took; then fio on IMAGE itself with O_DIRECT and io_uring
 # at that depth, RUNTIME s each, the cache dropped before each: 4k
-X
+# randread, 4k randwrite, 4 MiB sequential read (the size the predicted
+# MiB/s is of; calibration itself reads 1 MiB requests, so this also
+# checks the linear model between the two).  Prints each round's
 # figures and predicted/fio, then the medians over ROUNDS rounds.
 #
 # fio's randwrite overwrites IMAGE: give only a scratch file.  Without
