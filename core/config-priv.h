@@ -63,6 +63,9 @@ enum {
   GK_BUFFER_POOL,
   GK_MEMORY,
   GK_REPLY_TIMEOUT,
+  GK_CALIBRATE,
+  GK_CALIBRATION,               /* a path, as GK_FILE */
+  GK_COST_MODEL,                /* text, checked by cost_params_parse */
   GK_SCHEDULER,                 /* the first [scheduler] key */
   GK_TUNABLE,
 };
@@ -76,7 +79,8 @@ struct gval {
   unsigned line;                /* of the key in the file; 0 = not there */
   bool cmd_set;                 /* given on the command line */
   uint64_t file_v, cmd_v;       /* number, enum index or tunable value */
-  char *file_s, *cmd_s;         /* string keys (file) */
+  char *file_s, *cmd_s;         /* string keys (file, calibration,
+                                   cost_model) */
 };
 
 /* A model.* parameter in one layer. */

@@ -107,7 +107,8 @@ tunable_is_key (size_t i)
 
 const char *const gk_names[GK_TUNABLE] = {
   "file", "queue_depth", "mode", "emulate", "max_connections", "cache",
-  "buffer_pool", "memory", "reply_timeout", "scheduler",
+  "buffer_pool", "memory", "reply_timeout", "calibrate", "calibration",
+  "cost_model", "scheduler",
 };
 
 /* enum cfg_cache, in order. */
@@ -117,6 +118,22 @@ const char *
 cfg_cache_name (enum cfg_cache c)
 {
   return c <= CFG_CACHE_PAGE ? cache_names[c] : "?";
+}
+
+/* enum cfg_calibrate, in order. */
+static const char *const calibrate_names[] = { "off", "read", "write", NULL };
+
+const char *
+cfg_calibrate_name (enum cfg_calibrate c)
+{
+  return c <= CFG_CALIBRATE_WRITE ? calibrate_names[c] : "?";
+}
+
+/* A string-valued global key: kept as text in gval's file_s / cmd_s. */
+static bool
+gkey_is_text (int k)
+{
+  return k == GK_FILE || k == GK_CALIBRATION || k == GK_COST_MODEL;
 }
 
 static const char *const sched_names[] = {
@@ -337,7 +354,26 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
 
   switch (k) {
   case GK_FILE:
+  case GK_CALIBRATION:
     return 0;
+  case GK_COST_MODEL: {
+    struct cost_params p;
+    const char *bad = "";
+
+    r = cost_params_parse (value, &p, &bad);
+    if (r == -ERANGE)
+      snprintf (why, len, "%.*s: out of bounds (rbps and wbps 1MB/s..1TB/s,"
+                " IOPS 10..100000000, depth 1..4096)",
+                (int) strcspn (bad, " ,\t"), bad);
+    else if (r < 0 && *bad)
+      snprintf (why, len, "at '%.*s': want rbps=RATE rseqiops=N rrandiops=N"
+                " wbps=RATE wseqiops=N wrandiops=N depth=N, each once",
+                (int) strcspn (bad, " ,\t"), bad);
+    else if (r < 0)
+      snprintf (why, len, "a key is missing (want rbps, rseqiops, rrandiops,"
+                " wbps, wseqiops, wrandiops and depth, each once)");
+    return r < 0 ? -EINVAL : 0;
+  }
   case GK_QUEUE_DEPTH:
     r = units_parse_count (value, v);
     if (r == 0 && *v >= 1 && *v <= SCHED_DEPTH_MAX)
@@ -396,18 +432,26 @@ parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
     return -EINVAL;
   }
   case GK_CACHE: names = cache_names; break;
+  case GK_CALIBRATE: names = calibrate_names; break;
   case GK_SCHEDULER: names = sched_names; break;
   default:
     t = &cfq_tunables[k - GK_TUNABLE];
     break;
   }
   if (names) {
+    struct suggest s;
+    char hint[128];
+
     i = name_index (names, value);
     if (i >= 0) {
       *v = i;
       return 0;
     }
-    snprintf (why, len, "want %s", one_of (names, lst, sizeof lst));
+    /* The list, and the nearest name when one is near enough. */
+    suggest_init (&s, value);
+    suggest_add_all (&s, names);
+    snprintf (why, len, "want %s%s", one_of (names, lst, sizeof lst),
+              suggest_best (&s) ? suggest_hint (&s, hint, sizeof hint) : "");
     return -EINVAL;
   }
   r = cfq_tunable_parse (t->name, value, v);
@@ -674,8 +718,10 @@ set_global (struct cfg *cfg, enum sec sec, const char *key, const char *value)
   }
   g->line = line;
   g->file_v = v;
-  if (k == GK_FILE)
+  if (k == GK_FILE || k == GK_CALIBRATION)
     g->file_s = file_path (cfg, value);
+  else if (gkey_is_text (k))
+    g->file_s = xstrdup (cfg, value);
 }
 
 /* Note KEY at this line in *L; false (and an error) if it was there before. */
@@ -1136,7 +1182,7 @@ cfg_set_override (struct cfg *cfg, const char *key, const char *value)
     return -EINVAL;
   }
   g = &cfg->gv[k];
-  if (k == GK_FILE) {
+  if (gkey_is_text (k)) {
     char *s = xstrdup (cfg, value);
     if (!s)
       return -ENOMEM;
@@ -1206,12 +1252,19 @@ cfg_simulate (struct cfg *cfg)
   cfg->simulated = true;
 }
 
+/* A text key's value: the command line's, else the file's, else NULL. */
+static const char *
+gtext (const struct cfg *cfg, int k)
+{
+  const struct gval *g = &cfg->gv[k];
+
+  return g->cmd_set ? g->cmd_s : g->line ? g->file_s : NULL;
+}
+
 const char *
 cfg_device_file (const struct cfg *cfg)
 {
-  const struct gval *g = &cfg->gv[GK_FILE];
-
-  return g->cmd_set ? g->cmd_s : g->line ? g->file_s : NULL;
+  return gtext (cfg, GK_FILE);
 }
 
 static void
@@ -1326,6 +1379,16 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   cfg->m.dev.memory = gget (cfg, GK_MEMORY, CFG_MEMORY_DEFAULT);
   cfg->m.dev.reply_timeout = gget (cfg, GK_REPLY_TIMEOUT,
                                    CFG_REPLY_TIMEOUT_DEFAULT);
+  cfg->m.dev.calibrate = gget (cfg, GK_CALIBRATE, CFG_CALIBRATE_READ);
+  cfg->m.dev.calibrate_given = gset (cfg, GK_CALIBRATE);
+  cfg->m.dev.calibration = gtext (cfg, GK_CALIBRATION);
+  {
+    const char *cm = gtext (cfg, GK_COST_MODEL);
+
+    /* Checked when it was read: it parses. */
+    cfg->m.dev.cost_given = cm && cost_params_parse (cm, &cfg->m.dev.cost,
+                                                     NULL) == 0;
+  }
   check_memory (cfg);
   ops = sched_lookup (sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   if (!ops)                     /* only if core/ was built without it */

@@ -340,6 +340,20 @@ cost_calibrate (const struct cost_measure *ms,
 
     for (int i = 0; i < 3; i++)
       *slot[i] = v[i] >= 1 && v[i] < 1e18 ? (uint64_t) (v[i] + 0.5) : 0;
+    /* A request of bps_len bytes took t_len, a 4 KiB sequential one t_4k:
+     * in the model t_len = base + n pages, t_4k = base + 1 page, so a
+     * page is (t_len - t_4k) / (n - 1).  Noise that makes the large
+     * request no slower than the small one leaves bps as measured.
+     */
+    if (ms->bps_len > COST_PAGE && v[0] >= 1 && v[1] >= 1) {
+      double n = (double) ms->bps_len / COST_PAGE;
+      double t_len = ms->bps_len / v[0], t_4k = 1 / v[1];
+
+      if (t_len > t_4k) {
+        double bps = COST_PAGE * (n - 1) / (t_len - t_4k);
+        *slot[0] = bps < 1e18 ? (uint64_t) (bps + 0.5) : 0;
+      }
+    }
   }
   c.depth = ms->depth;
   if (cost_params_check (&c, &bad) < 0) {

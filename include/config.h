@@ -40,6 +40,7 @@
 #include <sys/socket.h>
 
 #include "cfq.h"
+#include "cost.h"
 #include "qos.h"
 #include "sched.h"
 
@@ -106,6 +107,19 @@ enum cfg_cache {
 };
 extern const char *cfg_cache_name (enum cfg_cache c); /* "none", "page" */
 
+/* [device] calibrate: what the server measures of a real device at start
+ * for its cost model (include/cost.h).
+ */
+enum cfg_calibrate {
+  CFG_CALIBRATE_OFF = 0,        /* nothing: the saved, stated or generic
+                                   model */
+  CFG_CALIBRATE_READ,           /* reads (the default) */
+  CFG_CALIBRATE_WRITE,          /* reads and writes, each block written
+                                   back with what it holds */
+};
+/* "off", "read", "write" */
+extern const char *cfg_calibrate_name (enum cfg_calibrate c);
+
 struct cfg_device {
   const char *file;             /* path, or NULL if none given */
   uint64_t size;                /* bytes the exports were checked against:
@@ -121,6 +135,13 @@ struct cfg_device {
   uint64_t buffer_pool;         /* bytes: request buffers at once */
   uint64_t memory;              /* bytes: the server's budget, in all */
   uint64_t reply_timeout;       /* ns a client may take no reply; 0: none */
+  enum cfg_calibrate calibrate; /* [device] calibrate, default read */
+  bool calibrate_given;         /* calibrate was in the file or on the
+                                   command line (else the default) */
+  const char *calibration;      /* [device] calibration: path of the saved
+                                   model, or NULL */
+  bool cost_given;              /* [device] cost_model was given: */
+  struct cost_params cost;      /* the model it states */
   const struct cfg_param *model; /* model.* parameters, file order */
   size_t nr_model;
 };

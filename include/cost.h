@@ -164,14 +164,22 @@ extern void cost_observe (struct cost_model *m, uint64_t now, int delta,
  * the bounds (cost_params_check) means the measurement saw something
  * other than the device, and the whole measurement is refused: out is the
  * fallback (the last valid calibration, or a default) and why says which
- * figure.  Writes not measured are taken from the fallback.  Returns 0
- * (measured), 1 (fell back).
+ * figure.  Writes not measured are taken from the fallback.  With
+ * bps_len, the bps figures were measured with requests of that size,
+ * each of which the model charges a sequential request's base besides
+ * its pages: bps becomes the rate of the pages alone, worked out with
+ * the 4 KiB sequential figure (one base and one page), so that the model
+ * gives back both sizes as measured.  Returns 0 (measured), 1 (fell
+ * back).
  */
 struct cost_measure {
   double bps[2];                /* bytes/s; [COST_WRITE] 0: not measured */
   double seqiops[2];            /* requests/s */
   double randiops[2];           /* requests/s */
   unsigned depth;               /* requests in flight while measured */
+  uint32_t bps_len;             /* bytes per request of the bps figures;
+                                   0: so large that a request's own cost
+                                   is nothing beside its pages */
 };
 extern int cost_calibrate (const struct cost_measure *ms,
                            const struct cost_params *fallback,

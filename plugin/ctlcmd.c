@@ -9,6 +9,8 @@
  *   qos GROUP [KEY VALUE]      a group's caps and reservation (qos.h's
  *                              keys, the config's units; 0 removes one),
  *                              live; without KEY VALUE, what it has
+ *   cost                       the cost model: figures, where they came
+ *                              from, the online correction (costmodel.c)
  *   reset                      start every iostat again
  *
  * A command runs between two dispatch decisions, so a change takes
@@ -27,6 +29,7 @@
 #include <string.h>
 
 #include "cfq.h"
+#include "costmodel.h"
 #include "ctlcmd.h"
 #include "qos.h"
 #include "stats.h"
@@ -317,6 +320,8 @@ ctlcmd_run (void *opaque, const char *line, struct strbuf *o)
       strbuf_printf (o, "error: qos GROUP KEY VALUE: one value, at most 62"
                      " characters\n");
   }
+  else if (strcmp (verb, "cost") == 0 && n == 1)
+    cm_report (tn, o);
   else if (strcmp (verb, "reset") == 0 && n == 1) {
     tn_each_iostat (tn, reset_one, engine_now ());
     strbuf_printf (o, "ok\n");
@@ -324,8 +329,8 @@ ctlcmd_run (void *opaque, const char *line, struct strbuf *o)
   else if (strcmp (verb, "help") == 0)
     strbuf_printf (o, "stats | stats flat | metrics | get [KEY] | "
                    "set KEY VALUE | weight GROUP N | qos GROUP [KEY VALUE] | "
-                   "reset\n");
+                   "cost | reset\n");
   else
     strbuf_printf (o, "error: unknown command '%s' (stats, stats flat, "
-                   "metrics, get, set, weight, qos, reset)\n", line);
+                   "metrics, get, set, weight, qos, cost, reset)\n", line);
 }

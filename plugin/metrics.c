@@ -36,43 +36,16 @@ struct metrics {
   bool failing;                 /* writer thread: the last write failed */
 };
 
-/* PATH.tmp is made afresh for each version: whatever is there (a stale
- * copy, or a symlink planted by someone who can write the directory) is
- * removed, and the new file is created exclusively without following a
- * symlink, so the server's writes never land anywhere but in a new
- * regular file of its own.  Mode OUTFILE_MODE (0600), as stats=: the
- * text names every tenant.  What was at PATH is replaced by the rename,
- * never written into; at start-up it must pass outfile_check all the
- * same, one rule for the files the server writes.
+/* PATH.tmp is made afresh for each version and renamed over PATH
+ * (outfile_replace), mode OUTFILE_MODE (0600) as stats=: the text names
+ * every tenant.  What was at PATH is replaced by the rename, never
+ * written into; at start-up it must pass outfile_check all the same, one
+ * rule for the files the server writes.
  */
 static int
 write_file (struct metrics *m, const char *text)
 {
-  FILE *f;
-  int fd, err = 0;
-
-  if (unlink (m->tmp) == -1 && errno != ENOENT)
-    return -errno;
-  fd = open (m->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-             OUTFILE_MODE);
-  if (fd == -1)
-    return -errno;
-  f = fdopen (fd, "w");
-  if (!f) {
-    err = -errno;
-    close (fd);
-    unlink (m->tmp);
-    return err;
-  }
-  if (fputs (text, f) == EOF)
-    err = -errno;
-  if (fclose (f) == EOF && !err)
-    err = -errno;
-  if (!err && rename (m->tmp, m->path) == -1)
-    err = -errno;
-  if (err)
-    unlink (m->tmp);
-  return err;
+  return outfile_replace (m->path, m->tmp, text, false);
 }
 
 static void *

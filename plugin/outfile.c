@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -128,4 +129,43 @@ outfile_open (const char *key, const char *path)
  err:
   close (fd);
   return -1;
+}
+
+/* TMP is made afresh: whatever is there (a stale copy, or a symlink
+ * planted by someone who can write the directory) is removed, and the
+ * new file is created exclusively without following a symlink, so the
+ * server's writes never land anywhere but in a new regular file of its
+ * own.  What was at PATH is replaced by the rename, never written into
+ * (rename replaces a symlink at PATH itself, not what it points to).
+ */
+int
+outfile_replace (const char *path, const char *tmp, const char *text,
+                 bool sync)
+{
+  size_t len = strlen (text), done = 0;
+  int fd, err = 0;
+
+  if (unlink (tmp) == -1 && errno != ENOENT)
+    return -errno;
+  fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+             OUTFILE_MODE);
+  if (fd == -1)
+    return -errno;
+  while (!err && done < len) {
+    ssize_t r = write (fd, text + done, len - done);
+
+    if (r > 0)
+      done += (size_t) r;
+    else if (r == -1 && errno != EINTR)
+      err = -errno;
+  }
+  if (!err && sync && fsync (fd) == -1)
+    err = -errno;
+  if (close (fd) == -1 && !err)
+    err = -errno;
+  if (!err && rename (tmp, path) == -1)
+    err = -errno;
+  if (err)
+    unlink (tmp);
+  return err;
 }

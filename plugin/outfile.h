@@ -1,6 +1,8 @@
 /* outfile.h: the files the server writes that name its tenants (stats=,
- * metrics=), one rule for both (see outfile.c; metrics= writes a new
- * file and renames it over the path, so only outfile_check applies).
+ * metrics=) or describe its device (calibration=), one rule for all (see
+ * outfile.c; metrics= and calibration= write a new file and rename it
+ * over the path, outfile_replace, so only outfile_check applies to the
+ * path itself).
  *
  * Threads: outfile_check on nbdkit's main thread at start-up;
  * outfile_open on whichever thread writes (the dispatcher's teardown for
@@ -8,6 +10,8 @@
  */
 #ifndef CFQ_OUTFILE_H
 #define CFQ_OUTFILE_H
+
+#include <stdbool.h>
 
 /* Mode of every file made: the contents name every tenant. */
 #define OUTFILE_MODE 0600
@@ -25,5 +29,14 @@ extern int outfile_check (const char *key, const char *path);
  * block the call.  A descriptor, or -1 (reported).
  */
 extern int outfile_open (const char *key, const char *path);
+
+/* Replace PATH with a new file holding TEXT, whole or not at all: TMP
+ * (any stale file or symlink there removed first) is created exclusively
+ * with OUTFILE_MODE, written, fsync'd if sync, and renamed over PATH.  0
+ * or -errno (not reported: the caller says what failed); TMP is gone
+ * either way.
+ */
+extern int outfile_replace (const char *path, const char *tmp,
+                            const char *text, bool sync);
 
 #endif /* CFQ_OUTFILE_H */

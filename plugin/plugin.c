@@ -270,6 +270,8 @@ cfqp_config_complete (void)
   "control=<PATH>       Serve the control socket (cfqctl) at PATH.\n" \
   "stats=<FILE>         Write the statistics as JSON to FILE at exit.\n" \
   "metrics=<FILE>       Rewrite FILE every second with Prometheus metrics.\n" \
+  "calibrate=off|read|write  Measure the device's cost model at start (read).\n" \
+  "calibration=<FILE>   Keep the measured model in FILE, reuse it next start.\n" \
   "KEY=VALUE            Override a [device]/[scheduler] key or model.NAME\n" \
   "                     (mode, emulate, cache, slice_idle, model.rpm ...)."
 
@@ -335,8 +337,9 @@ cfqp_get_ready (void)
     cfg_memory_parts (&tn_model ()->dev, &mp);
     reqbuf_configure (mp.requests, tn_model ()->dev.reply_timeout);
   }
-  return tn_prepare (cfqp_sched_ops->name, bk_main ()->dev.size,
-                     cfqp_st_dev);
+  return tn_prepare (cfqp_sched_ops->name,
+                     (cfqp_bops ? cfqp_bops : cfqp_backends[0])->name,
+                     bk_main ()->dev.size, cfqp_st_dev);
 }
 
 /* -D cfq.direct=0: every request goes through the dispatcher's loop, so

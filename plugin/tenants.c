@@ -39,7 +39,7 @@
 
 #include "cfq.h"
 #include "control.h"
-#include "cost.h"
+#include "costmodel.h"
 #include "ctlcmd.h"
 #include "device.h"
 #include "devmodel.h"
@@ -240,6 +240,10 @@ tn_validate (uint64_t size)
   for (size_t i = 0; i < cfg_nr_warnings (tn.cfg); i++)
     nbdkit_error ("%s", cfg_warning (tn.cfg, i));
   tn.m = cfg_model (tn.cfg);
+  /* Rewritten by rename, but read back too: the stats= rules. */
+  if (tn.m->dev.calibration
+      && outfile_check ("calibration", tn.m->dev.calibration) == -1)
+    return -1;
   tn.groups = calloc (tn.m->nr_groups, sizeof *tn.groups);
   tn.exports = calloc (tn.m->nr_exports, sizeof *tn.exports);
   if (!tn.groups || !tn.exports) {
@@ -277,7 +281,8 @@ tn_sched_name (void)
 }
 
 int
-tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
+tn_prepare (const char *sched_name, const char *backend, uint64_t size,
+            dev_t dev)
 {
   const struct cfg_device *d = &tn.m->dev;
   int err = 0;
@@ -319,6 +324,9 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
                   d->emulate ? d->emulate : "none",
                   cfg_cache_name (d->cache), buf);
   }
+  /* Before the first client: a calibration reads the device alone. */
+  if (cm_prepare (tn.m, tn.dm, tn.rotational, sched_name, backend) == -1)
+    return -1;
   /* Last: nothing after it may fail and leave the socket behind.  Here,
    * before nbdkit changes user (-u) and forks, as nbdkit binds its own.
    */
@@ -539,17 +547,8 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
     return -ENOMEM;
   }
   err = cfg_apply (m, s, tn.rotational, sg, why, sizeof why);
-  if (err == 0 && tn.dm) {
-    /* An emulated device's requests cost what its model says. */
-    struct cost_params cp;
-
-    err = devmodel_cost_params (tn.dm, 0, &cp);
-    if (err == 0)
-      err = sched_set_cost (s, &cp, "device model");
-    if (err)
-      snprintf (why, sizeof why, "cost model of emulate=%s: %s",
-                tn.m->dev.emulate, strerror (-err));
-  }
+  if (err == 0)
+    err = cm_apply (s, why, sizeof why);
   for (size_t i = 0; err == 0 && i < m->nr_groups; i++)
     tn.groups[i].sg = sg[i];
   free (sg);

@@ -61,10 +61,13 @@ extern const char *tn_sched_name (void);
 
 /* In get_ready, once the files are open: the device model (emulate=)
  * with its capacity, the rotational flag (from the model, or sysfs for
- * st_dev/st_rdev of the served file), and last the control socket bound
- * (control=), before nbdkit changes user or forks.  0 or -1.
+ * st_dev/st_rdev of the served file), the cost model (costmodel.c: the
+ * device measured if so, BACKEND the I/O backend's name), and last the
+ * control socket bound (control=), before nbdkit changes user or forks.
+ * 0 or -1.
  */
-extern int tn_prepare (const char *sched_name, uint64_t size, dev_t dev);
+extern int tn_prepare (const char *sched_name, const char *backend,
+                       uint64_t size, dev_t dev);
 
 /* Fill in the engine's dm, hooks and opaque. */
 extern void tn_engine_cfg (struct engine_cfg *cfg);

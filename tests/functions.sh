@@ -38,6 +38,11 @@ CFQ_PLUGIN=${CFQ_PLUGIN:-$top/plugin/nbdkit-cfq-plugin.so}
 # smaller requests by read-modify-write, so the client sends them anyway.
 SHADOW=$top/tests/nbd/shadow
 PYTHON=/usr/bin/python3             # the libnbd bindings live only here
+# The servers the tests start measure no cost model (calibrate= given to a
+# server still wins): each would spend seconds measuring a small image at
+# start.  tests/test-calibration.sh measures; CFQ_CALIBRATE=read make check
+# runs every test with the default.
+export CFQ_CALIBRATE=${CFQ_CALIBRATE:-off}
 
 # ---- cleanup ---------------------------------------------------------------
 

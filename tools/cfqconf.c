@@ -153,6 +153,15 @@ print_device (const char *file, const struct cfg_model *m, uint64_t size)
           units_format_size (m->dev.memory, b1, sizeof b1));
   printf ("  reply_timeout = %s\n", m->dev.reply_timeout ?
           units_format_time (m->dev.reply_timeout, b1, sizeof b1) : "0");
+  printf ("  calibrate = %s\n", cfg_calibrate_name (m->dev.calibrate));
+  if (m->dev.calibration)
+    printf ("  calibration = %s\n", m->dev.calibration);
+  if (m->dev.cost_given) {
+    char cm[256];
+
+    cost_params_format (&m->dev.cost, cm, sizeof cm);
+    printf ("  cost_model = %s\n", cm);
+  }
   for (size_t i = 0; i < m->dev.nr_model; i++)
     printf ("  model.%s = %s\n", m->dev.model[i].key, m->dev.model[i].value);
 }
@@ -361,6 +370,15 @@ json_device (const struct cfg_model *m, bool sim)
           m->dev.max_connections, (unsigned long long) m->dev.buffer_pool,
           (unsigned long long) m->dev.memory,
           (unsigned long long) m->dev.reply_timeout);
+  jkv ("calibrate", cfg_calibrate_name (m->dev.calibrate), ", ");
+  jkv ("calibration", m->dev.calibration, ", ");
+  {
+    char cm[256];
+
+    if (m->dev.cost_given)
+      cost_params_format (&m->dev.cost, cm, sizeof cm);
+    jkv ("cost_model", m->dev.cost_given ? cm : NULL, ", ");
+  }
   printf ("\"model\": {");
   for (size_t i = 0; i < m->dev.nr_model; i++) {
     printf ("%s", i ? ", " : "");

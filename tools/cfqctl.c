@@ -6,6 +6,7 @@
  *   cfqctl -s PATH set KEY VALUE           (or KEY=VALUE)
  *   cfqctl -s PATH weight GROUP WEIGHT
  *   cfqctl -s PATH qos GROUP [KEY VALUE]   (or KEY=VALUE)
+ *   cfqctl -s PATH cost
  *   cfqctl -s PATH reset
  *   cfqctl -s PATH raw 'LINE'
  *
@@ -55,6 +56,9 @@ usage (FILE *f)
            "                                qos gold bps_min 20M (0 removes one)\n"
            "KEY VALUE may also be written KEY=VALUE, and a unit may follow the\n"
            "number as a word of its own (set slice_idle 4 ms).\n"
+           "  cost                          the cost model: its figures, where they\n"
+           "                                came from (calibrated, saved, stated ...),\n"
+           "                                the online correction, what it predicts\n"
            "  reset                         zero the statistics\n"
            "  raw LINE                      send LINE, print the answer\n",
            progname);
@@ -339,11 +343,12 @@ key_value (int argc, char **argv, char *out, size_t len, char *why,
 
 /* The commands and what follows each, for messages. */
 static const char *const verbs[] = {
-  "stats", "metrics", "get", "set", "weight", "qos", "reset", "raw", NULL,
+  "stats", "metrics", "get", "set", "weight", "qos", "cost", "reset", "raw",
+  NULL,
 };
 static const char *const verb_args[] = {
   "[-i SECONDS] [-c COUNT] [--json]", "", "[KEY]", "KEY VALUE",
-  "GROUP WEIGHT", "GROUP [KEY VALUE]", "", "LINE",
+  "GROUP WEIGHT", "GROUP [KEY VALUE]", "", "", "LINE",
 };
 
 /* A command line that is not one: say what is wrong, in one line. */
@@ -364,8 +369,8 @@ bad_command (const char *verb, const char *what)
   else if (what)
     fprintf (stderr, "%s: %s: %s\n", progname, verb, what);
   else
-    fprintf (stderr, "%s: %s: want %s %s\n", progname, verb, verb,
-             verb_args[i]);
+    fprintf (stderr, "%s: %s: want %s%s%s\n", progname, verb, verb,
+             *verb_args[i] ? " " : "", verb_args[i]);
   return 2;
 }
 
@@ -446,6 +451,8 @@ ctl_command (const char *verb, int nargs, char **args, bool json,
       return bad_command (verb, why);
     snprintf (cmd, len, "qos %s %s", args[0], kv);
   }
+  else if (strcmp (verb, "cost") == 0 && nargs == 0)
+    snprintf (cmd, len, "cost");
   else if (strcmp (verb, "reset") == 0 && nargs == 0)
     snprintf (cmd, len, "reset");
   else if (strcmp (verb, "metrics") == 0 && nargs == 0)

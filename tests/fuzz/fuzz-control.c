@@ -557,7 +557,7 @@ server_start (void)
   CHECK_EQ (tn_validate (1 << 30), 0);
   CHECK_EQ (bounce_init (4096, CFG_BUFFER_POOL_DEFAULT,
                          (unsigned) tn_model ()->nr_groups, true), 0);
-  CHECK_EQ (tn_prepare (tn_sched_name (), 1 << 30, 0), 0);
+  CHECK_EQ (tn_prepare (tn_sched_name (), "null", 1 << 30, 0), 0);
   cfg.sched_ops = sched_lookup (tn_sched_name ());
   CHECK_NOTNULL (cfg.sched_ops);
   for (size_t i = 0; i < ENGINE_FILE_SLOTS; i++)

@@ -218,7 +218,70 @@ test_malformed (void)
     CHECK_EQ (cfg_model (cfg)->dev.cache, CFG_CACHE_NONE);
     cfg_free (cfg);
     BAD_OVR (DEV "[export a]\n", o_bad,
-             "command line: cache=Page: want none or page\n");
+             "command line: cache=Page: want none or page (did you mean"
+             " 'page'?)\n");
+  }
+  /* Calibration: what is measured, where it is kept, a stated model. */
+  BAD (DEV "calibrate = raed\n[export a]\n",
+       "t.conf:3: calibrate = raed: want off, read or write (did you mean"
+       " 'read'?)\n");
+  BAD (DEV "calibrate = always\n[export a]\n",
+       "t.conf:3: calibrate = always: want off, read or write\n");
+  BAD (DEV "[scheduler]\ncalibration = x\n[export a]\n",
+       "t.conf:4: 'calibration' belongs in [device], not in [scheduler]\n");
+  BAD (DEV "cost_model = rbps=150M\n[export a]\n",
+       "t.conf:3: cost_model = rbps=150M: a key is missing (want rbps,"
+       " rseqiops, rrandiops, wbps, wseqiops, wrandiops and depth, each"
+       " once)\n");
+  BAD (DEV "cost_model = rbps=150M rseqiops=36000 rrandiops=80 wbps=140M"
+       " wseqiops=34000 wrandiops=75 depht=1\n[export a]\n",
+       "t.conf:3: cost_model = rbps=150M rseqiops=36000 rrandiops=80"
+       " wbps=140M wseqiops=34000 wrandiops=75 depht=1: at 'depht=1': want"
+       " rbps=RATE rseqiops=N rrandiops=N wbps=RATE wseqiops=N wrandiops=N"
+       " depth=N, each once\n");
+  BAD (DEV "cost_model = rbps=150M rseqiops=36000 rrandiops=2 wbps=140M"
+       " wseqiops=34000 wrandiops=75 depth=1\n[export a]\n",
+       "t.conf:3: cost_model = rbps=150M rseqiops=36000 rrandiops=2"
+       " wbps=140M wseqiops=34000 wrandiops=75 depth=1: rrandiops=2: out of"
+       " bounds (rbps and wbps 1MB/s..1TB/s, IOPS 10..100000000, depth"
+       " 1..4096)\n");
+  {
+    static const char *const o[] = { "calibrate", "off", "calibration",
+      "/var/lib/c.model", NULL };
+    static const char *const o_bad[] = { "calibrate", "wirte", NULL };
+    struct cfg *cfg = good (__LINE__, DEV "[export a]\n", NULL, 4 * G);
+    const struct cfg_device *d = &cfg_model (cfg)->dev;
+
+    /* Defaults: reads measured, nothing saved, no stated model. */
+    CHECK_EQ (d->calibrate, CFG_CALIBRATE_READ);
+    CHECK (!d->calibrate_given);
+    CHECK_NULL (d->calibration);
+    CHECK (!d->cost_given);
+    CHECK_STREQ (cfg_calibrate_name (d->calibrate), "read");
+    cfg_free (cfg);
+    cfg = good (__LINE__, DEV "calibrate = write\ncalibration = c.model\n"
+                "cost_model = rbps=150M,rseqiops=36000 rrandiops=80"
+                " wbps=140M wseqiops=34000 wrandiops=75 depth=2\n"
+                "[export a]\n", NULL, 4 * G);
+    d = &cfg_model (cfg)->dev;
+    CHECK_EQ (d->calibrate, CFG_CALIBRATE_WRITE);
+    CHECK (d->calibrate_given);
+    CHECK_STREQ (d->calibration, "c.model");
+    CHECK (d->cost_given);
+    CHECK_EQ (d->cost.bps[COST_READ], 150000000ull);
+    CHECK_EQ (d->cost.randiops[COST_WRITE], 75ull);
+    CHECK_EQ (d->cost.depth, 2ull);
+    cfg_free (cfg);
+    /* The command line wins. */
+    cfg = good (__LINE__, DEV "calibrate = write\ncalibration = c.model\n"
+                "[export a]\n", o, 4 * G);
+    d = &cfg_model (cfg)->dev;
+    CHECK_EQ (d->calibrate, CFG_CALIBRATE_OFF);
+    CHECK_STREQ (d->calibration, "/var/lib/c.model");
+    cfg_free (cfg);
+    BAD_OVR (DEV "[export a]\n", o_bad,
+             "command line: calibrate=wirte: want off, read or write (did"
+             " you mean 'write'?)\n");
   }
   /* Presets: their own parameters, with model.* on top. */
   BAD (DEV "emulate = vertex\nmodel.rpm = 7200\n[export a]\n",

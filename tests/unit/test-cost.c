@@ -12,7 +12,9 @@
  *    over the span the parameters were worked out for.
  *  - calibration: figures inside the bounds are taken; one figure
  *    outside them refuses the whole measurement and keeps the fallback,
- *    saying which; writes not measured come from the fallback.
+ *    saying which; writes not measured come from the fallback; bps
+ *    measured with 1 MiB requests is solved with the 4 KiB sequential
+ *    figure so that the model gives both back as measured.
  *  - online correction: on a device twice as slow as the model, vrate
  *    moves to 2 and the error to within 5%; on one 10 times slower it
  *    stops at COST_VRATE_MAX and the error says the model is wrong; idle
@@ -220,6 +222,45 @@ test_calibrate (void)
   CHECK_EQ (out.randiops[COST_WRITE], 30000ull);
 }
 
+/* bps measured with 1 MiB requests: the model is solved so that it gives
+ * back the 1 MiB and the 4 KiB sequential requests as they were measured,
+ * and rbps is the rate of the pages alone; a figure whose large request
+ * was no slower than the small one keeps bps as measured.
+ */
+static void
+test_calibrate_big (void)
+{
+  /* A device with 100 us per sequential request and 1 GB/s of pages. */
+  const double base = 100e-6, page = COST_PAGE / 1e9, mib = 1 << 20;
+  const double t_4k = base + page, t_mib = base + mib / COST_PAGE * page;
+  struct cost_measure ms = {
+    .bps = { mib / t_mib, 0 }, .seqiops = { 1 / t_4k, 0 },
+    .randiops = { 5000, 0 }, .depth = 1, .bps_len = 1 << 20,
+  };
+  struct cost_params fb, out;
+  struct cost_model m;
+  char why[128];
+
+  cost_params_default (&fb, false);
+  CHECK_EQ (cost_calibrate (&ms, &fb, &out, why, sizeof why), 0);
+  CHECK_NEAR ((double) out.bps[COST_READ], 1e9, 1e9 * 0.001);
+  CHECK_EQ (cost_model_init (&m, &out, "test"), 0);
+  /* 1 MiB and 4 KiB sequential reads cost what was measured. */
+  CHECK_NEAR ((double) cost_rq_raw (&m, RQ_READ, 1 << 20, true),
+              t_mib * 1e9, t_mib * 1e9 * 0.001);
+  CHECK_NEAR ((double) cost_rq_raw (&m, RQ_READ, COST_PAGE, true),
+              t_4k * 1e9, t_4k * 1e9 * 0.001);
+  /* Without bps_len, bps is taken as measured (and undercounts pages). */
+  ms.bps_len = 0;
+  CHECK_EQ (cost_calibrate (&ms, &fb, &out, why, sizeof why), 0);
+  CHECK_NEAR ((double) out.bps[COST_READ], mib / t_mib, 1);
+  /* Noise: 1 MiB requests no slower than 4 KiB ones. */
+  ms.bps_len = 1 << 20;
+  ms.seqiops[COST_READ] = ms.bps[COST_READ] / mib / 2;
+  CHECK_EQ (cost_calibrate (&ms, &fb, &out, why, sizeof why), 0);
+  CHECK_NEAR ((double) out.bps[COST_READ], mib / t_mib, 1);
+}
+
 /* A device that really takes factor x the model's time per request, kept
  * full (depth requests), for secs seconds.
  */
@@ -292,6 +333,7 @@ main (void)
   test_linear ();
   test_devices ();
   test_calibrate ();
+  test_calibrate_big ();
   test_online ();
   check_done ("test-cost");
   return 0;
