@@ -355,6 +355,25 @@ cost_calibrate (const struct cost_measure *ms,
       }
     }
   }
+  /* Writes not measured keep the fallback's ratio of write to read for
+   * each figure: a device that reads 100 times faster than the generic
+   * model is not taken to write at the generic model's pace.
+   */
+  if (dirs == 1) {
+    uint64_t *const rd[3] = { &c.bps[COST_READ], &c.seqiops[COST_READ],
+                              &c.randiops[COST_READ] };
+    uint64_t *const wr[3] = { &c.bps[COST_WRITE], &c.seqiops[COST_WRITE],
+                              &c.randiops[COST_WRITE] };
+    const uint64_t fb_rd[3] = { fallback->bps[COST_READ],
+                                fallback->seqiops[COST_READ],
+                                fallback->randiops[COST_READ] };
+
+    for (int i = 0; i < 3; i++)
+      if (fb_rd[i] && *rd[i]) {
+        double w = (double) *wr[i] * ((double) *rd[i] / fb_rd[i]);
+        *wr[i] = w >= 1 && w < 1e18 ? (uint64_t) (w + 0.5) : 0;
+      }
+  }
   c.depth = ms->depth;
   if (cost_params_check (&c, &bad) < 0) {
     struct cost_params tmp = c;
