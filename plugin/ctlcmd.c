@@ -1,7 +1,7 @@
 /* ctlcmd.c: what the control socket's commands do (control.c carries
  * the lines, cfqctl sends them).
  *
- *   stats | stats flat         the statistics (stats.c)
+ *   stats | stats flat         the statistics (statsout.c)
  *   metrics                    the same in Prometheus's text format
  *   get [KEY]                  scheduler, queue_depth, CFQ's tunables
  *   set KEY VALUE              queue_depth, or a CFQ tunable, live
@@ -29,7 +29,7 @@
 #include "cfq.h"
 #include "ctlcmd.h"
 #include "qos.h"
-#include "stats.h"
+#include "statsout.h"
 #include "suggest.h"
 #include "units.h"
 #include "utf8.h"

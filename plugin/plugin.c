@@ -18,7 +18,8 @@
  *   engine.c, hold.c   the dispatcher thread, held completions
  *   backend-uring.c    io_uring; backend-null.c: no device at all
  *   tenants.c          the config model made live; the engine's hooks
- *   stats.c, ctlcmd.c  statistics; the control socket's commands
+ *   statsout.c         the statistics as text (JSON, flat, Prometheus)
+ *   ctlcmd.c           the control socket's commands
  *   control.c          the control socket itself
  *
  * Names.  The callbacks and this file's statics are cfqp_*: core/ owns

@@ -8,11 +8,11 @@
  * export and connection, fed by the dispatcher on every completion.  The
  * same dispatcher serves the control socket (ctlcmd.c), so "weight gold
  * 800" or "set slice_idle 0" changes the scheduler between two dispatch
- * decisions without a lock, and "stats" (stats.c) reads counters nobody
+ * decisions without a lock, and "stats" (statsout.c) reads counters nobody
  * else is writing.
  *
  * Rates are per second: a one-second ev_timer ticks every iostat.  A
- * group's or export's share (stats.c) is its bytes over the last second
+ * group's or export's share (statsout.c) is its bytes over the last second
  * as a percentage of all groups' (exports') bytes in that second, or of
  * the totals since start (or reset) when nothing moved in the last second.
  *
@@ -46,7 +46,7 @@
 #include "loglimit.h"
 #include "metrics.h"
 #include "outfile.h"
-#include "stats.h"
+#include "statsout.h"
 #include "tenants.h"
 #include "utf8.h"
 

@@ -6,7 +6,7 @@
  * device's size is known; .after_fork passes tn_engine_cfg()'s hooks to
  * the engine, whose dispatcher thread then runs every hook (groups,
  * tunables, stats, control commands), so nothing here takes a lock.
- * stats.c and ctlcmd.c read and change the live state below.
+ * statsout.c and ctlcmd.c read and change the live state below.
  *
  * Threads: tn_config..tn_prepare run on nbdkit's main thread before the
  * dispatcher starts; the model is read-only afterwards and read by every
@@ -89,7 +89,7 @@ extern void tn_refusal (const char *fmt, ...)
 
 extern void tn_unload (void);
 
-/* ---- the live state, for stats.c and ctlcmd.c ------------------------------- */
+/* ---- the live state, for statsout.c and ctlcmd.c ---------------------------- */
 
 struct tn_group {
   const struct cfg_group *cg;   /* the model's */

@@ -1,6 +1,6 @@
 /* fuzz-control.c: libFuzzer target for the control protocol: the control
  * socket's framing (plugin/control.c) and its commands (plugin/ctlcmd.c,
- * with the statistics of plugin/stats.c behind "stats" and "metrics").
+ * with the statistics of plugin/statsout.c behind "stats" and "metrics").
  *
  * The server is the plugin's own, without nbdkit: once, a config with
  * three groups and exports whose names need escaping is loaded through

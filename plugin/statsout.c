@@ -1,4 +1,4 @@
-/* stats.c: the statistics, as JSON ("stats", stats=FILE), as one
+/* statsout.c: the statistics, as JSON ("stats", stats=FILE), as one
  * line per group, export, connection and the device ("stats flat"), and
  * in Prometheus's text format ("metrics", metrics=FILE).
  *
@@ -31,7 +31,7 @@
 #include "hangup.h"
 #include "outfile.h"
 #include "reqbuf.h"
-#include "stats.h"
+#include "statsout.h"
 #include "utf8.h"
 
 static const char *const op_names[IOSTAT_OPS] = {
