@@ -42,6 +42,7 @@
 #include "bounce.h"
 #include "control.h"
 #include "engine.h"
+#include "hooks.h"
 #include "qos.h"
 #include "sched.h"
 #include "tenants.h"
@@ -562,7 +563,7 @@ server_start (void)
   CHECK_NOTNULL (cfg.sched_ops);
   for (size_t i = 0; i < ENGINE_FILE_SLOTS; i++)
     cfg.fds[i] = -1;
-  tn_engine_cfg (&cfg);
+  hooks_engine_cfg (&cfg);
   CHECK_EQ (engine_start (&cfg), 0);
   open_connections ();
 
