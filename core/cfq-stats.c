@@ -74,7 +74,9 @@ static const struct stat_field dev_fields[] = {
 };
 #undef D
 
-static const struct stat_field dev_table = { STAT_SUB (dev_fields) };
+static const struct stat_field dev_table = {
+  .show = STAT_ALL, STAT_SUB (dev_fields),
+};
 
 #define G(f) offsetof (struct cfq_group_stats, f)
 #define GCOUNT(n, f, sh, h) \
@@ -121,7 +123,9 @@ static const struct stat_field grp_fields[] = {
 };
 #undef G
 
-static const struct stat_field grp_table = { STAT_SUB (grp_fields) };
+static const struct stat_field grp_table = {
+  .show = STAT_ALL, STAT_SUB (grp_fields),
+};
 
 void
 cfq_stats (struct sched *s, struct sched_group *g, stat_emit_fn *emit,

@@ -235,7 +235,9 @@ static const struct stat_field fifo_fields[] = {
     " known (FIFO does not look)." },
 };
 
-static const struct stat_field fifo_table = { STAT_SUB (fifo_fields) };
+static const struct stat_field fifo_table = {
+  .show = STAT_ALL, STAT_SUB (fifo_fields),
+};
 
 static void
 fifo_stats (struct sched *s, struct sched_group *g, stat_emit_fn *emit,

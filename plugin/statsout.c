@@ -1,195 +1,211 @@
-/* statsout.c: the statistics, as JSON ("stats", stats=FILE), as one
- * line per group, export, connection and the device ("stats flat"), and
- * in Prometheus's text format ("metrics", metrics=FILE).
+/* statsout.c: the server's statistics, as JSON ("stats", stats=FILE), as
+ * one line per group, export, connection and the device ("stats flat"),
+ * and in Prometheus's text format ("metrics", metrics=FILE).
  *
- * Both read the same state: the iostats tenants.c feeds on every
- * completion, the scheduler's own counters when it is CFQ, and the
- * engine's depth.  Shares follow one rule (share_pct) for groups among
- * groups, exports among exports, and each connection of the device.
+ * One walk makes all three (statfmt.c writes them): the device, then
+ * each group, export and connection, each a record of tables of fields
+ * (include/statfield.h) with the snapshot they read.  The tables below
+ * are the plugin's own statistics, each defined once with its names,
+ * unit, type and help: the engine, the buffer pool, the memory budget,
+ * the control socket, the tenants' settings, and the accounting of
+ * iostat.c that tenants.c feeds on every completion.  The scheduler's
+ * come from the scheduler itself (sched_stats): this file does not know
+ * which policy it runs.
+ *
+ * Shares follow one rule (share_pct) for groups among groups, exports
+ * among exports, and each connection of the device.  In Prometheus,
+ * groups and exports also carry the share their weight gives them, over
+ * what moved in the last second like the measured one.
  *
  * Threads: the dispatcher's, under the engine lock (a control command,
- * or the teardown hook for stats=FILE): nothing else writes what these
- * read, so they take no lock.
+ * the one-second tick, or the teardown hook for stats=FILE): nothing
+ * else writes what these read, so they take no lock.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
 #include "backing.h"
 #include "bounce.h"
-#include "cfq.h"
 #include "devmodel.h"
 #include "hangup.h"
 #include "outfile.h"
 #include "reqbuf.h"
+#include "statfmt.h"
 #include "statsout.h"
-#include "utf8.h"
 
-static const char *const op_names[IOSTAT_OPS] = {
-  "read", "write", "flush", "trim", "zero",
+/* ---- an iostat: rates, latency, counts ---------------------------------- */
+
+struct lat_snap {
+  uint64_t p50, p99, p999, max, mean;   /* ns */
+  uint64_t sum;                 /* ns */
+  uint64_t count;               /* requests */
 };
 
-/* JSON string: valid UTF-8 is copied, '"' and '\\' and control
- * characters are escaped, and a byte that is not UTF-8 becomes U+FFFD.
- * The config refuses such names; this keeps the answer valid JSON
- * whatever a name holds (defence in depth).
- */
-static void
-json_str (struct strbuf *o, const char *s)
-{
-  size_t n = strlen (s), i = 0, start = 0;
+struct io_snap {
+  double iops;                  /* requests/s, last second */
+  double bps;                   /* bytes/s, last second */
+  double share;                 /* %: see share_pct */
+  struct lat_snap lat;
+  double avg_iops, avg_bps;     /* since start (or reset) */
+  uint64_t q50, q99, d50, d99;  /* ns: in the scheduler, at the device */
+  uint64_t reqs[IOSTAT_OPS];    /* requests by op */
+  uint64_t bytes_all;           /* bytes of every op */
+  uint64_t bytes[IOSTAT_OPS];   /* bytes by op */
+  uint64_t errors;              /* requests */
+};
 
-  strbuf_printf (o, "\"");
-  while (i < n) {
-    uint32_t cp;
-    size_t cl = utf8_decode (s + i, n - i, &cp);
+#define L(f) offsetof (struct lat_snap, f)
+#define LAT_MS(n, f, sh, q, h) \
+  { .name = n, .prom = q, .unit = "ms", .repr = STAT_U64, .off = L (f), \
+    .show = (sh), .div = 1e6, .dec = 3, .pdiv = 1e9, .help = h }
 
-    if (cl && cp >= 0x20 && cp != '"' && cp != '\\' && cp != 0x7f &&
-        !(cp >= 0x80 && cp <= 0x9f)) {
-      i += cl;
-      continue;
-    }
-    strbuf_printf (o, "%.*s", (int) (i - start), s + start);
-    if (cl == 0)
-      strbuf_printf (o, "\\ufffd");
-    else if (cp == '"' || cp == '\\')
-      strbuf_printf (o, "\\%c", (char) cp);
-    else
-      strbuf_printf (o, "\\u%04x", (unsigned) cp);
-    i += cl ? cl : 1;
-    start = i;
-  }
-  strbuf_printf (o, "%.*s\"", (int) (i - start), s + start);
-}
+static const struct stat_field lat_fields[] = {
+  LAT_MS ("p50_ms", p50, STAT_ALL, "0.5", "Median latency."),
+  LAT_MS ("p99_ms", p99, STAT_ALL, "0.99", "99th percentile of latency."),
+  LAT_MS ("p999_ms", p999, STAT_ALL, "0.999", "99.9th percentile of"
+          " latency."),
+  LAT_MS ("max_ms", max, STAT_JF, NULL, "Longest latency."),
+  LAT_MS ("mean_ms", mean, STAT_J, NULL, "Mean latency."),
+  { .name = "sum_ns", .prom = "_sum", .unit = "ns", .repr = STAT_U64,
+    .off = L (sum), .show = STAT_P, .pdiv = 1e9, .help = "Latencies added"
+    " up." },
+  { .name = "count", .prom = "_count", .unit = "requests",
+    .repr = STAT_U64, .off = L (count), .show = STAT_P,
+    .help = "Requests whose latency was taken." },
+};
+#undef L
 
-/* Fixed-point text without floating-point printf (the cost of "stats"
- * with many connections was mostly %f): v / 10^d with d decimals, as
- * printf's %.Nf writes it.
- */
-static char *
-fixed (char *buf, uint64_t scaled, unsigned d)
-{
-  char tmp[32];
-  unsigned n = 0, o = 0;
+#define IO(f) offsetof (struct io_snap, f)
+#define IO_MS(n, f, h) \
+  { .name = n, .unit = "ms", .repr = STAT_U64, .off = IO (f), \
+    .show = STAT_JF, .div = 1e6, .dec = 3, .help = h }
+#define BY_OP(arr, u, n, fl, sh, i, h) \
+  { .name = n, .flat = fl, .unit = u, .repr = STAT_U64, \
+    .off = IO (arr[i]), .show = (sh), .help = h }
 
-  do {
-    tmp[n++] = (char) ('0' + scaled % 10);
-    scaled /= 10;
-  } while (scaled || n <= d);
-  while (n) {
-    if (n == d)
-      buf[o++] = '.';
-    buf[o++] = tmp[--n];
-  }
-  buf[o] = '\0';
-  return buf;
-}
+static const struct stat_field reqs_fields[] = {
+  BY_OP (reqs, "requests", "read", "reads", STAT_ALL, RQ_READ,
+         "Reads completed."),
+  BY_OP (reqs, "requests", "write", "writes", STAT_ALL, RQ_WRITE,
+         "Writes completed."),
+  BY_OP (reqs, "requests", "flush", "flushes", STAT_ALL, RQ_FLUSH,
+         "Flushes completed."),
+  BY_OP (reqs, "requests", "trim", "trims", STAT_ALL, RQ_TRIM,
+         "Trims completed."),
+  BY_OP (reqs, "requests", "zero", "zeroes", STAT_ALL, RQ_ZERO,
+         "Write-zeroes completed."),
+};
 
-/* ns as ms with 3 decimals ("%.3f" of ns / 1e6). */
-static char *
-ms3 (char *buf, uint64_t ns)
-{
-  return fixed (buf, ns / 1000 + (ns % 1000 >= 500), 3);
-}
+static const struct stat_field bytes_fields[] = {
+  BY_OP (bytes, "bytes", "read", NULL, STAT_JP, RQ_READ, "Bytes read."),
+  BY_OP (bytes, "bytes", "write", NULL, STAT_JP, RQ_WRITE,
+         "Bytes written."),
+  BY_OP (bytes, "bytes", "flush", NULL, STAT_JP, RQ_FLUSH,
+         "Bytes of flushes (0)."),
+  BY_OP (bytes, "bytes", "trim", NULL, STAT_JP, RQ_TRIM, "Bytes trimmed."),
+  BY_OP (bytes, "bytes", "zero", NULL, STAT_JP, RQ_ZERO, "Bytes zeroed."),
+};
 
-/* A non-negative double with d decimals ("%.Nf"). */
-static char *
-dfix (char *buf, double v, unsigned d)
-{
-  double scale = d == 1 ? 10. : 1000.;
+/* In the order of the flat records; JSON has the same keys. */
+static const struct stat_field io_fields[] = {
+  { .name = "iops", .unit = "requests/s", .repr = STAT_DOUBLE,
+    .off = IO (iops), .show = STAT_ALL, .dec = 1,
+    .help = "Requests completed per second, over the last second." },
+  { .name = "mibs", .prom = "bytes_per_second", .unit = "MiB/s",
+    .repr = STAT_DOUBLE, .off = IO (bps), .show = STAT_ALL, .div = 1048576,
+    .dec = 3, .help = "Bytes moved per second, over the last second." },
+  { .name = "share", .unit = "%", .repr = STAT_DOUBLE, .off = IO (share),
+    .show = STAT_ALL | STAT_P_PEERS, .dec = 1, .pdiv = 100,
+    .help = "Its measured share of the bytes moved in the last second (of"
+    " all bytes since start when none moved)." },
+  { .name = "lat", .prom = "latency_seconds", .type = STAT_SUMMARY,
+    .label = "quantile", .off = IO (lat), .show = STAT_ALL,
+    STAT_SUB (lat_fields), .help = "Latency in the server, from a"
+    " request's arrival in the scheduler to its completion." },
+  { .name = "avg_iops", .unit = "requests/s", .repr = STAT_DOUBLE,
+    .off = IO (avg_iops), .show = STAT_JF, .dec = 1,
+    .help = "Requests completed per second since start (or reset)." },
+  { .name = "avg_mibs", .unit = "MiB/s", .repr = STAT_DOUBLE,
+    .off = IO (avg_bps), .show = STAT_JF, .div = 1048576, .dec = 3,
+    .help = "Bytes moved per second since start (or reset)." },
+  IO_MS ("q_p50_ms", q50, "Median time in the scheduler, from arrival to"
+         " dispatch."),
+  IO_MS ("q_p99_ms", q99, "99th percentile of the time in the scheduler."),
+  IO_MS ("d_p50_ms", d50, "Median time at the device, from dispatch to"
+         " completion."),
+  IO_MS ("d_p99_ms", d99, "99th percentile of the time at the device."),
+  { .name = "requests", .type = STAT_COUNTER, .label = "op", .off = 0,
+    .show = STAT_ALL, STAT_SUB (reqs_fields),
+    .help = "Requests completed, by operation." },
+  { .name = "bytes_all", .flat = "bytes", .unit = "bytes",
+    .type = STAT_COUNTER, .repr = STAT_U64, .off = IO (bytes_all),
+    .show = STAT_F, .help = "Bytes moved, every operation." },
+  { .name = "bytes", .type = STAT_COUNTER, .label = "op", .off = 0,
+    .show = STAT_JP, STAT_SUB (bytes_fields),
+    .help = "Bytes moved, by operation." },
+  { .name = "errors", .unit = "requests", .type = STAT_COUNTER,
+    .repr = STAT_U64, .off = IO (errors), .show = STAT_ALL,
+    .help = "Requests that failed." },
+};
+#undef IO
 
-  if (!(v >= 0) || v * scale >= 1.8e19)
-    v = 0;
-  return fixed (buf, (uint64_t) (v * scale + .5), d);
-}
-
-/* The latency figures of an iostat, each histogram walked once. */
-struct figs {
-  char iops[32], mibs[32], avg_iops[32], avg_mibs[32], share[32];
-  char p50[32], p99[32], p999[32], max[32], mean[32];
-  char q50[32], q99[32], d50[32], d99[32];
+static const struct stat_field io_table = {
+  .show = STAT_ALL, STAT_SUB (io_fields),
+};
+/* The device's: the same fields, of all tenants together. */
+static const struct stat_field io_all_table = {
+  .show = STAT_ALL, STAT_SUB (io_fields), .help = "all tenants",
 };
 
 static void
-figures (const struct iostat *io, uint64_t now, double share, struct figs *f)
+io_snap (const struct iostat *io, uint64_t now, double share,
+         struct io_snap *s)
 {
   static const double l3[] = { .5, .99, .999 }, l2[] = { .5, .99 };
   uint64_t l[3], q[2], d[2];
 
+  memset (s, 0, sizeof *s);
   hist_quantiles (&io->lat, l3, 3, l);
   hist_quantiles (&io->qlat, l2, 2, q);
   hist_quantiles (&io->dlat, l2, 2, d);
-  dfix (f->iops, io->iops, 1);
-  dfix (f->mibs, io->bps / 1048576., 3);
-  dfix (f->avg_iops, iostat_avg_iops (io, now), 1);
-  dfix (f->avg_mibs, iostat_avg_bps (io, now) / 1048576., 3);
-  dfix (f->share, share, 1);
-  ms3 (f->p50, l[0]);
-  ms3 (f->p99, l[1]);
-  ms3 (f->p999, l[2]);
-  ms3 (f->max, io->lat.max);
-  ms3 (f->mean, hist_mean (&io->lat));
-  ms3 (f->q50, q[0]);
-  ms3 (f->q99, q[1]);
-  ms3 (f->d50, d[0]);
-  ms3 (f->d99, d[1]);
-}
-
-/* The iostat fields shared by groups, exports and connections. */
-static void
-json_iostat (struct strbuf *o, const struct iostat *io, uint64_t now,
-             double share)
-{
-  struct figs f;
-
-  figures (io, now, share, &f);
-  strbuf_printf (o, "\"requests\":{");
-  for (unsigned i = 0; i < IOSTAT_OPS; i++)
-    strbuf_printf (o, "%s\"%s\":%" PRIu64, i ? "," : "", op_names[i],
-                   io->reqs[i]);
-  strbuf_printf (o, "},\"bytes\":{");
-  for (unsigned i = 0; i < IOSTAT_OPS; i++)
-    strbuf_printf (o, "%s\"%s\":%" PRIu64, i ? "," : "", op_names[i],
-                   io->bytes[i]);
-  strbuf_printf (o, "},\"errors\":%" PRIu64, io->errors);
-  strbuf_printf (o, ",\"iops\":%s,\"mibs\":%s,\"avg_iops\":%s,"
-                 "\"avg_mibs\":%s,\"share\":%s", f.iops, f.mibs, f.avg_iops,
-                 f.avg_mibs, f.share);
-  strbuf_printf (o, ",\"lat\":{\"p50_ms\":%s,\"p99_ms\":%s,"
-                 "\"p999_ms\":%s,\"max_ms\":%s,\"mean_ms\":%s}",
-                 f.p50, f.p99, f.p999, f.max, f.mean);
-  strbuf_printf (o, ",\"q_p50_ms\":%s,\"q_p99_ms\":%s,"
-                 "\"d_p50_ms\":%s,\"d_p99_ms\":%s", f.q50, f.q99, f.d50,
-                 f.d99);
+  s->iops = io->iops;
+  s->bps = io->bps;
+  s->share = share;
+  s->lat = (struct lat_snap) { l[0], l[1], l[2], io->lat.max,
+                               hist_mean (&io->lat), io->lat.sum,
+                               io->lat.count };
+  s->avg_iops = iostat_avg_iops (io, now);
+  s->avg_bps = iostat_avg_bps (io, now);
+  s->q50 = q[0];
+  s->q99 = q[1];
+  s->d50 = d[0];
+  s->d99 = d[1];
+  memcpy (s->reqs, io->reqs, sizeof s->reqs);
+  memcpy (s->bytes, io->bytes, sizeof s->bytes);
+  s->bytes_all = iostat_total_bytes (io);
+  s->errors = io->errors;
 }
 
 static void
-flat_iostat (struct strbuf *o, const struct iostat *io, uint64_t now,
-             double share)
+write_io (struct statfmt *w, const struct stat_field *t,
+          const struct iostat *io, uint64_t now, double share)
 {
-  struct figs f;
+  struct io_snap s;
 
-  figures (io, now, share, &f);
-  strbuf_printf (o, " iops=%s mibs=%s share=%s p50_ms=%s p99_ms=%s "
-                 "p999_ms=%s max_ms=%s avg_iops=%s avg_mibs=%s q_p50_ms=%s "
-                 "q_p99_ms=%s d_p50_ms=%s d_p99_ms=%s reads=%" PRIu64
-                 " writes=%" PRIu64 " flushes=%" PRIu64 " trims=%" PRIu64
-                 " zeroes=%" PRIu64 " bytes=%" PRIu64 " errors=%" PRIu64,
-                 f.iops, f.mibs, f.share, f.p50, f.p99, f.p999, f.max,
-                 f.avg_iops, f.avg_mibs, f.q50, f.q99, f.d50, f.d99,
-                 io->reqs[RQ_READ], io->reqs[RQ_WRITE], io->reqs[RQ_FLUSH],
-                 io->reqs[RQ_TRIM], io->reqs[RQ_ZERO],
-                 iostat_total_bytes (io), io->errors);
+  io_snap (io, now, share, &s);
+  statfmt_table (w, t, &s);
 }
+
+/* ---- shares ------------------------------------------------------------- */
 
 /* The one rule for a share, in percent: of last second's bytes, or when
  * nothing moved in the last second, of the bytes since start.
@@ -203,663 +219,696 @@ share_pct (const struct iostat *io, double sum_bps, double sum_bytes)
                        : 0;
 }
 
-/* Shares of n iostats among themselves. */
+/* Shares of n iostats among themselves, into out[i]. */
 static void
-shares (const struct iostat *const *ios, size_t n, double *out)
+shares (size_t n, const struct iostat *(*get) (const struct tenants *,
+                                               size_t),
+        const struct tenants *tn, double *out)
 {
   double sum_bps = 0, sum_bytes = 0;
 
   for (size_t i = 0; i < n; i++) {
-    sum_bps += ios[i]->bps;
-    sum_bytes += (double) iostat_total_bytes (ios[i]);
+    sum_bps += get (tn, i)->bps;
+    sum_bytes += (double) iostat_total_bytes (get (tn, i));
   }
   for (size_t i = 0; i < n; i++)
-    out[i] = share_pct (ios[i], sum_bps, sum_bytes);
+    out[i] = share_pct (get (tn, i), sum_bps, sum_bytes);
 }
 
-/* A connection's share of everything the device did (connections that
- * closed still count in the device's total, as they did in its time).
- */
-static double
-conn_share (const struct tenants *tn, const struct iostat *io)
+static const struct iostat *
+group_io (const struct tenants *tn, size_t i)
 {
-  return share_pct (io, tn->total.bps,
-                    (double) iostat_total_bytes (&tn->total));
+  return &tn->groups[i].io;
 }
 
+static const struct iostat *
+export_io (const struct tenants *tn, size_t i)
+{
+  return &tn->exports[i].io;
+}
+
+/* What one walk computes first: the shares measured, and the shares
+ * the weights give, of groups and exports.
+ */
 struct snapshot {
-  double *gshare, *eshare;
-  const struct iostat **tmp;
+  uint64_t now;
+  double *gshare, *eshare;      /* % */
+  double *gws, *ews;            /* fractions of 1 */
 };
 
-static int
-take_shares (const struct tenants *tn, struct snapshot *sn)
+static void
+weight_shares (const struct tenants *tn, struct snapshot *sn,
+               unsigned *active)
 {
   size_t ng = tn->m->nr_groups, ne = tn->m->nr_exports;
+  double wsum = 0;
+  bool any = false;
 
+  for (size_t i = 0; i < ng; i++)
+    any |= tn->groups[i].io.bps > 0;
+  /* Among the groups that moved data (all when none did), a group's
+   * split evenly between its exports that moved data.
+   */
+  for (size_t i = 0; i < ng; i++)
+    if (!any || tn->groups[i].io.bps > 0)
+      wsum += tn->groups[i].weight;
+  for (size_t i = 0; i < ng; i++)
+    if (wsum > 0 && (!any || tn->groups[i].io.bps > 0))
+      sn->gws[i] = tn->groups[i].weight / wsum;
+  for (size_t i = 0; i < ne; i++)
+    if (!any || tn->exports[i].io.bps > 0)
+      active[tn->exports[i].ce->group]++;
+  for (size_t i = 0; i < ne; i++) {
+    size_t g = tn->exports[i].ce->group;
+
+    if (active[g] && (!any || tn->exports[i].io.bps > 0))
+      sn->ews[i] = sn->gws[g] / active[g];
+  }
+}
+
+static int
+take_snapshot (const struct tenants *tn, struct snapshot *sn)
+{
+  size_t ng = tn->m->nr_groups, ne = tn->m->nr_exports;
+  unsigned *active = calloc (ng + 1, sizeof *active);
+
+  sn->now = engine_now ();
   sn->gshare = calloc (ng + 1, sizeof *sn->gshare);
   sn->eshare = calloc (ne + 1, sizeof *sn->eshare);
-  sn->tmp = calloc (ng + ne + 1, sizeof *sn->tmp);
-  if (!sn->gshare || !sn->eshare || !sn->tmp) {
+  sn->gws = calloc (ng + 1, sizeof *sn->gws);
+  sn->ews = calloc (ne + 1, sizeof *sn->ews);
+  if (!active || !sn->gshare || !sn->eshare || !sn->gws || !sn->ews) {
+    free (active);
     free (sn->gshare);
     free (sn->eshare);
-    free (sn->tmp);
+    free (sn->gws);
+    free (sn->ews);
     return -ENOMEM;
   }
-  for (size_t i = 0; i < ng; i++)
-    sn->tmp[i] = &tn->groups[i].io;
-  shares (sn->tmp, ng, sn->gshare);
-  for (size_t i = 0; i < ne; i++)
-    sn->tmp[i] = &tn->exports[i].io;
-  shares (sn->tmp, ne, sn->eshare);
+  shares (ng, group_io, tn, sn->gshare);
+  shares (ne, export_io, tn, sn->eshare);
+  weight_shares (tn, sn, active);
+  free (active);
   return 0;
 }
 
 static void
-free_shares (struct snapshot *sn)
+free_snapshot (struct snapshot *sn)
 {
   free (sn->gshare);
   free (sn->eshare);
-  free (sn->tmp);
+  free (sn->gws);
+  free (sn->ews);
 }
 
-static const char *
-mode_now (const struct tenants *tn)
-{
-  uint64_t v;
+/* ---- the device ---------------------------------------------------------- */
 
-  if (tn_is_cfq (tn) && sched_get (tn->s, "mode", &v) == 0)
-    return cfq_mode_name (v);
-  return cfq_mode_name (tn->m->dev.mode);
+struct dev_snap {
+  const char *scheduler, *mode, *emulate, *model;
+  unsigned inflight, held, queue_depth;
+  uint64_t cancelled;
+  unsigned max_request;         /* bytes */
+  unsigned connections, max_connections;
+  uint64_t refused;             /* clients */
+};
+
+#define DV(f) offsetof (struct dev_snap, f)
+#define DV_INFO "The scheduler, how it charges, and the device model;" \
+  " always 1."
+
+static const struct stat_field dev_head_fields[] = {
+  { .name = "scheduler", .prom = "info", .repr = STAT_STR,
+    .off = DV (scheduler), .show = STAT_ALL, .help = DV_INFO },
+  { .name = "mode", .prom = "info", .repr = STAT_STR, .off = DV (mode),
+    .show = STAT_ALL, .help = DV_INFO },
+};
+
+static const struct stat_field dev_engine_fields[] = {
+  { .name = "inflight", .unit = "requests", .repr = STAT_UINT,
+    .off = DV (inflight), .show = STAT_ALL,
+    .help = "Requests at the device now." },
+  { .name = "held", .unit = "requests", .repr = STAT_UINT,
+    .off = DV (held), .show = STAT_JF, .help = "Of the requests at the"
+    " device, those whose completion an emulated device holds." },
+  { .name = "cancelled", .unit = "requests", .type = STAT_COUNTER,
+    .repr = STAT_U64, .off = DV (cancelled), .show = STAT_ALL,
+    .help = "Requests taken back from the scheduler: their client went away"
+    " or the server was stopping." },
+  { .name = "queue_depth", .unit = "requests", .repr = STAT_UINT,
+    .off = DV (queue_depth), .show = STAT_ALL,
+    .help = "Most requests at the device at once (queue_depth)." },
+  { .name = "emulate", .prom = "info", .repr = STAT_STR,
+    .off = DV (emulate), .show = STAT_ALL, .help = DV_INFO },
+};
+
+static const struct stat_field dev_conns_fields[] = {
+  { .name = "max_request", .unit = "bytes", .repr = STAT_UINT,
+    .off = DV (max_request), .show = STAT_J,
+    .help = "The largest request the server takes." },
+};
+
+static const struct stat_field dev_clients_fields[] = {
+  { .name = "connections", .unit = "clients", .repr = STAT_UINT,
+    .off = DV (connections), .show = STAT_J,
+    .help = "Client connections open now, all exports." },
+  { .name = "max_connections", .unit = "clients", .repr = STAT_UINT,
+    .off = DV (max_connections), .show = STAT_J,
+    .help = "Most client connections at once ([device] max_connections)." },
+  { .name = "refused_connections", .unit = "clients",
+    .type = STAT_COUNTER, .repr = STAT_U64, .off = DV (refused),
+    .show = STAT_J, .help = "Clients refused for a max_connections." },
+};
+
+static const struct stat_field dev_model_fields[] = {
+  { .name = "model", .repr = STAT_STR, .off = DV (model), .show = STAT_J,
+    .help = "The emulated device's model and its parameters." },
+};
+#undef DV
+
+static const struct stat_field dev_head = { .show = STAT_ALL,
+                                            STAT_SUB (dev_head_fields) };
+static const struct stat_field dev_engine = { .show = STAT_ALL,
+                                              STAT_SUB (dev_engine_fields) };
+static const struct stat_field dev_conns = { .show = STAT_ALL,
+                                             STAT_SUB (dev_conns_fields) };
+static const struct stat_field dev_clients = {
+  .show = STAT_ALL, STAT_SUB (dev_clients_fields),
+};
+static const struct stat_field dev_model = { .show = STAT_ALL,
+                                             STAT_SUB (dev_model_fields) };
+
+/* The buffer pool (bounce.c) and each group's part of it. */
+#define BS(f) offsetof (struct bounce_stats, f)
+#define BYTES(n, fl, sh, f, h) \
+  { .name = n, .flat = fl, .unit = "bytes", .repr = STAT_SIZE, .off = f, \
+    .show = sh, .help = h }
+#define COUNT(n, fl, sh, f, h) \
+  { .name = n, .flat = fl, .unit = "buffers", .type = STAT_COUNTER, \
+    .repr = STAT_U64, .off = f, .show = sh, .help = h }
+
+static const struct stat_field pool_fields[] = {
+  BYTES ("in_use", "buffers_in_use", STAT_JF, BS (in_use),
+         "Buffer bytes handed out now."),
+  BYTES ("total", "buffers_total", STAT_JF, BS (total),
+         "Buffer bytes allocated: in use and cached."),
+  BYTES ("cap", "buffers_cap", STAT_JF, BS (cap),
+         "Most buffer bytes allocated at once (buffer_pool)."),
+  BYTES ("peak", NULL, STAT_J, BS (peak),
+         "Most buffer bytes in use at once."),
+  COUNT ("gets", NULL, STAT_J, BS (gets), "Buffers handed out."),
+  COUNT ("waits", "buffer_waits", STAT_JF, BS (waits),
+         "Buffers handed out after a wait for room."),
+  { .name = "wait_ms", .unit = "ms", .repr = STAT_U64, .off = BS (wait_ns),
+    .show = STAT_J, .div = 1e6, .dec = 3, .help = "Time requests waited for"
+    " buffers, in total." },
+  COUNT ("allocs", NULL, STAT_J, BS (allocs), "Buffers allocated."),
+  COUNT ("frees", NULL, STAT_J, BS (frees), "Buffers freed."),
+  { .name = "shares", .unit = "bool", .repr = STAT_BOOL, .off = BS (shares),
+    .show = STAT_J, .help = "The groups' shares of the pool are applied"
+    " (1)." },
+  { .name = "active_groups", .unit = "groups", .repr = STAT_UINT,
+    .off = BS (active), .show = STAT_J, .help = "Groups holding or waiting"
+    " for buffers, or either lately." },
+  BYTES ("share", NULL, STAT_J, BS (share),
+         "A group's share of the pool: its cap over the active groups."),
+};
+#undef BS
+
+static const struct stat_field pool_table = {
+  .name = "buffers", .show = STAT_JF, STAT_SUB (pool_fields),
+};
+
+struct pool_grp_snap {
+  const char *group;
+  struct bounce_grp_stats st;
+};
+
+#define PG(f) offsetof (struct pool_grp_snap, st.f)
+
+static const struct stat_field pool_grp_fields[] = {
+  { .name = "group", .repr = STAT_STR,
+    .off = offsetof (struct pool_grp_snap, group), .show = STAT_J,
+    .help = "The group." },
+  BYTES ("in_use", NULL, STAT_J, PG (in_use),
+         "Buffer bytes its requests hold."),
+  BYTES ("peak", NULL, STAT_J, PG (peak),
+         "Most buffer bytes it held at once."),
+  { .name = "buffers", .unit = "buffers", .repr = STAT_UINT,
+    .off = PG (buffers), .show = STAT_J, .help = "Buffers it holds." },
+  { .name = "waiting", .unit = "requests", .repr = STAT_UINT,
+    .off = PG (waiting), .show = STAT_J,
+    .help = "Its requests waiting for a buffer." },
+  COUNT ("gets", NULL, STAT_J, PG (gets), "Buffers it was given."),
+  COUNT ("waits", NULL, STAT_J, PG (waits),
+         "Buffers it was given after a wait."),
+  { .name = "wait_ms", .unit = "ms", .repr = STAT_U64, .off = PG (wait_ns),
+    .show = STAT_J, .div = 1e6, .dec = 3,
+    .help = "Time its requests waited for buffers, in total." },
+  { .name = "wait_max_ms", .unit = "ms", .repr = STAT_U64,
+    .off = PG (wait_max_ns), .show = STAT_J, .div = 1e6, .dec = 3,
+    .help = "Its longest wait for a buffer." },
+  COUNT ("over_share", NULL, STAT_J, PG (over_share), "Buffers it was given"
+         " past its share (beyond its only one) while another group"
+         " waited."),
+};
+#undef PG
+#undef BYTES
+#undef COUNT
+
+static const struct stat_field pool_grp_table = {
+  .show = STAT_J, STAT_SUB (pool_grp_fields),
+};
+
+/* The memory budget and nbdkit's request buffers (reqbuf.c). */
+struct mem_snap {
+  uint64_t budget;              /* bytes */
+  struct cfg_memory parts;      /* bytes */
+  struct reqbuf_stats rs;
+  uint64_t reply_timeout;       /* ns */
+  bool aligned;
+  const char *guard;
+};
+
+#define MS_(f) offsetof (struct mem_snap, f)
+#define MEM(n, fl, sh, f, u, t, h) \
+  { .name = n, .flat = fl, .unit = u, .type = t, .repr = STAT_U64, \
+    .off = MS_ (f), .show = sh, .help = h }
+
+static const struct stat_field req_fields[] = {
+  MEM ("in_use", "request_buffers", STAT_JF, rs.in_use, "bytes",
+       STAT_GAUGE, "Bytes of nbdkit's request buffers counted now."),
+  MEM ("limit", "request_limit", STAT_JF, rs.limit, "bytes", STAT_GAUGE,
+       "The budget of nbdkit's request buffers; 0: none."),
+  MEM ("peak", NULL, STAT_J, rs.peak, "bytes", STAT_GAUGE,
+       "Most bytes of request buffers at once."),
+  MEM ("blocks", NULL, STAT_J, rs.blocks, "blocks", STAT_GAUGE,
+       "Request buffer blocks counted now."),
+  MEM ("refused", "requests_refused", STAT_JF, rs.refused, "requests",
+       STAT_COUNTER, "Requests refused (ENOMEM): their buffer would pass"
+       " the budget."),
+};
+
+static const struct stat_field mem_fields[] = {
+  MEM ("budget", NULL, STAT_J, budget, "bytes", STAT_GAUGE,
+       "The server's memory budget, in all ([device] memory)."),
+  MEM ("pool", NULL, STAT_J, parts.pool, "bytes", STAT_GAUGE,
+       "Of it, the buffer pool."),
+  MEM ("connections", NULL, STAT_J, parts.conns, "bytes", STAT_GAUGE,
+       "Of it, the connections'."),
+  MEM ("base", NULL, STAT_J, parts.base, "bytes", STAT_GAUGE,
+       "Of it, the server's own."),
+  { .name = "requests", .off = 0, .show = STAT_JF, STAT_SUB (req_fields),
+    .help = "nbdkit's request buffers." },
+  { .name = "reply_timeout_ms", .unit = "ms", .repr = STAT_U64,
+    .off = MS_ (reply_timeout), .show = STAT_J, .div = 1e6,
+    .help = "How long a client may take no reply; 0: for ever." },
+  MEM ("reply_timeouts", NULL, STAT_JF, rs.timeouts, "clients",
+       STAT_COUNTER, "Clients cut off for taking no reply."),
+  { .name = "aligned_buffers", .unit = "bool", .repr = STAT_BOOL,
+    .off = MS_ (aligned), .show = STAT_J,
+    .help = "nbdkit's request buffers are page aligned (1)." },
+  { .name = "hangup_guard", .repr = STAT_STR, .off = MS_ (guard),
+    .show = STAT_J, .help = "The guard against nbdkit's abort when a"
+    " client hangs up: on, off, or why not." },
+};
+#undef MEM
+#undef MS_
+
+static const struct stat_field mem_table = {
+  .name = "memory", .show = STAT_JF, STAT_SUB (mem_fields),
+};
+
+/* The control socket (control.c). */
+struct ctl_snap {
+  struct control_stats cs;
+  unsigned line_max;            /* bytes */
+};
+
+#define CS(f) offsetof (struct ctl_snap, cs.f)
+#define CTLN(n, f, r, t, h) \
+  { .name = n, .unit = "commands", .type = t, .repr = r, .off = CS (f), \
+    .show = STAT_J, .help = h }
+
+static const struct stat_field ctl_fields[] = {
+  CTLN ("clients", clients, STAT_UINT, STAT_GAUGE, "Clients connected"
+        " now."),
+  CTLN ("max_clients", max_clients, STAT_UINT, STAT_GAUGE, "Most clients"
+        " at once (control_clients)."),
+  { .name = "timeout_ms", .unit = "ms", .repr = STAT_U64,
+    .off = CS (timeout_ns), .show = STAT_J, .div = 1e6,
+    .help = "How long a client may make no progress (control_timeout)." },
+  CTLN ("refused", refused, STAT_U64, STAT_COUNTER, "Clients refused: the"
+        " cap, control_uid."),
+  CTLN ("timeouts", timeouts, STAT_U64, STAT_COUNTER, "Clients closed by"
+        " control_timeout."),
+  CTLN ("commands", commands, STAT_U64, STAT_COUNTER, "Commands run."),
+  CTLN ("deferred", deferred, STAT_U64, STAT_COUNTER, "Turns that waited"
+        " for the slice or the duty cycle."),
+  CTLN ("accept_pauses", pauses, STAT_U64, STAT_COUNTER, "Times accepting"
+        " paused (EMFILE ...)."),
+  { .name = "busy_ms", .unit = "ms", .repr = STAT_U64, .off = CS (busy_ns),
+    .show = STAT_J, .div = 1e6, .help = "Time spent running commands." },
+  CTLN ("duty_pct", duty_pct, STAT_UINT, STAT_GAUGE, "Percent of the"
+        " dispatcher's time commands may take."),
+  { .name = "line_max", .unit = "bytes", .repr = STAT_UINT,
+    .off = offsetof (struct ctl_snap, line_max), .show = STAT_J,
+    .help = "The longest command line." },
+};
+#undef CS
+#undef CTLN
+
+static const struct stat_field ctl_table = {
+  .name = "control", .show = STAT_J, STAT_SUB (ctl_fields),
+};
+
+static void
+write_pool (struct statfmt *w, const struct tenants *tn)
+{
+  struct bounce_stats bs;
+
+  bounce_stats (&bs);
+  statfmt_open (w, &pool_table, &bs);
+  statfmt_list_begin (w, "groups", STAT_J);
+  for (size_t i = 0; i < tn->m->nr_groups; i++) {
+    static const struct stat_rec r = { 0 };
+    struct pool_grp_snap g = { .group = tn->m->groups[i].name };
+
+    if (bounce_grp_stats ((unsigned) i, &g.st))
+      memset (&g.st, 0, sizeof g.st);
+    statfmt_rec_begin (w, &r);
+    statfmt_table (w, &pool_grp_table, &g);
+    statfmt_rec_end (w);
+  }
+  statfmt_list_end (w);
+  statfmt_close (w);
+}
+
+static void
+write_memory (struct statfmt *w, const struct tenants *tn)
+{
+  struct mem_snap m = {
+    .budget = tn->m->dev.memory, .reply_timeout = tn->m->dev.reply_timeout,
+    .aligned = reqbuf_aligned (),
+    .guard = hangup_state_name (hangup_guard_state (NULL)),
+  };
+
+  reqbuf_stats (&m.rs);
+  cfg_memory_parts (&tn->m->dev, &m.parts);
+  statfmt_table (w, &mem_table, &m);
+}
+
+static void
+write_device (struct statfmt *w, const struct tenants *tn,
+              const struct snapshot *sn)
+{
+  static const struct stat_rec rec = {
+    .key = "device", .kind = "device", .name = "-", .prom = "device_",
+  };
+  char mode[32];
+  struct dev_snap d = {
+    .scheduler = tn->sched_name, .mode = tn_mode_name (tn, mode, sizeof mode),
+    .emulate = tn->m->dev.emulate ? tn->m->dev.emulate : "none",
+    .inflight = engine_inflight (tn->e), .held = engine_held (tn->e),
+    .cancelled = engine_cancelled (tn->e),
+    .queue_depth = engine_depth (tn->e), .max_request = CFG_MAX_REQUEST,
+    .connections = __atomic_load_n (&tn->nconns, __ATOMIC_RELAXED),
+    .max_connections = tn->m->dev.max_connections,
+    .refused = __atomic_load_n (&tn->refused, __ATOMIC_RELAXED),
+  };
+  char model[512];
+
+  statfmt_rec_begin (w, &rec);
+  statfmt_table (w, &dev_head, &d);
+  sched_stats (tn->s, NULL, statfmt_emit, w);
+  statfmt_table (w, &dev_engine, &d);
+  write_pool (w, tn);
+  statfmt_table (w, &dev_conns, &d);
+  write_memory (w, tn);
+  statfmt_table (w, &dev_clients, &d);
+  if (tn->ctl) {
+    struct ctl_snap c = { .line_max = CTL_LINE_MAX };
+
+    control_get_stats (tn->ctl, &c.cs);
+    statfmt_table (w, &ctl_table, &c);
+  }
+  if (tn->dm) {
+    devmodel_describe (tn->dm, model, sizeof model);
+    d.model = model;
+    statfmt_table (w, &dev_model, &d);
+  }
+  write_io (w, &io_all_table, &tn->total, sn->now, 100.);
+  statfmt_rec_end (w);
+}
+
+/* ---- groups, exports, connections ---------------------------------------- */
+
+struct grp_snap {
+  const char *name, *cls;
+  unsigned weight, prio;
+  double weight_share;          /* fraction of 1 */
+};
+
+#define GS(f) offsetof (struct grp_snap, f)
+#define WEIGHT_SHARE(off_) \
+  { .name = "weight_share", .unit = "ratio", .repr = STAT_DOUBLE, \
+    .off = off_, .show = STAT_P, .help = "The share its group's weight" \
+    " gives it: weight over the weights of the groups that moved data in" \
+    " the last second (all groups when none did), split evenly between" \
+    " the group's exports that moved data." }
+
+static const struct stat_field grp_fields[] = {
+  { .name = "name", .repr = STAT_STR, .off = GS (name), .show = STAT_J,
+    .help = "The group's name ([group NAME])." },
+  { .name = "weight", .unit = "weight", .repr = STAT_UINT,
+    .off = GS (weight), .show = STAT_ALL,
+    .help = "The group's weight (100..1000), as last set." },
+  WEIGHT_SHARE (GS (weight_share)),
+  { .name = "class", .repr = STAT_STR, .off = GS (cls), .show = STAT_JF,
+    .help = "Its class: rt, be or idle." },
+  { .name = "prio", .unit = "level", .repr = STAT_UINT, .off = GS (prio),
+    .show = STAT_JF, .help = "Its level within the class (0..7)." },
+};
+#undef GS
+
+static const struct stat_field grp_table = { .show = STAT_ALL,
+                                             STAT_SUB (grp_fields) };
+
+static void
+write_groups (struct statfmt *w, const struct tenants *tn,
+              const struct snapshot *sn)
+{
+  statfmt_list_begin (w, "groups", STAT_ALL);
+  for (size_t i = 0; i < tn->m->nr_groups; i++) {
+    const struct tn_group *g = &tn->groups[i];
+    struct stat_rec rec = {
+      .kind = "group", .name = g->cg->name, .prom = "group_",
+      .labels = { "group", g->cg->name },
+    };
+    struct grp_snap s = {
+      .name = g->cg->name, .cls = sched_class_name (g->cg->cls),
+      .weight = g->weight, .prio = g->cg->prio,
+      .weight_share = sn->gws[i],
+    };
+
+    statfmt_rec_begin (w, &rec);
+    statfmt_table (w, &grp_table, &s);
+    sched_stats (tn->s, g->sg, statfmt_emit, w);
+    write_io (w, &io_table, &g->io, sn->now, sn->gshare[i]);
+    statfmt_rec_end (w);
+  }
+  statfmt_list_end (w);
+}
+
+struct exp_snap {
+  const char *name, *group, *file, *writes, *tls;
+  double weight_share;          /* fraction of 1 */
+  uint64_t offset, size;        /* bytes */
+  bool readonly;
+  unsigned conns, max_conns;    /* clients */
+  uint64_t refused;             /* clients */
+  uint64_t lock_waits, wb_errors;
+};
+
+#define ES(f) offsetof (struct exp_snap, f)
+
+static const struct stat_field exp_fields[] = {
+  { .name = "name", .repr = STAT_STR, .off = ES (name), .show = STAT_J,
+    .help = "The export's name, as clients ask for it." },
+  { .name = "group", .repr = STAT_STR, .off = ES (group), .show = STAT_JF,
+    .help = "Its group." },
+  WEIGHT_SHARE (ES (weight_share)),
+  { .name = "file", .repr = STAT_STR, .off = ES (file), .show = STAT_J,
+    .help = "A file of its own, if it has one." },
+  { .name = "offset", .unit = "bytes", .repr = STAT_U64, .off = ES (offset),
+    .show = STAT_J, .help = "Where it starts on the device." },
+  { .name = "size", .unit = "bytes", .repr = STAT_U64, .off = ES (size),
+    .show = STAT_J, .help = "Its size (a file of its own: all of it)." },
+  { .name = "readonly", .unit = "bool", .repr = STAT_BOOL,
+    .off = ES (readonly), .show = STAT_J, .help = "Clients may not write"
+    " (1)." },
+  { .name = "writes", .repr = STAT_STR, .off = ES (writes), .show = STAT_J,
+    .help = "Plain writes sync, async, or by the rule (auto)." },
+  { .name = "tls", .repr = STAT_STR, .off = ES (tls), .show = STAT_J,
+    .help = "TLS: require or optional." },
+  { .name = "connections", .unit = "clients", .repr = STAT_UINT,
+    .off = ES (conns), .show = STAT_JP,
+    .help = "Client connections open now." },
+  { .name = "max_connections", .unit = "clients", .repr = STAT_UINT,
+    .off = ES (max_conns), .show = STAT_J, .help = "Most client"
+    " connections at once; 0: only the device's limit." },
+  { .name = "refused_connections", .unit = "clients",
+    .type = STAT_COUNTER, .repr = STAT_U64, .off = ES (refused),
+    .show = STAT_J, .help = "Clients refused for its max_connections." },
+};
+
+/* The file's, shared by every export on the same file. */
+static const struct stat_field file_fields[] = {
+  { .name = "range_lock_waits", .unit = "requests", .type = STAT_COUNTER,
+    .repr = STAT_U64, .off = ES (lock_waits), .show = STAT_J,
+    .help = "Writes that waited for a range lock on its file." },
+  { .name = "writeback_errors", .unit = "errors", .type = STAT_COUNTER,
+    .repr = STAT_U64, .off = ES (wb_errors), .show = STAT_J,
+    .help = "Failed flushes and writes of its file." },
+};
+#undef ES
+#undef WEIGHT_SHARE
+
+static const struct stat_field exp_table = { .show = STAT_ALL,
+                                             STAT_SUB (exp_fields) };
+static const struct stat_field file_table = { .show = STAT_J,
+                                              STAT_SUB (file_fields) };
+
+static void
+write_export (struct statfmt *w, const struct tenants *tn, size_t i,
+              const struct snapshot *sn)
+{
+  const struct tn_export *e = &tn->exports[i];
+  const struct backing *b = bk_export (i);
+  const char *gname = tn->m->groups[e->ce->group].name;
+  struct stat_rec rec = {
+    .kind = "export", .name = e->ce->name, .prom = "export_",
+    .labels = { "export", e->ce->name, "group", gname },
+  };
+  struct exp_snap s = {
+    .name = e->ce->name, .group = gname, .file = e->ce->file,
+    .writes = e->ce->writes_sync ? "sync"
+              : e->ce->writes_async ? "async" : "auto",
+    .tls = e->ce->tls_required ? "require" : "optional",
+    .weight_share = sn->ews[i], .offset = e->ce->offset,
+    /* An export with a file of its own: all of it (the model says 0). */
+    .size = e->ce->file ? b->dev.size : e->ce->size,
+    .readonly = e->ce->readonly,
+    .conns = __atomic_load_n (&e->nconns, __ATOMIC_RELAXED),
+    .max_conns = e->ce->max_connections,
+    .refused = __atomic_load_n (&e->refused, __ATOMIC_RELAXED),
+  };
+
+  statfmt_rec_begin (w, &rec);
+  statfmt_table (w, &exp_table, &s);
+  if (b->shared) {
+    s.lock_waits = rl_waits (&b->shared->rl);
+    s.wb_errors = __atomic_load_n (&b->shared->wb_errors, __ATOMIC_RELAXED);
+    statfmt_table (w, &file_table, &s);
+  }
+  write_io (w, &io_table, &e->io, sn->now, sn->eshare[i]);
+  statfmt_rec_end (w);
+}
+
+struct conn_snap {
+  uint64_t id;
+  const char *export, *group;
+};
+
+static const struct stat_field conn_fields[] = {
+  { .name = "id", .unit = "number", .repr = STAT_U64,
+    .off = offsetof (struct conn_snap, id), .show = STAT_J,
+    .help = "The connection's number: 1, 2, ... in order of opening." },
+  { .name = "export", .repr = STAT_STR,
+    .off = offsetof (struct conn_snap, export), .show = STAT_JF,
+    .help = "The export it is connected to." },
+  { .name = "group", .repr = STAT_STR,
+    .off = offsetof (struct conn_snap, group), .show = STAT_JF,
+    .help = "The export's group." },
+};
+
+static const struct stat_field conn_table = { .show = STAT_JF,
+                                              STAT_SUB (conn_fields) };
+
+/* A connection's share of everything the device did (connections that
+ * closed still count in the device's total, as they did in its time).
+ */
+static void
+write_conns (struct statfmt *w, const struct tenants *tn,
+             const struct snapshot *sn)
+{
+  double sum_bytes = (double) iostat_total_bytes (&tn->total);
+  struct list *p;
+
+  statfmt_list_begin (w, "connections", STAT_JF);
+  list_for_each (p, &tn->conns) {
+    const struct tn_conn *c = list_entry (p, struct tn_conn, link);
+    const struct cfg_export *ce = &tn->m->exports[c->exp];
+    char id[24];
+    struct stat_rec rec = { .kind = "conn", .name = id };
+    struct conn_snap s = { c->id, ce->name, tn->m->groups[ce->group].name };
+
+    snprintf (id, sizeof id, "%" PRIu64, c->id);
+    statfmt_rec_begin (w, &rec);
+    statfmt_table (w, &conn_table, &s);
+    write_io (w, &io_table, &c->io, sn->now,
+              share_pct (&c->io, tn->total.bps, sum_bytes));
+    statfmt_rec_end (w);
+  }
+  statfmt_list_end (w);
+}
+
+/* ---- the walk ------------------------------------------------------------ */
+
+/* The device first (JSON, Prometheus), or last (the flat records, where
+ * it has always been the last line).
+ */
+static void
+walk (const struct tenants *tn, enum statfmt_kind kind, struct strbuf *o)
+{
+  struct statfmt w;
+  struct snapshot sn;
+
+  if (take_snapshot (tn, &sn)) {
+    o->oom = 1;
+    return;
+  }
+  statfmt_init (&w, kind, o);
+  if (kind != STATFMT_FLAT)
+    write_device (&w, tn, &sn);
+  write_groups (&w, tn, &sn);
+  statfmt_list_begin (&w, "exports", STAT_ALL);
+  for (size_t i = 0; i < tn->m->nr_exports; i++)
+    write_export (&w, tn, i, &sn);
+  statfmt_list_end (&w);
+  write_conns (&w, tn, &sn);
+  if (kind == STATFMT_FLAT)
+    write_device (&w, tn, &sn);
+  statfmt_finish (&w);
+  free_snapshot (&sn);
 }
 
 void
 stats_json (const struct tenants *tn, struct strbuf *o)
 {
-  uint64_t now = engine_now ();
-  struct snapshot sn;
-  struct list *p;
-  const char *sep = "";
-
-  if (take_shares (tn, &sn)) {
-    o->oom = 1;
-    return;
-  }
-  strbuf_printf (o, "{\"device\":{\"scheduler\":\"%s\",\"mode\":\"%s\"",
-                 tn->sched_name, mode_now (tn));
-  if (tn_is_cfq (tn)) {
-    struct cfq_stats cs;
-    uint64_t rot = 0;
-
-    cfq_get_stats (tn->s, &cs);
-    sched_get (tn->s, "rotational", &rot);
-    strbuf_printf (o, ",\"hw_tag\":%d,\"hw_tag_depth\":%u,\"iops_mode\":%s,"
-                   "\"rotational\":%" PRIu64 ",\"busy_queues\":%u,"
-                   "\"rq_queued\":%u,\"slices\":%" PRIu64
-                   ",\"idle_arms\":%" PRIu64 ",\"group_idle_arms\":%" PRIu64
-                   ",\"idle_hits\":%" PRIu64 ",\"idle_timeouts\":%" PRIu64
-                   ",\"preemptions\":%" PRIu64 ",\"fifo_expired\":%" PRIu64
-                   ",\"merges\":%" PRIu64 ",\"splits\":%" PRIu64
-                   ",\"wait_busy\":%" PRIu64,
-                   cs.hw_tag, cs.hw_tag_est_depth,
-                   cs.iops_mode ? "true" : "false", rot, cs.busy_queues,
-                   cs.rq_queued, cs.slices, cs.idle_arms, cs.group_idle_arms,
-                   cs.idle_hits, cs.idle_timeouts, cs.preemptions,
-                   cs.fifo_expired, cs.merges, cs.splits, cs.wait_busy);
-    strbuf_printf (o, ",\"seek_cost_us\":%" PRIu64 ",\"seek_fast\":%s",
-                   cs.seek_cost / 1000, cs.seek_fast ? "true" : "false");
-  }
-  else
-    strbuf_printf (o, ",\"hw_tag\":-1");
-  strbuf_printf (o, ",\"inflight\":%u,\"held\":%u,\"cancelled\":%" PRIu64
-                 ",\"queue_depth\":%u,\"emulate\":\"%s\"",
-                 engine_inflight (tn->e), engine_held (tn->e),
-                 engine_cancelled (tn->e), engine_depth (tn->e),
-                 tn->m->dev.emulate ? tn->m->dev.emulate : "none");
-  {
-    struct bounce_stats bs;
-
-    bounce_stats (&bs);
-    strbuf_printf (o, ",\"buffers\":{\"cap\":%zu,\"total\":%zu,"
-                   "\"in_use\":%zu,\"peak\":%zu,\"gets\":%" PRIu64
-                   ",\"waits\":%" PRIu64 ",\"wait_ms\":%.3f,\"allocs\":%"
-                   PRIu64 ",\"frees\":%" PRIu64, bs.cap, bs.total,
-                   bs.in_use, bs.peak, bs.gets, bs.waits, bs.wait_ns / 1e6,
-                   bs.allocs, bs.frees);
-    /* How the groups share it (core/poolshare.c): each group's part. */
-    strbuf_printf (o, ",\"shares\":%s,\"active_groups\":%u,\"share\":%zu,"
-                   "\"groups\":[", bs.shares ? "true" : "false", bs.active,
-                   bs.share);
-    for (size_t i = 0; i < tn->m->nr_groups; i++) {
-      struct bounce_grp_stats gs;
-
-      if (bounce_grp_stats ((unsigned) i, &gs))
-        memset (&gs, 0, sizeof gs);
-      strbuf_printf (o, "%s{\"group\":", i ? "," : "");
-      json_str (o, tn->m->groups[i].name);
-      strbuf_printf (o, ",\"in_use\":%zu,\"peak\":%zu,\"buffers\":%u,"
-                     "\"waiting\":%u,\"gets\":%" PRIu64 ",\"waits\":%"
-                     PRIu64 ",\"wait_ms\":%.3f,\"wait_max_ms\":%.3f,"
-                     "\"over_share\":%" PRIu64 "}", gs.in_use, gs.peak,
-                     gs.buffers, gs.waiting, gs.gets, gs.waits,
-                     gs.wait_ns / 1e6, gs.wait_max_ns / 1e6, gs.over_share);
-    }
-    strbuf_printf (o, "]}");
-  }
-  strbuf_printf (o, ",\"max_request\":%u", CFG_MAX_REQUEST);
-  {
-    struct reqbuf_stats rs;
-    struct cfg_memory mp;
-
-    reqbuf_stats (&rs);
-    cfg_memory_parts (&tn->m->dev, &mp);
-    strbuf_printf (o, ",\"memory\":{\"budget\":%" PRIu64 ",\"pool\":%"
-                   PRIu64 ",\"connections\":%" PRIu64 ",\"base\":%" PRIu64
-                   ",\"requests\":{\"limit\":%" PRIu64 ",\"in_use\":%"
-                   PRIu64 ",\"peak\":%" PRIu64 ",\"blocks\":%" PRIu64
-                   ",\"refused\":%" PRIu64 "},\"reply_timeout_ms\":%" PRIu64
-                   ",\"reply_timeouts\":%" PRIu64 ",\"aligned_buffers\":%s,"
-                   "\"hangup_guard\":\"%s\"}",
-                   tn->m->dev.memory, mp.pool, mp.conns, mp.base, rs.limit,
-                   rs.in_use, rs.peak, rs.blocks, rs.refused,
-                   tn->m->dev.reply_timeout / 1000000, rs.timeouts,
-                   reqbuf_aligned () ? "true" : "false",
-                   hangup_state_name (hangup_guard_state (NULL)));
-  }
-  strbuf_printf (o, ",\"connections\":%u,\"max_connections\":%u,"
-                 "\"refused_connections\":%" PRIu64,
-                 __atomic_load_n (&tn->nconns, __ATOMIC_RELAXED),
-                 tn->m->dev.max_connections,
-                 __atomic_load_n (&tn->refused, __ATOMIC_RELAXED));
-  if (tn->ctl) {
-    struct control_stats cs;
-
-    control_get_stats (tn->ctl, &cs);
-    strbuf_printf (o, ",\"control\":{\"clients\":%u,\"max_clients\":%u,"
-                   "\"timeout_ms\":%" PRIu64 ",\"refused\":%" PRIu64
-                   ",\"timeouts\":%" PRIu64 ",\"commands\":%" PRIu64
-                   ",\"deferred\":%" PRIu64 ",\"accept_pauses\":%" PRIu64
-                   ",\"busy_ms\":%" PRIu64 ",\"duty_pct\":%u,"
-                   "\"line_max\":%u}", cs.clients, cs.max_clients,
-                   cs.timeout_ns / 1000000, cs.refused, cs.timeouts,
-                   cs.commands, cs.deferred, cs.pauses,
-                   cs.busy_ns / 1000000, cs.duty_pct, CTL_LINE_MAX);
-  }
-  if (tn->dm) {
-    char buf[512];
-
-    devmodel_describe (tn->dm, buf, sizeof buf);
-    strbuf_printf (o, ",\"model\":");
-    json_str (o, buf);
-  }
-  strbuf_printf (o, ",");
-  json_iostat (o, &tn->total, now, 100.);
-  strbuf_printf (o, "},\"groups\":[");
-  for (size_t i = 0; i < tn->m->nr_groups; i++) {
-    const struct tn_group *g = &tn->groups[i];
-
-    strbuf_printf (o, "%s{\"name\":", i ? "," : "");
-    json_str (o, g->cg->name);
-    strbuf_printf (o, ",\"weight\":%u,\"class\":\"%s\",\"prio\":%u",
-                   g->weight, sched_class_name (g->cg->cls), g->cg->prio);
-    if (tn_is_cfq (tn)) {
-      struct cfq_group_stats gs;
-
-      cfq_group_get_stats (tn->s, g->sg, &gs);
-      strbuf_printf (o, ",\"vdisktime\":%" PRIu64 ",\"cfq_weight\":%u,"
-                     "\"busy_queues\":%u,\"in_driver\":%u,"
-                     "\"on_service_tree\":%s,\"serving\":%s",
-                     gs.vdisktime, gs.weight, gs.busy_queues, gs.in_driver,
-                     gs.on_service_tree ? "true" : "false",
-                     gs.serving ? "true" : "false");
-      strbuf_printf (o, ",\"slices\":%" PRIu64 ",\"idle_arms\":%" PRIu64
-                     ",\"group_idle_arms\":%" PRIu64 ",\"idle_hits\":%"
-                     PRIu64 ",\"idle_timeouts\":%" PRIu64
-                     ",\"preemptions\":%" PRIu64 ",\"dispatched\":%" PRIu64
-                     ",\"used_ns\":%" PRIu64,
-                     gs.slices, gs.idle_arms, gs.group_idle_arms,
-                     gs.idle_hits, gs.idle_timeouts, gs.preemptions,
-                     gs.dispatched, gs.used_ns);
-      /* Caps and reservation: the settings given, and what they did. */
-      strbuf_printf (o, ",\"qos\":{");
-      for (size_t k = 0; k < qos_nr_keys; k++) {
-        uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
-        if (v)
-          strbuf_printf (o, "\"%s\":%" PRIu64 ",", qos_keys[k].name, v);
-      }
-      strbuf_printf (o, "\"held\":%s,\"throttled\":%" PRIu64
-                     ",\"reserved\":%" PRIu64 "}",
-                     gs.qos_held ? "true" : "false", gs.qos_throttled,
-                     gs.qos_reserved);
-    }
-    strbuf_printf (o, ",");
-    json_iostat (o, &g->io, now, sn.gshare[i]);
-    strbuf_printf (o, "}");
-  }
-  strbuf_printf (o, "],\"exports\":[");
-  for (size_t i = 0; i < tn->m->nr_exports; i++) {
-    const struct tn_export *e = &tn->exports[i];
-
-    strbuf_printf (o, "%s{\"name\":", i ? "," : "");
-    json_str (o, e->ce->name);
-    strbuf_printf (o, ",\"group\":");
-    json_str (o, tn->m->groups[e->ce->group].name);
-    if (e->ce->file) {
-      strbuf_printf (o, ",\"file\":");
-      json_str (o, e->ce->file);
-    }
-    /* An export with a file of its own: all of it (the model says 0). */
-    strbuf_printf (o, ",\"offset\":%" PRIu64 ",\"size\":%" PRIu64
-                   ",\"readonly\":%s,\"writes\":\"%s\",",
-                   e->ce->offset,
-                   e->ce->file ? bk_export (i)->dev.size : e->ce->size,
-                   e->ce->readonly ? "true" : "false",
-                   e->ce->writes_sync ? "sync"
-                   : e->ce->writes_async ? "async" : "auto");
-    strbuf_printf (o, "\"tls\":\"%s\",\"connections\":%u,"
-                   "\"max_connections\":%u,\"refused_connections\":%"
-                   PRIu64 ",", e->ce->tls_required ? "require" : "optional",
-                   __atomic_load_n (&e->nconns, __ATOMIC_RELAXED),
-                   e->ce->max_connections,
-                   __atomic_load_n (&e->refused, __ATOMIC_RELAXED));
-    {
-      /* The file's, shared by every export on the same file. */
-      const struct backing *b = bk_export (i);
-
-      if (b->shared)
-        strbuf_printf (o, "\"range_lock_waits\":%" PRIu64 ","
-                       "\"writeback_errors\":%" PRIu64 ",",
-                       rl_waits (&b->shared->rl),
-                       __atomic_load_n (&b->shared->wb_errors,
-                                        __ATOMIC_RELAXED));
-    }
-    json_iostat (o, &e->io, now, sn.eshare[i]);
-    strbuf_printf (o, "}");
-  }
-  strbuf_printf (o, "],\"connections\":[");
-  list_for_each (p, &tn->conns) {
-    const struct tn_conn *c = list_entry (p, struct tn_conn, link);
-
-    strbuf_printf (o, "%s{\"id\":%" PRIu64 ",\"export\":", sep, c->id);
-    json_str (o, tn->m->exports[c->exp].name);
-    strbuf_printf (o, ",\"group\":");
-    json_str (o, tn->m->groups[tn->m->exports[c->exp].group].name);
-    strbuf_printf (o, ",");
-    json_iostat (o, &c->io, now, conn_share (tn, &c->io));
-    strbuf_printf (o, "}");
-    sep = ",";
-  }
-  strbuf_printf (o, "]}\n");
-  free_shares (&sn);
-}
-
-/* Export names may be "" (shown as "-") or contain spaces (shown as _). */
-static void
-flat_name (struct strbuf *o, const char *s)
-{
-  if (!*s) {
-    strbuf_printf (o, "\"\"");
-    return;
-  }
-  /* One word: blanks and control characters become '_', bytes that
-   * are not UTF-8 '?' (the config refuses both in names).
-   */
-  for (size_t i = 0, n = strlen (s); i < n;) {
-    uint32_t cp;
-    size_t cl = utf8_decode (s + i, n - i, &cp);
-
-    if (cl == 0)
-      strbuf_printf (o, "?");
-    else if (cp == ' ' || utf8_is_control (cp))
-      strbuf_printf (o, "_");
-    else
-      strbuf_printf (o, "%.*s", (int) cl, s + i);
-    i += cl ? cl : 1;
-  }
+  walk (tn, STATFMT_JSON, o);
 }
 
 void
 stats_flat (const struct tenants *tn, struct strbuf *o)
 {
-  uint64_t now = engine_now ();
-  struct snapshot sn;
-  struct list *p;
-
-  if (take_shares (tn, &sn)) {
-    o->oom = 1;
-    return;
-  }
-  for (size_t i = 0; i < tn->m->nr_groups; i++) {
-    const struct tn_group *g = &tn->groups[i];
-
-    strbuf_printf (o, "group ");
-    flat_name (o, g->cg->name);
-    strbuf_printf (o, " weight=%u class=%s prio=%u", g->weight,
-                   sched_class_name (g->cg->cls), g->cg->prio);
-    if (tn_is_cfq (tn)) {
-      struct cfq_group_stats gs;
-
-      cfq_group_get_stats (tn->s, g->sg, &gs);
-      strbuf_printf (o, " vdisktime=%" PRIu64 " slices=%" PRIu64
-                     " idle_hits=%" PRIu64 " idle_timeouts=%" PRIu64
-                     " used_ms=%" PRIu64, cfq_group_vdisktime (tn->s, g->sg),
-                     gs.slices, gs.idle_hits, gs.idle_timeouts,
-                     gs.used_ns / 1000000);
-      for (size_t k = 0; k < qos_nr_keys; k++) {
-        uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
-        if (v)
-          strbuf_printf (o, " %s=%" PRIu64, qos_keys[k].name, v);
-      }
-      if (!qos_conf_empty (&g->qos))
-        strbuf_printf (o, " held=%d throttled=%" PRIu64 " reserved=%" PRIu64,
-                       gs.qos_held, gs.qos_throttled, gs.qos_reserved);
-    }
-    flat_iostat (o, &g->io, now, sn.gshare[i]);
-    strbuf_printf (o, "\n");
-  }
-  for (size_t i = 0; i < tn->m->nr_exports; i++) {
-    const struct tn_export *e = &tn->exports[i];
-
-    strbuf_printf (o, "export ");
-    flat_name (o, e->ce->name);
-    strbuf_printf (o, " group=");
-    flat_name (o, tn->m->groups[e->ce->group].name);
-    flat_iostat (o, &e->io, now, sn.eshare[i]);
-    strbuf_printf (o, "\n");
-  }
-  list_for_each (p, &tn->conns) {
-    const struct tn_conn *c = list_entry (p, struct tn_conn, link);
-
-    strbuf_printf (o, "conn %" PRIu64 " export=", c->id);
-    flat_name (o, tn->m->exports[c->exp].name);
-    strbuf_printf (o, " group=");
-    flat_name (o, tn->m->groups[tn->m->exports[c->exp].group].name);
-    flat_iostat (o, &c->io, now, conn_share (tn, &c->io));
-    strbuf_printf (o, "\n");
-  }
-  strbuf_printf (o, "device - scheduler=%s mode=%s", tn->sched_name,
-                 mode_now (tn));
-  if (tn_is_cfq (tn)) {
-    struct cfq_stats cs;
-
-    cfq_get_stats (tn->s, &cs);
-    strbuf_printf (o, " hw_tag=%d slices=%" PRIu64 " idle_hits=%" PRIu64
-                   " idle_timeouts=%" PRIu64 " preemptions=%" PRIu64,
-                   cs.hw_tag, cs.slices, cs.idle_hits, cs.idle_timeouts,
-                   cs.preemptions);
-  }
-  else
-    strbuf_printf (o, " hw_tag=-1");
-  strbuf_printf (o, " inflight=%u held=%u cancelled=%" PRIu64
-                 " queue_depth=%u emulate=%s",
-                 engine_inflight (tn->e), engine_held (tn->e),
-                 engine_cancelled (tn->e), engine_depth (tn->e),
-                 tn->m->dev.emulate ? tn->m->dev.emulate : "none");
-  {
-    struct bounce_stats bs;
-
-    bounce_stats (&bs);
-    strbuf_printf (o, " buffers_in_use=%zu buffers_total=%zu buffers_cap=%zu"
-                   " buffer_waits=%" PRIu64, bs.in_use, bs.total, bs.cap,
-                   bs.waits);
-  }
-  {
-    struct reqbuf_stats rs;
-
-    reqbuf_stats (&rs);
-    strbuf_printf (o, " request_buffers=%" PRIu64 " request_limit=%" PRIu64
-                   " requests_refused=%" PRIu64 " reply_timeouts=%" PRIu64,
-                   rs.in_use, rs.limit, rs.refused, rs.timeouts);
-  }
-  flat_iostat (o, &tn->total, now, 100.);
-  strbuf_printf (o, "\n");
-  free_shares (&sn);
-}
-
-/* ---- Prometheus's text exposition format --------------------------------
- *
- * One family per line group, "# HELP" and "# TYPE" first; label values
- * escaped (\\, \", \n); no blank line anywhere (the control socket ends an
- * answer with one).  Tenants are exports (clients pick one by name) and
- * groups (their weights); each gets its weight's share next to the share
- * it measured, both over what moved in the last second, as the "share"
- * of "stats".
- */
-
-static void
-prom_str (struct strbuf *o, const char *s)
-{
-  strbuf_printf (o, "\"");
-  for (; *s; s++) {
-    if (*s == '\\' || *s == '"')
-      strbuf_printf (o, "\\%c", *s);
-    else if (*s == '\n')
-      strbuf_printf (o, "\\n");
-    else
-      strbuf_printf (o, "%c", *s);
-  }
-  strbuf_printf (o, "\"");
-}
-
-static void
-prom_family (struct strbuf *o, const char *name, const char *type,
-             const char *help)
-{
-  strbuf_printf (o, "# HELP nbdkit_cfq_%s %s\n# TYPE nbdkit_cfq_%s %s\n",
-                 name, help, name, type);
-}
-
-/* The labels of one entry: group="g" or export="e",group="g". */
-struct prom_who {
-  const char *kind;             /* "group" or "export" */
-  const char *name;
-  const char *group;            /* exports: their group */
-};
-
-static void
-prom_labels (struct strbuf *o, const struct prom_who *w, const char *extra_k,
-             const char *extra_v)
-{
-  strbuf_printf (o, "{%s=", w->kind);
-  prom_str (o, w->name);
-  if (w->group) {
-    strbuf_printf (o, ",group=");
-    prom_str (o, w->group);
-  }
-  if (extra_k) {
-    strbuf_printf (o, ",%s=", extra_k);
-    prom_str (o, extra_v);
-  }
-  strbuf_printf (o, "}");
-}
-
-static void
-prom_value (struct strbuf *o, const char *kind, const char *name,
-            const struct prom_who *w, const char *ek, const char *ev,
-            double v)
-{
-  strbuf_printf (o, "nbdkit_cfq_%s_%s", kind, name);
-  prom_labels (o, w, ek, ev);
-  strbuf_printf (o, " %.9g\n", v);
-}
-
-/* Every family of one kind (groups or exports), for the N entries. */
-static void
-prom_kind (struct strbuf *o, const char *kind, size_t n,
-           const struct prom_who *who, const struct iostat *const *io,
-           const double *share, const double *wshare, const unsigned *weight,
-           const unsigned *conns)
-{
-  static const char *const q[] = { "0.5", "0.99", "0.999" };
-  static const double qv[] = { .5, .99, .999 };
-  char f[64];
-
-  if (weight) {
-    snprintf (f, sizeof f, "%s_weight", kind);
-    prom_family (o, f, "gauge", "The group's weight (100..1000), as last"
-                 " set.");
-    for (size_t i = 0; i < n; i++)
-      prom_value (o, kind, "weight", &who[i], NULL, NULL, weight[i]);
-  }
-  snprintf (f, sizeof f, "%s_weight_share", kind);
-  prom_family (o, f, "gauge", "The share its group's weight gives it:"
-               " weight over the weights of the groups that moved data in"
-               " the last second (all groups when none did), split evenly"
-               " between the group's exports that moved data.");
-  for (size_t i = 0; i < n; i++)
-    prom_value (o, kind, "weight_share", &who[i], NULL, NULL, wshare[i]);
-  snprintf (f, sizeof f, "%s_share", kind);
-  prom_family (o, f, "gauge", "Its measured share of the bytes moved in the"
-               " last second (of all bytes since start when none moved).");
-  for (size_t i = 0; i < n; i++)
-    prom_value (o, kind, "share", &who[i], NULL, NULL, share[i] / 100.);
-  snprintf (f, sizeof f, "%s_iops", kind);
-  prom_family (o, f, "gauge", "Requests completed per second, over the last"
-               " second.");
-  for (size_t i = 0; i < n; i++)
-    prom_value (o, kind, "iops", &who[i], NULL, NULL, io[i]->iops);
-  snprintf (f, sizeof f, "%s_bytes_per_second", kind);
-  prom_family (o, f, "gauge", "Bytes moved per second, over the last"
-               " second.");
-  for (size_t i = 0; i < n; i++)
-    prom_value (o, kind, "bytes_per_second", &who[i], NULL, NULL,
-                io[i]->bps);
-  snprintf (f, sizeof f, "%s_requests_total", kind);
-  prom_family (o, f, "counter", "Requests completed, by operation.");
-  for (size_t i = 0; i < n; i++)
-    for (unsigned k = 0; k < IOSTAT_OPS; k++)
-      prom_value (o, kind, "requests_total", &who[i], "op", op_names[k],
-                  (double) io[i]->reqs[k]);
-  snprintf (f, sizeof f, "%s_bytes_total", kind);
-  prom_family (o, f, "counter", "Bytes moved, by operation.");
-  for (size_t i = 0; i < n; i++)
-    for (unsigned k = 0; k < IOSTAT_OPS; k++)
-      prom_value (o, kind, "bytes_total", &who[i], "op", op_names[k],
-                  (double) io[i]->bytes[k]);
-  snprintf (f, sizeof f, "%s_errors_total", kind);
-  prom_family (o, f, "counter", "Requests that failed.");
-  for (size_t i = 0; i < n; i++)
-    prom_value (o, kind, "errors_total", &who[i], NULL, NULL,
-                (double) io[i]->errors);
-  snprintf (f, sizeof f, "%s_latency_seconds", kind);
-  prom_family (o, f, "summary", "Latency in the server, from a request's"
-               " arrival in the scheduler to its completion.");
-  for (size_t i = 0; i < n; i++) {
-    for (unsigned k = 0; k < 3; k++)
-      prom_value (o, kind, "latency_seconds", &who[i], "quantile", q[k],
-                  (double) hist_quantile (&io[i]->lat, qv[k]) / 1e9);
-    strbuf_printf (o, "nbdkit_cfq_%s_latency_seconds_sum", kind);
-    prom_labels (o, &who[i], NULL, NULL);
-    strbuf_printf (o, " %.9g\n", (double) io[i]->lat.sum / 1e9);
-    strbuf_printf (o, "nbdkit_cfq_%s_latency_seconds_count", kind);
-    prom_labels (o, &who[i], NULL, NULL);
-    strbuf_printf (o, " %" PRIu64 "\n", io[i]->lat.count);
-  }
-  if (conns) {
-    snprintf (f, sizeof f, "%s_connections", kind);
-    prom_family (o, f, "gauge", "Client connections open now.");
-    for (size_t i = 0; i < n; i++)
-      prom_value (o, kind, "connections", &who[i], NULL, NULL, conns[i]);
-  }
+  walk (tn, STATFMT_FLAT, o);
 }
 
 void
 stats_prometheus (const struct tenants *tn, struct strbuf *o)
 {
-  size_t ng = tn->m->nr_groups, ne = tn->m->nr_exports;
-  struct snapshot sn;
-  struct prom_who *gw = calloc (ng + 1, sizeof *gw);
-  struct prom_who *ew = calloc (ne + 1, sizeof *ew);
-  const struct iostat **gio = calloc (ng + 1, sizeof *gio);
-  const struct iostat **eio = calloc (ne + 1, sizeof *eio);
-  double *gws = calloc (ng + 1, sizeof *gws);
-  double *ews = calloc (ne + 1, sizeof *ews);
-  unsigned *weight = calloc (ng + 1, sizeof *weight);
-  unsigned *conns = calloc (ne + 1, sizeof *conns);
-  unsigned *gactive = calloc (ng + 1, sizeof *gactive);
-  double wsum = 0;
-  bool any = false;
-  struct list *p;
-
-  if (!gw || !ew || !gio || !eio || !gws || !ews || !weight || !conns
-      || !gactive || take_shares (tn, &sn)) {
-    o->oom = 1;
-    goto out;
-  }
-  list_for_each (p, &tn->conns)
-    conns[list_entry (p, struct tn_conn, link)->exp]++;
-  for (size_t i = 0; i < ng; i++)
-    any |= tn->groups[i].io.bps > 0;
-  /* Weight shares among the groups that moved data (all when none did),
-   * a group's split evenly between its exports that moved data.
-   */
-  for (size_t i = 0; i < ng; i++) {
-    const struct tn_group *g = &tn->groups[i];
-    gw[i] = (struct prom_who) { "group", g->cg->name, NULL };
-    gio[i] = &g->io;
-    weight[i] = g->weight;
-    if (!any || g->io.bps > 0)
-      wsum += g->weight;
-  }
-  for (size_t i = 0; i < ng; i++)
-    if (wsum > 0 && (!any || tn->groups[i].io.bps > 0))
-      gws[i] = tn->groups[i].weight / wsum;
-  for (size_t i = 0; i < ne; i++) {
-    const struct tn_export *e = &tn->exports[i];
-    size_t g = e->ce->group;
-    ew[i] = (struct prom_who) { "export", e->ce->name,
-                                tn->m->groups[g].name };
-    eio[i] = &e->io;
-    if (!any || e->io.bps > 0)
-      gactive[g]++;
-  }
-  for (size_t i = 0; i < ne; i++) {
-    size_t g = tn->exports[i].ce->group;
-    if (gactive[g] && (!any || tn->exports[i].io.bps > 0))
-      ews[i] = gws[g] / gactive[g];
-  }
-
-  prom_family (o, "info", "gauge", "The scheduler, how it charges, and the"
-               " device model; always 1.");
-  strbuf_printf (o, "nbdkit_cfq_info{scheduler=");
-  prom_str (o, tn->sched_name);
-  strbuf_printf (o, ",mode=");
-  prom_str (o, mode_now (tn));
-  strbuf_printf (o, ",emulate=");
-  prom_str (o, tn->m->dev.emulate ? tn->m->dev.emulate : "none");
-  strbuf_printf (o, "} 1\n");
-  prom_family (o, "device_inflight", "gauge", "Requests at the device now.");
-  strbuf_printf (o, "nbdkit_cfq_device_inflight %u\n", engine_inflight (tn->e));
-  prom_family (o, "device_cancelled_total", "counter", "Requests taken back"
-               " from the scheduler: their client went away or the server"
-               " was stopping.");
-  strbuf_printf (o, "nbdkit_cfq_device_cancelled_total %" PRIu64 "\n",
-                 engine_cancelled (tn->e));
-  prom_family (o, "device_queue_depth", "gauge", "Most requests at the"
-               " device at once (queue_depth).");
-  strbuf_printf (o, "nbdkit_cfq_device_queue_depth %u\n", engine_depth (tn->e));
-  prom_family (o, "device_iops", "gauge", "Requests completed per second,"
-               " over the last second, all tenants.");
-  strbuf_printf (o, "nbdkit_cfq_device_iops %.9g\n", tn->total.iops);
-  prom_family (o, "device_bytes_per_second", "gauge", "Bytes moved per"
-               " second, over the last second, all tenants.");
-  strbuf_printf (o, "nbdkit_cfq_device_bytes_per_second %.9g\n",
-                 tn->total.bps);
-  prom_kind (o, "group", ng, gw, gio, sn.gshare, gws, weight, NULL);
-  prom_kind (o, "export", ne, ew, eio, sn.eshare, ews, NULL, conns);
-  free_shares (&sn);
-out:
-  free (gw);
-  free (ew);
-  free (gio);
-  free (eio);
-  free (gws);
-  free (ews);
-  free (weight);
-  free (conns);
-  free (gactive);
+  walk (tn, STATFMT_PROM, o);
 }
-
 
 /* Written at exit, so the path may have changed since the start: the
  * rules of outfile.c are checked again on the opened file.

@@ -48,7 +48,7 @@
 #include "tenants.h"
 #include "utf8.h"
 
-/* -D cfq.trace=1: log every scheduling decision of the CFQ core. */
+/* -D cfq.trace=1: log every scheduling decision of the policy. */
 NBDKIT_DLL_PUBLIC int cfq_debug_trace;
 
 static struct tenants tn = {
@@ -474,10 +474,14 @@ tn_live (void)
   return &tn;
 }
 
-bool
-tn_is_cfq (const struct tenants *t)
+const char *
+tn_mode_name (const struct tenants *t, char *buf, size_t len)
 {
-  return t->s && t->s->ops == &cfq_ops;
+  uint64_t v;
+
+  if (t->s && sched_get (t->s, "mode", &v) == 0)
+    return sched_tunable_format (t->s, "mode", v, buf, len);
+  return cfq_mode_name (t->m->dev.mode);
 }
 
 void
@@ -544,11 +548,9 @@ tn_start (struct engine *e, struct sched *s)
     nbdkit_error ("cfq: %s", why);
     return err;
   }
-  if (tn_is_cfq (&tn)) {
-    /* nbdkit sets -D flags when it loads the plugin, before this. */
-    if (cfq_debug_trace)
-      cfq_set_trace (s, trace_fn, NULL);
-  }
+  /* nbdkit sets -D flags when it loads the plugin, before this. */
+  if (cfq_debug_trace)
+    sched_set_trace (s, trace_fn, NULL);
   tn_each_iostat (&tn, iostat_init, now);
   return 0;
 }

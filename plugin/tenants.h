@@ -156,8 +156,12 @@ struct tenants {
 
 /* The live state (one per process). */
 extern struct tenants *tn_live (void);
-/* The scheduler is CFQ (it has tunables, groups' stats ...). */
-extern bool tn_is_cfq (const struct tenants *tn);
+/* How groups are charged now, by name ("auto", "time", "iops"): the
+ * policy's mode if it has one, else the config's [device] mode.  Written
+ * into buf (or a static string) and returned.
+ */
+extern const char *tn_mode_name (const struct tenants *tn, char *buf,
+                                 size_t len);
 /* Call fn on every iostat: groups, exports, connections, the total. */
 extern void tn_each_iostat (struct tenants *tn,
                             void (*fn) (struct iostat *, uint64_t),

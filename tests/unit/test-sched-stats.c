@@ -118,6 +118,7 @@ emit (void *opaque, const struct stat_field *t, const void *snap)
   char prefix[64];
 
   c->tables++;
+  CHECK (t->show & STAT_ALL);
   snprintf (prefix, sizeof prefix, "%s%s", t->name ? t->name : "",
             t->name ? "." : "");
   walk (c, prefix, t, snap);
