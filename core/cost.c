@@ -365,7 +365,6 @@ struct cost_snap {
   double error;                 /* ratio: last window, predicted/busy - 1 */
   double error_max;             /* ratio: largest |error| of 16 windows */
   uint64_t windows;             /* windows closed */
-  uint64_t completed;           /* requests observed completing */
   uint64_t predicted_ns;        /* ns: their predicted device time */
   struct stat_kvs model;        /* the six figures, by their names */
   uint64_t depth;               /* requests */
@@ -394,9 +393,6 @@ static const struct stat_field cost_fields[] = {
     .repr = STAT_U64, .off = C (windows), .show = STAT_JP, .help = "Windows"
     " of busy device time (250 ms each) the cost model's correction"
     " measured." },
-  { .name = "completed", .unit = "requests", .type = STAT_COUNTER,
-    .repr = STAT_U64, .off = C (completed), .show = STAT_JP,
-    .help = "Requests completed that the cost model observed." },
   { .name = "predicted_ns", .prom = "predicted_seconds", .unit = "ns",
     .type = STAT_COUNTER, .repr = STAT_U64, .off = C (predicted_ns),
     .show = STAT_JP, .pdiv = 1e9, .help = "Device time the cost model"
@@ -424,7 +420,7 @@ cost_model_stats (const struct cost_model *m, stat_emit_fn *emit,
   struct cost_snap c = {
     .source = m->source, .vrate = (double) m->vrate / COST_VRATE_ONE,
     .error = m->error_ppm / 1e6, .error_max = m->error_max_ppm / 1e6,
-    .windows = m->windows, .completed = m->completed,
+    .windows = m->windows,
     .predicted_ns = m->pred_total_ns, .depth = p.depth,
   };
 

@@ -189,9 +189,9 @@ extern double cost_model_bps (const struct cost_model *m, enum cost_dir d);
 /* The model as statistics (include/statfield.h): one table named "cost"
  * (Prometheus: nbdkit_cfq_cost_*): where its figures come from, the
  * online correction (vrate, the last window's error and the largest of
- * the last 16), the windows and requests observed, and the figures
- * themselves with their depth.  A policy with a cost model calls it from
- * its sched_ops stats.
+ * the last 16), the windows it measured and the device time it
+ * predicted, and the figures themselves with their depth.  A policy with
+ * a cost model calls it from its sched_ops stats.
  */
 extern void cost_model_stats (const struct cost_model *m,
                               stat_emit_fn *emit, void *opaque);
