@@ -360,7 +360,7 @@ cost_calibrate (const struct cost_measure *ms,
 /* ---- statistics ---------------------------------------------------------- */
 
 struct cost_snap {
-  const char *source;
+  const char *source;           /* where the figures come from */
   double vrate;                 /* ratio: predictions are scaled by it */
   double error;                 /* ratio: last window, predicted/busy - 1 */
   double error_max;             /* ratio: largest |error| of 16 windows */

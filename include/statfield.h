@@ -89,6 +89,9 @@ struct stat_field {
                                    seconds, bytes, fractions */
   const struct stat_field *sub; /* STAT_TABLE: its fields */
   size_t nsub;
+  const unsigned char *forder;  /* STAT_TABLE: flat's order of its
+                                   fields (nsub indices of sub), when not
+                                   sub's; NULL: sub's */
   const char *label;            /* a table or STAT_KV that is one
                                    Prometheus family: its label's name */
   const char *help;             /* a sentence: Prometheus's HELP (of the
@@ -114,6 +117,11 @@ struct stat_kvs {
 #define STAT_SUB(fields) \
   .repr = STAT_TABLE, .sub = (fields), \
   .nsub = sizeof (fields) / sizeof (fields)[0]
+
+/* The flat records' order of a table's fields, when not the table's:
+ * .forder = STAT_FORDER (IDX_A, IDX_B, ...), every index once.
+ */
+#define STAT_FORDER(...) ((const unsigned char[]) { __VA_ARGS__ })
 
 /* Hand out one table (a STAT_TABLE field) and the snapshot it reads. */
 typedef void stat_emit_fn (void *opaque, const struct stat_field *table,

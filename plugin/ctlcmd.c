@@ -3,8 +3,8 @@
  *
  *   stats | stats flat         the statistics (statsout.c)
  *   metrics                    the same in Prometheus's text format
- *   get [KEY]                  scheduler, queue_depth, CFQ's tunables
- *   set KEY VALUE              queue_depth, or a CFQ tunable, live
+ *   get [KEY]                  scheduler, queue_depth, the policy's tunables
+ *   set KEY VALUE              queue_depth, or a tunable of the policy, live
  *   weight GROUP N             a group's weight, live
  *   qos GROUP [KEY VALUE]      a group's caps and reservation (qos.h's
  *                              keys, the config's units; 0 removes one),

@@ -18,7 +18,6 @@
  * Threads: everything but hooks_engine_cfg runs on the dispatcher, under
  * the engine lock; the statics below are the dispatcher's.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>

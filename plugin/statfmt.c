@@ -7,7 +7,8 @@
  * JSON whatever a name holds.
  *
  * Flat records.  A record is one line, "KIND NAME key=value ...", tables
- * flattened into it under their fields' flat names; names are one word
+ * flattened into it under their fields' flat names, in a table's flat
+ * order when it has one (forder); names are one word
  * (blanks and control characters become '_', bytes that are not UTF-8
  * '?', the empty name "").
  *
@@ -633,7 +634,8 @@ fields (struct statfmt *w, const struct stat_field *t, const char *snap)
   bool set = w->kind == STATFMT_FLAT && table_set (t, snap);
 
   for (size_t i = 0; i < t->nsub; i++) {
-    const struct stat_field *f = &t->sub[i];
+    const struct stat_field *f =
+      &t->sub[w->kind == STATFMT_FLAT && t->forder ? t->forder[i] : i];
     const char *p = snap + f->off;
 
     if (!shown (w, f))

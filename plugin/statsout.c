@@ -115,55 +115,72 @@ static const struct stat_field bytes_fields[] = {
   BY_OP (bytes, "bytes", "zero", NULL, STAT_JP, RQ_ZERO, "Bytes zeroed."),
 };
 
-/* In the order of the flat records; JSON has the same keys. */
+/* In JSON's order; the flat records' is io_forder. */
+enum {
+  IO_REQUESTS, IO_BYTES, IO_BYTES_ALL, IO_ERRORS, IO_IOPS, IO_MIBS,
+  IO_AVG_IOPS, IO_AVG_MIBS, IO_SHARE, IO_LAT, IO_Q50, IO_Q99, IO_D50,
+  IO_D99,
+};
+
 static const struct stat_field io_fields[] = {
-  { .name = "iops", .unit = "requests/s", .repr = STAT_DOUBLE,
-    .off = IO (iops), .show = STAT_ALL, .dec = 1,
-    .help = "Requests completed per second, over the last second." },
-  { .name = "mibs", .prom = "bytes_per_second", .unit = "MiB/s",
-    .repr = STAT_DOUBLE, .off = IO (bps), .show = STAT_ALL, .div = 1048576,
-    .dec = 3, .help = "Bytes moved per second, over the last second." },
-  { .name = "share", .unit = "%", .repr = STAT_DOUBLE, .off = IO (share),
-    .show = STAT_ALL | STAT_P_PEERS, .dec = 1, .pdiv = 100,
-    .help = "Its measured share of the bytes moved in the last second (of"
-    " all bytes since start when none moved)." },
-  { .name = "lat", .prom = "latency_seconds", .type = STAT_SUMMARY,
-    .label = "quantile", .off = IO (lat), .show = STAT_ALL,
-    STAT_SUB (lat_fields), .help = "Latency in the server, from a"
-    " request's arrival in the scheduler to its completion." },
-  { .name = "avg_iops", .unit = "requests/s", .repr = STAT_DOUBLE,
-    .off = IO (avg_iops), .show = STAT_JF, .dec = 1,
-    .help = "Requests completed per second since start (or reset)." },
-  { .name = "avg_mibs", .unit = "MiB/s", .repr = STAT_DOUBLE,
-    .off = IO (avg_bps), .show = STAT_JF, .div = 1048576, .dec = 3,
-    .help = "Bytes moved per second since start (or reset)." },
-  IO_MS ("q_p50_ms", q50, "Median time in the scheduler, from arrival to"
-         " dispatch."),
-  IO_MS ("q_p99_ms", q99, "99th percentile of the time in the scheduler."),
-  IO_MS ("d_p50_ms", d50, "Median time at the device, from dispatch to"
-         " completion."),
-  IO_MS ("d_p99_ms", d99, "99th percentile of the time at the device."),
-  { .name = "requests", .type = STAT_COUNTER, .label = "op", .off = 0,
+  [IO_REQUESTS] = { .name = "requests", .type = STAT_COUNTER, .label = "op",
     .show = STAT_ALL, STAT_SUB (reqs_fields),
     .help = "Requests completed, by operation." },
-  { .name = "bytes_all", .flat = "bytes", .unit = "bytes",
-    .type = STAT_COUNTER, .repr = STAT_U64, .off = IO (bytes_all),
-    .show = STAT_F, .help = "Bytes moved, every operation." },
-  { .name = "bytes", .type = STAT_COUNTER, .label = "op", .off = 0,
+  [IO_BYTES] = { .name = "bytes", .type = STAT_COUNTER, .label = "op",
     .show = STAT_JP, STAT_SUB (bytes_fields),
     .help = "Bytes moved, by operation." },
-  { .name = "errors", .unit = "requests", .type = STAT_COUNTER,
-    .repr = STAT_U64, .off = IO (errors), .show = STAT_ALL,
-    .help = "Requests that failed." },
+  [IO_BYTES_ALL] = { .name = "bytes_all", .flat = "bytes", .unit = "bytes",
+    .type = STAT_COUNTER, .repr = STAT_U64, .off = IO (bytes_all),
+    .show = STAT_F, .help = "Bytes moved, every operation." },
+  [IO_ERRORS] = { .name = "errors", .unit = "requests",
+    .type = STAT_COUNTER, .repr = STAT_U64, .off = IO (errors),
+    .show = STAT_ALL, .help = "Requests that failed." },
+  [IO_IOPS] = { .name = "iops", .unit = "requests/s", .repr = STAT_DOUBLE,
+    .off = IO (iops), .show = STAT_ALL, .dec = 1,
+    .help = "Requests completed per second, over the last second." },
+  [IO_MIBS] = { .name = "mibs", .prom = "bytes_per_second",
+    .unit = "MiB/s", .repr = STAT_DOUBLE, .off = IO (bps),
+    .show = STAT_ALL, .div = 1048576, .dec = 3,
+    .help = "Bytes moved per second, over the last second." },
+  [IO_AVG_IOPS] = { .name = "avg_iops", .unit = "requests/s",
+    .repr = STAT_DOUBLE, .off = IO (avg_iops), .show = STAT_JF, .dec = 1,
+    .help = "Requests completed per second since start (or reset)." },
+  [IO_AVG_MIBS] = { .name = "avg_mibs", .unit = "MiB/s",
+    .repr = STAT_DOUBLE, .off = IO (avg_bps), .show = STAT_JF,
+    .div = 1048576, .dec = 3,
+    .help = "Bytes moved per second since start (or reset)." },
+  [IO_SHARE] = { .name = "share", .unit = "%", .repr = STAT_DOUBLE,
+    .off = IO (share), .show = STAT_ALL | STAT_P_PEERS, .dec = 1,
+    .pdiv = 100, .help = "Its measured share of the bytes moved in the"
+    " last second (of all bytes since start when none moved)." },
+  [IO_LAT] = { .name = "lat", .prom = "latency_seconds",
+    .type = STAT_SUMMARY, .label = "quantile", .off = IO (lat),
+    .show = STAT_ALL, STAT_SUB (lat_fields), .help = "Latency in the"
+    " server, from a request's arrival in the scheduler to its"
+    " completion." },
+  [IO_Q50] = IO_MS ("q_p50_ms", q50, "Median time in the scheduler, from"
+                    " arrival to dispatch."),
+  [IO_Q99] = IO_MS ("q_p99_ms", q99, "99th percentile of the time in the"
+                    " scheduler."),
+  [IO_D50] = IO_MS ("d_p50_ms", d50, "Median time at the device, from"
+                    " dispatch to completion."),
+  [IO_D99] = IO_MS ("d_p99_ms", d99, "99th percentile of the time at the"
+                    " device."),
 };
+
+#define IO_FORDER \
+  STAT_FORDER (IO_IOPS, IO_MIBS, IO_SHARE, IO_LAT, IO_AVG_IOPS, \
+               IO_AVG_MIBS, IO_Q50, IO_Q99, IO_D50, IO_D99, IO_REQUESTS, \
+               IO_BYTES_ALL, IO_BYTES, IO_ERRORS)
 #undef IO
 
 static const struct stat_field io_table = {
-  .show = STAT_ALL, STAT_SUB (io_fields),
+  .show = STAT_ALL, STAT_SUB (io_fields), .forder = IO_FORDER,
 };
 /* The device's: the same fields, of all tenants together. */
 static const struct stat_field io_all_table = {
-  .show = STAT_ALL, STAT_SUB (io_fields), .help = "all tenants",
+  .show = STAT_ALL, STAT_SUB (io_fields), .forder = IO_FORDER,
+  .help = "all tenants",
 };
 
 static void
@@ -251,7 +268,7 @@ export_io (const struct tenants *tn, size_t i)
  * the weights give, of groups and exports.
  */
 struct snapshot {
-  uint64_t now;
+  uint64_t now;                 /* ns: engine_now () at the start */
   double *gshare, *eshare;      /* % */
   double *gws, *ews;            /* fractions of 1 */
 };
@@ -324,11 +341,15 @@ free_snapshot (struct snapshot *sn)
 /* ---- the device ---------------------------------------------------------- */
 
 struct dev_snap {
-  const char *scheduler, *mode, *emulate, *model;
-  unsigned inflight, held, queue_depth;
-  uint64_t cancelled;
+  const char *scheduler;        /* the policy's name */
+  const char *mode;             /* how groups are charged: auto, time, iops */
+  const char *emulate;          /* the device model's name, or "none" */
+  const char *model;            /* its description, or NULL */
+  unsigned inflight, held;      /* requests at the device, of them held */
+  unsigned queue_depth;         /* requests */
+  uint64_t cancelled;           /* requests taken back */
   unsigned max_request;         /* bytes */
-  unsigned connections, max_connections;
+  unsigned connections, max_connections;        /* clients */
   uint64_t refused;             /* clients */
 };
 
@@ -406,41 +427,52 @@ static const struct stat_field dev_model = { .show = STAT_ALL,
   { .name = n, .flat = fl, .unit = "buffers", .type = STAT_COUNTER, \
     .repr = STAT_U64, .off = f, .show = sh, .help = h }
 
+/* In JSON's order; the flat records have four, in_use first. */
+enum {
+  PL_CAP, PL_TOTAL, PL_IN_USE, PL_PEAK, PL_GETS, PL_WAITS, PL_WAIT_MS,
+  PL_ALLOCS, PL_FREES, PL_SHARES, PL_ACTIVE, PL_SHARE,
+};
+
 static const struct stat_field pool_fields[] = {
-  BYTES ("in_use", "buffers_in_use", STAT_JF, BS (in_use),
-         "Buffer bytes handed out now."),
-  BYTES ("total", "buffers_total", STAT_JF, BS (total),
-         "Buffer bytes allocated: in use and cached."),
-  BYTES ("cap", "buffers_cap", STAT_JF, BS (cap),
-         "Most buffer bytes allocated at once (buffer_pool)."),
-  BYTES ("peak", NULL, STAT_J, BS (peak),
-         "Most buffer bytes in use at once."),
-  COUNT ("gets", NULL, STAT_J, BS (gets), "Buffers handed out."),
-  COUNT ("waits", "buffer_waits", STAT_JF, BS (waits),
-         "Buffers handed out after a wait for room."),
-  { .name = "wait_ms", .unit = "ms", .repr = STAT_U64, .off = BS (wait_ns),
-    .show = STAT_J, .div = 1e6, .dec = 3, .help = "Time requests waited for"
-    " buffers, in total." },
-  COUNT ("allocs", NULL, STAT_J, BS (allocs), "Buffers allocated."),
-  COUNT ("frees", NULL, STAT_J, BS (frees), "Buffers freed."),
-  { .name = "shares", .unit = "bool", .repr = STAT_BOOL, .off = BS (shares),
-    .show = STAT_J, .help = "The groups' shares of the pool are applied"
-    " (1)." },
-  { .name = "active_groups", .unit = "groups", .repr = STAT_UINT,
-    .off = BS (active), .show = STAT_J, .help = "Groups holding or waiting"
-    " for buffers, or either lately." },
-  BYTES ("share", NULL, STAT_J, BS (share),
-         "A group's share of the pool: its cap over the active groups."),
+  [PL_CAP] = BYTES ("cap", "buffers_cap", STAT_JF, BS (cap),
+                    "Most buffer bytes allocated at once (buffer_pool)."),
+  [PL_TOTAL] = BYTES ("total", "buffers_total", STAT_JF, BS (total),
+                      "Buffer bytes allocated: in use and cached."),
+  [PL_IN_USE] = BYTES ("in_use", "buffers_in_use", STAT_JF, BS (in_use),
+                       "Buffer bytes handed out now."),
+  [PL_PEAK] = BYTES ("peak", NULL, STAT_J, BS (peak),
+                     "Most buffer bytes in use at once."),
+  [PL_GETS] = COUNT ("gets", NULL, STAT_J, BS (gets),
+                     "Buffers handed out."),
+  [PL_WAITS] = COUNT ("waits", "buffer_waits", STAT_JF, BS (waits),
+                      "Buffers handed out after a wait for room."),
+  [PL_WAIT_MS] = { .name = "wait_ms", .unit = "ms", .repr = STAT_U64,
+    .off = BS (wait_ns), .show = STAT_J, .div = 1e6, .dec = 3,
+    .help = "Time requests waited for buffers, in total." },
+  [PL_ALLOCS] = COUNT ("allocs", NULL, STAT_J, BS (allocs),
+                       "Buffers allocated."),
+  [PL_FREES] = COUNT ("frees", NULL, STAT_J, BS (frees), "Buffers freed."),
+  [PL_SHARES] = { .name = "shares", .unit = "bool", .repr = STAT_BOOL,
+    .off = BS (shares), .show = STAT_J,
+    .help = "The groups' shares of the pool are applied (1)." },
+  [PL_ACTIVE] = { .name = "active_groups", .unit = "groups",
+    .repr = STAT_UINT, .off = BS (active), .show = STAT_J,
+    .help = "Groups holding or waiting for buffers, or either lately." },
+  [PL_SHARE] = BYTES ("share", NULL, STAT_J, BS (share), "A group's share"
+                      " of the pool: its cap over the active groups."),
 };
 #undef BS
 
 static const struct stat_field pool_table = {
   .name = "buffers", .show = STAT_JF, STAT_SUB (pool_fields),
+  .forder = STAT_FORDER (PL_IN_USE, PL_TOTAL, PL_CAP, PL_PEAK, PL_GETS,
+                         PL_WAITS, PL_WAIT_MS, PL_ALLOCS, PL_FREES,
+                         PL_SHARES, PL_ACTIVE, PL_SHARE),
 };
 
 struct pool_grp_snap {
-  const char *group;
-  struct bounce_grp_stats st;
+  const char *group;            /* its name */
+  struct bounce_grp_stats st;   /* bytes, buffers, ns (bounce.h) */
 };
 
 #define PG(f) offsetof (struct pool_grp_snap, st.f)
@@ -483,10 +515,10 @@ static const struct stat_field pool_grp_table = {
 struct mem_snap {
   uint64_t budget;              /* bytes */
   struct cfg_memory parts;      /* bytes */
-  struct reqbuf_stats rs;
+  struct reqbuf_stats rs;       /* bytes, blocks, requests (reqbuf.h) */
   uint64_t reply_timeout;       /* ns */
-  bool aligned;
-  const char *guard;
+  bool aligned;                 /* nbdkit's request buffers page aligned */
+  const char *guard;            /* the hang-up guard's state, by name */
 };
 
 #define MS_(f) offsetof (struct mem_snap, f)
@@ -494,18 +526,23 @@ struct mem_snap {
   { .name = n, .flat = fl, .unit = u, .type = t, .repr = STAT_U64, \
     .off = MS_ (f), .show = sh, .help = h }
 
+/* In JSON's order; the flat records have in_use first. */
+enum { RB_LIMIT, RB_IN_USE, RB_PEAK, RB_BLOCKS, RB_REFUSED };
+
 static const struct stat_field req_fields[] = {
-  MEM ("in_use", "request_buffers", STAT_JF, rs.in_use, "bytes",
-       STAT_GAUGE, "Bytes of nbdkit's request buffers counted now."),
-  MEM ("limit", "request_limit", STAT_JF, rs.limit, "bytes", STAT_GAUGE,
-       "The budget of nbdkit's request buffers; 0: none."),
-  MEM ("peak", NULL, STAT_J, rs.peak, "bytes", STAT_GAUGE,
-       "Most bytes of request buffers at once."),
-  MEM ("blocks", NULL, STAT_J, rs.blocks, "blocks", STAT_GAUGE,
-       "Request buffer blocks counted now."),
-  MEM ("refused", "requests_refused", STAT_JF, rs.refused, "requests",
-       STAT_COUNTER, "Requests refused (ENOMEM): their buffer would pass"
-       " the budget."),
+  [RB_LIMIT] = MEM ("limit", "request_limit", STAT_JF, rs.limit, "bytes",
+                    STAT_GAUGE, "The budget of nbdkit's request buffers;"
+                    " 0: none."),
+  [RB_IN_USE] = MEM ("in_use", "request_buffers", STAT_JF, rs.in_use,
+                     "bytes", STAT_GAUGE, "Bytes of nbdkit's request"
+                     " buffers counted now."),
+  [RB_PEAK] = MEM ("peak", NULL, STAT_J, rs.peak, "bytes", STAT_GAUGE,
+                   "Most bytes of request buffers at once."),
+  [RB_BLOCKS] = MEM ("blocks", NULL, STAT_J, rs.blocks, "blocks",
+                     STAT_GAUGE, "Request buffer blocks counted now."),
+  [RB_REFUSED] = MEM ("refused", "requests_refused", STAT_JF, rs.refused,
+                      "requests", STAT_COUNTER, "Requests refused (ENOMEM):"
+                      " their buffer would pass the budget."),
 };
 
 static const struct stat_field mem_fields[] = {
@@ -518,6 +555,8 @@ static const struct stat_field mem_fields[] = {
   MEM ("base", NULL, STAT_J, parts.base, "bytes", STAT_GAUGE,
        "Of it, the server's own."),
   { .name = "requests", .off = 0, .show = STAT_JF, STAT_SUB (req_fields),
+    .forder = STAT_FORDER (RB_IN_USE, RB_LIMIT, RB_PEAK, RB_BLOCKS,
+                           RB_REFUSED),
     .help = "nbdkit's request buffers." },
   { .name = "reply_timeout_ms", .unit = "ms", .repr = STAT_U64,
     .off = MS_ (reply_timeout), .show = STAT_J, .div = 1e6,
@@ -540,7 +579,7 @@ static const struct stat_field mem_table = {
 
 /* The control socket (control.c). */
 struct ctl_snap {
-  struct control_stats cs;
+  struct control_stats cs;      /* clients, commands, ns (control.h) */
   unsigned line_max;            /* bytes */
 };
 
@@ -663,8 +702,10 @@ write_device (struct statfmt *w, const struct tenants *tn,
 /* ---- groups, exports, connections ---------------------------------------- */
 
 struct grp_snap {
-  const char *name, *cls;
-  unsigned weight, prio;
+  const char *name;             /* [group NAME] */
+  const char *cls;              /* rt, be, idle */
+  unsigned weight;              /* 100..1000, as last set */
+  unsigned prio;                /* level 0..7 */
   double weight_share;          /* fraction of 1 */
 };
 
@@ -720,13 +761,17 @@ write_groups (struct statfmt *w, const struct tenants *tn,
 }
 
 struct exp_snap {
-  const char *name, *group, *file, *writes, *tls;
+  const char *name, *group;     /* its name, its group's */
+  const char *file;             /* a file of its own, or NULL */
+  const char *writes;           /* sync, async, auto */
+  const char *tls;              /* require, optional */
   double weight_share;          /* fraction of 1 */
   uint64_t offset, size;        /* bytes */
   bool readonly;
   unsigned conns, max_conns;    /* clients */
   uint64_t refused;             /* clients */
-  uint64_t lock_waits, wb_errors;
+  uint64_t lock_waits;          /* requests: its file's range lock */
+  uint64_t wb_errors;           /* its file's failed flushes and writes */
 };
 
 #define ES(f) offsetof (struct exp_snap, f)
@@ -815,8 +860,8 @@ write_export (struct statfmt *w, const struct tenants *tn, size_t i,
 }
 
 struct conn_snap {
-  uint64_t id;
-  const char *export, *group;
+  uint64_t id;                  /* 1, 2, ... in order of opening */
+  const char *export, *group;   /* names */
 };
 
 static const struct stat_field conn_fields[] = {

@@ -67,6 +67,16 @@ walk (struct col *c, const char *prefix, const struct stat_field *t,
 
   CHECK_EQ (t->repr, STAT_TABLE);
   CHECK (t->nsub > 0);
+  if (t->forder) {              /* every field once */
+    bool seen[64] = { false };
+
+    CHECK_LE (t->nsub, 64);
+    for (size_t i = 0; i < t->nsub; i++) {
+      CHECK_LT (t->forder[i], t->nsub);
+      CHECK (!seen[t->forder[i]]);
+      seen[t->forder[i]] = true;
+    }
+  }
   for (size_t i = 0; i < t->nsub; i++) {
     const struct stat_field *f = &t->sub[i];
     const char *p = snap + f->off;

@@ -9,7 +9,7 @@
  * summary, settings (STAT_KV) with a field shown flat only beside them,
  * a labelled STAT_KV, named tables with their own Prometheus prefix, an
  * inline table whose help qualifies its fields', a share shown for the
- * groups only, and a list shown in JSON only.  Checked: the JSON, the
+ * groups only, a list shown in JSON only, and a flat order of its own.  Checked: the JSON, the
  * flat lines and the Prometheus text, byte for byte.
  */
 #include <stdbool.h>
@@ -104,11 +104,15 @@ static const struct stat_field c_fields[] = {
     .repr = STAT_KV, .off = O (figs), .show = STAT_JP, .help = "Figures." },
 };
 
+/* The flat records' order: depth before reqs. */
+#define MAIN_FORDER STAT_FORDER (1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+
 static const struct stat_field main_table = {
-  .show = STAT_ALL, STAT_SUB (main_fields),
+  .show = STAT_ALL, STAT_SUB (main_fields), .forder = MAIN_FORDER,
 };
 static const struct stat_field main_all = {
-  .show = STAT_ALL, STAT_SUB (main_fields), .help = "all of them",
+  .show = STAT_ALL, STAT_SUB (main_fields), .forder = MAIN_FORDER,
+  .help = "all of them",
 };
 static const struct stat_field q_table = {
   .name = "q", .show = STAT_ALL, STAT_SUB (q_fields),
@@ -180,7 +184,7 @@ static const char want_json[] =
   "\"ops\":{\"read\":5,\"write\":2},\"lat\":{\"p50_ms\":1.235},"
   "\"q\":{\"iops_max\":100,\"held\":1}}]}\n";
 
-#define FLAT_MAIN " reqs=7 depth=32 tag=-1 busy=1 mibs=3.000 name=a_b" \
+#define FLAT_MAIN " depth=32 reqs=7 tag=-1 busy=1 mibs=3.000 name=a_b" \
   " used_ms=2500 share=12.3 reads=5 p50_ms=1.235"
 static const char want_flat[] =
   "device -" FLAT_MAIN "\n"
