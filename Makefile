@@ -194,12 +194,13 @@ tests/nbd/%: tests/nbd/%.c $(FLAGS_STAMP)
 
 # Unit tests of plugin/ parts, linked with those objects.
 PLUGIN_UNIT := tests/unit/test-engine tests/unit/test-hold tests/unit/test-rangelock \
-  tests/unit/test-loglimit
+  tests/unit/test-loglimit tests/unit/test-statfmt
 tests/unit/test-engine: plugin/engine.o plugin/hold.o plugin/backend-null.o \
 	  plugin/bounce.o
 tests/unit/test-hold: plugin/hold.o
 tests/unit/test-rangelock: plugin/rangelock.o
 tests/unit/test-loglimit: plugin/loglimit.o
+tests/unit/test-statfmt: plugin/statfmt.o plugin/strbuf.o
 $(PLUGIN_UNIT): tests/unit/%: tests/unit/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_STRICT) $(DEPFLAGS) \
 	  $(LDFLAGS_ALL) -o $@ $< $(filter plugin/%.o,$^) $(CORE_LIB) $(INIH_LIBS) \

@@ -513,5 +513,10 @@ int cfq_set (struct sched *s, const char *key, uint64_t val);
 int cfq_get (struct sched *s, const char *key, uint64_t *val);
 void cfq_profile_apply (struct cfqd *cfqd, uint64_t profile);
 void cfq_cost_default (struct cfqd *cfqd);
+extern const struct sched_tunables cfq_sched_tunables;
+
+/* cfq-stats.c */
+void cfq_stats (struct sched *s, struct sched_group *g, stat_emit_fn *emit,
+                void *opaque);
 
 #endif /* CFQ_CFQ_PRIV_H */

@@ -378,3 +378,44 @@ cfq_get (struct sched *s, const char *key, uint64_t *val)
   *val = cfqd->tun[t - cfq_tunables];
   return 0;
 }
+
+/* The table through sched_ops (sched_tunable_*): the control socket sets
+ * and lists them without knowing the policy is CFQ.
+ */
+static const char *
+tunable_name (size_t i)
+{
+  return i < cfq_nr_tunables ? cfq_tunables[i].name : NULL;
+}
+
+static char *
+tunable_format (const char *key, uint64_t val, char *buf, size_t len)
+{
+  const struct cfq_tunable *t = cfq_tunable_lookup (key);
+
+  if (!t) {
+    snprintf (buf, len, "%llu", (unsigned long long) val);
+    return buf;
+  }
+  return cfq_tunable_format (t, val, buf, len);
+}
+
+static const char *
+tunable_explain (const char *key, const char *text, int err, char *buf,
+                 size_t len)
+{
+  const struct cfq_tunable *t = cfq_tunable_lookup (key);
+
+  if (!t) {
+    snprintf (buf, len, "%s", strerror (-err));
+    return buf;
+  }
+  return cfq_tunable_explain (t, text, err, buf, len);
+}
+
+const struct sched_tunables cfq_sched_tunables = {
+  .name = tunable_name,
+  .parse = cfq_tunable_parse,
+  .format = tunable_format,
+  .explain = tunable_explain,
+};

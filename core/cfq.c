@@ -1714,6 +1714,10 @@ const struct sched_ops cfq_ops = {
   .deactivate = cfq_deactivate,
   .activate = cfq_activate,
   .set_cost = cfq_set_cost,
+  .get_cost = cfq_get_cost,
+  .stats = cfq_stats,
+  .tunables = &cfq_sched_tunables,
+  .set_trace = cfq_set_trace,
 };
 
 /* ---- Tracing ------------------------------------------------------------- */

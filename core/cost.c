@@ -389,3 +389,76 @@ cost_calibrate (const struct cost_measure *ms,
   *out = c;
   return 0;
 }
+
+/* ---- statistics ---------------------------------------------------------- */
+
+struct cost_snap {
+  const char *source;           /* where the figures come from */
+  double vrate;                 /* ratio: predictions are scaled by it */
+  double error;                 /* ratio: last window, predicted/busy - 1 */
+  double error_max;             /* ratio: largest |error| of 16 windows */
+  uint64_t windows;             /* windows closed */
+  uint64_t predicted_ns;        /* ns: their predicted device time */
+  struct stat_kvs model;        /* the six figures, by their names */
+  uint64_t depth;               /* requests */
+};
+
+#define C(f) offsetof (struct cost_snap, f)
+
+static const struct stat_field cost_fields[] = {
+  { .name = "source", .prom = "cost_info", .repr = STAT_STR,
+    .off = C (source), .show = STAT_JP, .help = "The cost model: where its"
+    " figures come from (device model, calibration, config, default hdd or"
+    " ssd); always 1." },
+  { .name = "vrate", .unit = "ratio", .repr = STAT_DOUBLE, .off = C (vrate),
+    .show = STAT_JP, .dec = 3, .help = "The cost model's online"
+    " correction: every predicted cost is scaled by it (1: the figures as"
+    " given; kept within 0.25..4)." },
+  { .name = "error_ratio", .unit = "ratio", .repr = STAT_DOUBLE,
+    .off = C (error), .show = STAT_JP, .dec = 4, .help = "The cost model's"
+    " error over the last window of busy time, after correction: predicted"
+    " over measured device time, minus 1." },
+  { .name = "error_max_ratio", .unit = "ratio", .repr = STAT_DOUBLE,
+    .off = C (error_max), .show = STAT_JP, .dec = 4, .help = "The largest"
+    " error of the cost model's last 16 windows, either way (its absolute"
+    " value)." },
+  { .name = "windows", .unit = "windows", .type = STAT_COUNTER,
+    .repr = STAT_U64, .off = C (windows), .show = STAT_JP, .help = "Windows"
+    " of busy device time (250 ms each) the cost model's correction"
+    " measured." },
+  { .name = "predicted_ns", .prom = "predicted_seconds", .unit = "ns",
+    .type = STAT_COUNTER, .repr = STAT_U64, .off = C (predicted_ns),
+    .show = STAT_JP, .pdiv = 1e9, .help = "Device time the cost model"
+    " predicted for the requests completed, corrected." },
+  { .name = "model", .label = "figure", .unit = "the figure's",
+    .repr = STAT_KV, .off = C (model), .show = STAT_JP, .help = "The cost"
+    " model's figures, as blk-iocost's io.cost.model: rbps and wbps in"
+    " bytes/s of large sequential transfers, rseqiops, rrandiops, wseqiops"
+    " and wrandiops in 4 KiB requests/s, reads and writes." },
+  { .name = "depth", .unit = "requests", .repr = STAT_U64, .off = C (depth),
+    .show = STAT_JP, .help = "Requests at the device at which the cost"
+    " model's figures hold: the depth that keeps it busy." },
+};
+#undef C
+
+static const struct stat_field cost_table = {
+  .name = "cost", .prom = "cost_", .show = STAT_JP, STAT_SUB (cost_fields),
+};
+
+void
+cost_model_stats (const struct cost_model *m, stat_emit_fn *emit,
+                  void *opaque)
+{
+  struct cost_params p = m->p;
+  struct cost_snap c = {
+    .source = m->source, .vrate = (double) m->vrate / COST_VRATE_ONE,
+    .error = m->error_ppm / 1e6, .error_max = m->error_max_ppm / 1e6,
+    .windows = m->windows,
+    .predicted_ns = m->pred_total_ns, .depth = p.depth,
+  };
+
+  for (unsigned i = 0; i < 6; i++)
+    c.model.kv[c.model.n++] = (struct stat_kv) { cost_param_names[i],
+                                                 *param_slot (&p, i) };
+  emit (opaque, &cost_table, &c);
+}

@@ -16,6 +16,7 @@
  * the keys with scheduler = fifo as errors).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,35 @@ fifo_cancel (struct sched *s, struct rq *rq, uint64_t now)
   }
 }
 
+/* Its statistics: FIFO does not learn whether the device queues, so
+ * hw_tag is -1 (not known), as CFQ's before it has seen enough.  A group
+ * has none of its own.
+ */
+struct fifo_snap {
+  int hw_tag;                   /* -1 */
+};
+
+static const struct stat_field fifo_fields[] = {
+  { .name = "hw_tag", .unit = "bool", .repr = STAT_INT,
+    .off = offsetof (struct fifo_snap, hw_tag), .show = STAT_ALL,
+    .help = "Whether the device queues requests (NCQ): 1 yes, 0 no, -1 not"
+    " known (FIFO does not look)." },
+};
+
+static const struct stat_field fifo_table = {
+  .show = STAT_ALL, STAT_SUB (fifo_fields),
+};
+
+static void
+fifo_stats (struct sched *s, struct sched_group *g, stat_emit_fn *emit,
+            void *opaque)
+{
+  struct fifo_snap f = { .hw_tag = -1 };
+
+  if (!g)
+    emit (opaque, &fifo_table, &f);
+}
+
 const struct sched_ops fifo_ops = {
   .name = "fifo",
   .create = fifo_create,
@@ -235,4 +265,5 @@ const struct sched_ops fifo_ops = {
   .completed = fifo_completed,
   .has_work = fifo_has_work,
   .cancel = fifo_cancel,
+  .stats = fifo_stats,
 };

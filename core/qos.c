@@ -164,6 +164,8 @@
  * by one or two with the device queue (doc: the measured windows).
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -732,4 +734,56 @@ qos_next_event (const struct qos_sched *qs, uint64_t now)
       next = qg->r_tag;
   }
   return next;
+}
+
+/* ---- statistics ---------------------------------------------------------- */
+
+struct qos_snap {
+  struct stat_kvs set;          /* the settings, nonzero keys only */
+  bool held;                    /* qos_held now */
+  uint64_t throttled;           /* requests a cap held back (each time) */
+  uint64_t reserved;            /* requests dispatched for the reservation */
+};
+
+static const struct stat_field qos_fields[] = {
+  { .repr = STAT_KV, .unit = "the key's", .off = offsetof (struct qos_snap,
+    set), .show = STAT_JF, .help = "The caps and reservation set, each in"
+    " its key's unit (requests/s, bytes/s, ns); keys not set are left"
+    " out." },
+  { .name = "held", .unit = "bool", .repr = STAT_BOOL,
+    .off = offsetof (struct qos_snap, held),
+    .show = STAT_J | STAT_F | STAT_F_SET | STAT_P,
+    .help = "Its caps hold it back now (1)." },
+  { .name = "throttled", .unit = "requests", .type = STAT_COUNTER,
+    .repr = STAT_U64, .off = offsetof (struct qos_snap, throttled),
+    .show = STAT_J | STAT_F | STAT_F_SET | STAT_P,
+    .help = "Requests its caps held back (each time)." },
+  { .name = "reserved", .unit = "requests", .type = STAT_COUNTER,
+    .repr = STAT_U64, .off = offsetof (struct qos_snap, reserved),
+    .show = STAT_J | STAT_F | STAT_F_SET | STAT_P,
+    .help = "Requests dispatched for its reservation." },
+};
+
+_Static_assert (QOS_NR_KEYS <= STAT_KV_MAX, "qos_keys: room in a stat_kvs");
+
+static const struct stat_field qos_table = {
+  .name = "qos", .show = STAT_ALL, STAT_SUB (qos_fields),
+};
+
+void
+qos_group_stats (const struct qos_group *qg, uint64_t now,
+                 stat_emit_fn *emit, void *opaque)
+{
+  struct qos_snap q = {
+    .held = qos_held (qg, now), .throttled = qg->st_held,
+    .reserved = qg->st_reserved,
+  };
+
+  for (size_t i = 0; i < qos_nr_keys && q.set.n < STAT_KV_MAX; i++) {
+    uint64_t v = qos_conf_get (&qg->conf, &qos_keys[i]);
+
+    if (v)
+      q.set.kv[q.set.n++] = (struct stat_kv) { qos_keys[i].name, v };
+  }
+  emit (opaque, &qos_table, &q);
 }

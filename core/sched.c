@@ -1,5 +1,6 @@
-/* sched.c: the table of policies the mechanism can choose by name, and
- * the rule that says which requests are sync.
+/* sched.c: the table of policies the mechanism can choose by name, the
+ * rule that says which requests are sync, and a policy's tunables by name
+ * (sched_tunable_*, plain numbers for a policy without them).
  *
  * Sync or async.  CFQ serves sync requests (someone is waiting for them)
  * from the submitter's own queue, with idling and preemption rights, and
@@ -30,6 +31,8 @@
  * p99 at 1.07x FIFO's instead of below it); "sync while the client
  * flushes" still had the mixed client at 0.58x.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sched.h"
@@ -81,4 +84,38 @@ sched_class_parse (const char *name)
     if (strcmp (name, sched_class_names[c]) == 0)
       return c;
   return -1;
+}
+
+const char *
+sched_tunable_name (struct sched *s, size_t i)
+{
+  return s->ops->tunables ? s->ops->tunables->name (i) : NULL;
+}
+
+int
+sched_tunable_parse (struct sched *s, const char *key, const char *text,
+                     uint64_t *val)
+{
+  return s->ops->tunables ? s->ops->tunables->parse (key, text, val)
+                          : -ENOENT;
+}
+
+char *
+sched_tunable_format (struct sched *s, const char *key, uint64_t val,
+                      char *buf, size_t len)
+{
+  if (s->ops->tunables)
+    return s->ops->tunables->format (key, val, buf, len);
+  snprintf (buf, len, "%" PRIu64, val);
+  return buf;
+}
+
+const char *
+sched_tunable_explain (struct sched *s, const char *key, const char *text,
+                       int err, char *buf, size_t len)
+{
+  if (s->ops->tunables)
+    return s->ops->tunables->explain (key, text, err, buf, len);
+  snprintf (buf, len, "%s", strerror (-err));
+  return buf;
 }

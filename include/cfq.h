@@ -137,7 +137,7 @@ extern size_t cfq_dump (struct sched *s, char *buf, size_t len);
  * plugin has one scheduler); fn runs on the caller's thread, inside the
  * policy call, and must not call back into the policy.
  */
-typedef void (*cfq_trace_fn) (void *opaque, const char *msg);
+typedef sched_trace_fn cfq_trace_fn;  /* sched_ops' set_trace */
 extern void cfq_set_trace (struct sched *s, cfq_trace_fn fn, void *opaque);
 
 /* A group's state, for the control socket. */

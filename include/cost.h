@@ -60,6 +60,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "statfield.h"
+
 #define COST_PAGE 4096u
 #define COST_SEQ_WINDOW (64u * 1024)    /* bytes from the last end */
 
@@ -191,5 +193,15 @@ extern int cost_calibrate (const struct cost_measure *ms,
 extern double cost_model_iops (const struct cost_model *m, enum cost_dir d,
                                bool seq);
 extern double cost_model_bps (const struct cost_model *m, enum cost_dir d);
+
+/* The model as statistics (include/statfield.h): one table named "cost"
+ * (Prometheus: nbdkit_cfq_cost_*): where its figures come from, the
+ * online correction (vrate, the last window's error and the largest of
+ * the last 16), the windows it measured and the device time it
+ * predicted, and the figures themselves with their depth.  A policy with
+ * a cost model calls it from its sched_ops stats.
+ */
+extern void cost_model_stats (const struct cost_model *m,
+                              stat_emit_fn *emit, void *opaque);
 
 #endif /* CFQ_COST_H */

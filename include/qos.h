@@ -256,4 +256,13 @@ extern struct qos_group *qos_due (struct qos_sched *qs, uint64_t now);
  */
 extern uint64_t qos_next_event (const struct qos_sched *qs, uint64_t now);
 
+/* The group's caps and reservation as statistics (include/statfield.h):
+ * one table named "qos", its settings (the nonzero keys, in the key
+ * table's units) and what they did (held now, requests held back,
+ * requests dispatched for the reservation).  A policy with caps calls it
+ * from its sched_ops stats.
+ */
+extern void qos_group_stats (const struct qos_group *qg, uint64_t now,
+                             stat_emit_fn *emit, void *opaque);
+
 #endif /* CFQ_QOS_H */

@@ -35,6 +35,7 @@
 
 #include "list.h"
 #include "rbtree.h"
+#include "statfield.h"
 
 #define SCHED_NEVER UINT64_MAX
 
@@ -91,6 +92,7 @@ struct sched_queue;             /* one per client connection (cfqq) */
 struct sched_group;             /* one per tenant group (cfqg) */
 struct qos_conf;                /* a group's caps and reservation (qos.h) */
 struct cost_params;             /* what requests cost the device (cost.h) */
+struct cost_model;              /* those, corrected online (cost.h) */
 
 struct rq {
   /* Filled in by the caller before insert. */
@@ -126,6 +128,24 @@ rq_is_sync (const struct rq *rq)
 }
 
 struct sched;
+
+/* A policy's tunables, for whoever sets them by name from text (the
+ * control socket): the i-th's name (NULL past the last); a value's text
+ * parsed (0, -ENOENT: not one of them, -EINVAL: not of its grammar,
+ * -ERANGE: out of range), written back as parse reads it, and a refusal
+ * (-EINVAL, -ERANGE) explained in the config file's words.  cfq.h says
+ * what CFQ's take.
+ */
+struct sched_tunables {
+  const char *(*name) (size_t i);
+  int (*parse) (const char *key, const char *text, uint64_t *val);
+  char *(*format) (const char *key, uint64_t val, char *buf, size_t len);
+  const char *(*explain) (const char *key, const char *text, int err,
+                          char *buf, size_t len);
+};
+
+/* One line of text for each decision of the policy (debugging). */
+typedef void (*sched_trace_fn) (void *opaque, const char *msg);
 
 struct sched_ops {
   const char *name;
@@ -195,6 +215,30 @@ struct sched_ops {
    */
   int (*set_cost) (struct sched *s, const struct cost_params *p,
                    const char *source);
+  /* Optional (NULL: the policy charges no cost).  The model in effect,
+   * with its online correction and error (struct cost_model, cost.h).
+   */
+  void (*get_cost) (struct sched *s, struct cost_model *m);
+
+  /* Optional (NULL: none of its own).  The policy's statistics, each
+   * described once (include/statfield.h): the device's when g is NULL,
+   * else group g's.  emit is called once per table, with a snapshot made
+   * now that the table reads; both live only during the call.  Reads
+   * only: no allocation, no change to the scheduler.
+   */
+  void (*stats) (struct sched *s, struct sched_group *g,
+                 stat_emit_fn *emit, void *opaque);
+
+  /* Optional (NULL: no tunables); their values are set and got with set
+   * and get above.
+   */
+  const struct sched_tunables *tunables;
+
+  /* Optional (NULL: it says nothing).  Call fn with one line for each
+   * scheduling decision, on the caller's thread inside the policy's call
+   * (fn must not call back into it); NULL turns it off.
+   */
+  void (*set_trace) (struct sched *s, sched_trace_fn fn, void *opaque);
 };
 
 /* Every policy's instance starts with this. */
@@ -269,5 +313,37 @@ static inline int
 sched_set_cost (struct sched *s, const struct cost_params *p,
                 const char *source)
 { return s->ops->set_cost ? s->ops->set_cost (s, p, source) : 0; }
+
+/* The policy's cost model in *m: true, or false if it charges none. */
+static inline bool
+sched_get_cost (struct sched *s, struct cost_model *m)
+{
+  if (!s->ops->get_cost)
+    return false;
+  s->ops->get_cost (s, m);
+  return true;
+}
+
+static inline void
+sched_stats (struct sched *s, struct sched_group *g, stat_emit_fn *emit,
+             void *opaque)
+{ if (s->ops->stats) s->ops->stats (s, g, emit, opaque); }
+static inline void
+sched_set_trace (struct sched *s, sched_trace_fn fn, void *opaque)
+{ if (s->ops->set_trace) s->ops->set_trace (s, fn, opaque); }
+
+/* The policy's tunables (sched_tunables): the i-th's name, NULL past the
+ * last or when it has none; parse -ENOENT when it has none; format and
+ * explain write into buf (a plain number, the error's text when it has
+ * none) and return it.
+ */
+extern const char *sched_tunable_name (struct sched *s, size_t i);
+extern int sched_tunable_parse (struct sched *s, const char *key,
+                                const char *text, uint64_t *val);
+extern char *sched_tunable_format (struct sched *s, const char *key,
+                                   uint64_t val, char *buf, size_t len);
+extern const char *sched_tunable_explain (struct sched *s, const char *key,
+                                          const char *text, int err,
+                                          char *buf, size_t len);
 
 #endif /* CFQ_SCHED_H */

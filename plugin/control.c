@@ -138,59 +138,6 @@ now_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
-/* ---- answers ---------------------------------------------------------------- */
-
-void
-strbuf_vprintf (struct strbuf *b, const char *fmt, va_list ap)
-{
-  va_list ap2;
-  int n;
-
-  if (b->oom)
-    return;
-  va_copy (ap2, ap);
-  n = vsnprintf (b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0,
-                 fmt, ap2);
-  va_end (ap2);
-  if (n < 0)
-    return;
-  if (!b->s || b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    char *s;
-
-    while (cap < b->len + n + 1)
-      cap *= 2;
-    s = realloc (b->s, cap);
-    if (!s) {
-      b->oom = 1;
-      return;
-    }
-    b->s = s;
-    b->cap = cap;
-    vsnprintf (b->s + b->len, b->cap - b->len, fmt, ap);
-  }
-  b->len += n;
-}
-
-void
-strbuf_printf (struct strbuf *b, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  strbuf_vprintf (b, fmt, ap);
-  va_end (ap);
-}
-
-void
-strbuf_free (struct strbuf *b)
-{
-  free (b->s);
-  b->s = NULL;
-  b->len = b->cap = 0;
-  b->oom = 0;
-}
-
 /* ---- parameters ------------------------------------------------------------- */
 
 static int

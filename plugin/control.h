@@ -18,27 +18,14 @@
 #ifndef CFQ_CONTROL_H
 #define CFQ_CONTROL_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "strbuf.h"
+
 struct ev_loop;
-
-/* A growable string for answers. */
-struct strbuf {
-  char *s;                      /* NUL-terminated, malloc'd, may be NULL */
-  size_t len;                   /* bytes used, not counting the NUL */
-  size_t cap;                   /* bytes allocated */
-  int oom;                      /* an append failed: the text is cut */
-};
-
-extern void strbuf_printf (struct strbuf *b, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
-extern void strbuf_vprintf (struct strbuf *b, const char *fmt, va_list ap)
-  __attribute__ ((format (printf, 2, 0)));
-extern void strbuf_free (struct strbuf *b);
 
 typedef void (*control_fn) (void *opaque, const char *line,
                             struct strbuf *out);

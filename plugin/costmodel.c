@@ -45,7 +45,6 @@
 
 #include "backing.h"
 #include "calibrate.h"
-#include "cfq.h"
 #include "config.h"
 #include "control.h"
 #include "cost.h"
@@ -457,14 +456,12 @@ cm_apply (struct sched *s, char *why, size_t len)
 void
 cm_report (struct tenants *tn, struct strbuf *o)
 {
-  bool cfq = tn_is_cfq (tn);
   struct cost_model m;
   char pb[256], date[32];
   uint64_t on = 0;
+  bool charges = sched_get_cost (tn->s, &m);
 
-  if (cfq)
-    cfq_get_cost (tn->s, &m);
-  else {
+  if (!charges) {
     struct cost_params p = cm.p;
 
     if (cm.kind == CM_GENERIC)
@@ -504,7 +501,7 @@ cm_report (struct tenants *tn, struct strbuf *o)
   if (cm.why[0])
     strbuf_printf (o, "%s: %s\n", cm.kind == CM_GENERIC
                    || cm.kind == CM_FILE ? "why" : "note", cm.why);
-  if (!cfq)
+  if (!charges)
     strbuf_printf (o, "charged: no (scheduler %s charges no cost)\n"
                    "vrate: -\nerror: -\n", tn->sched_name);
   else {

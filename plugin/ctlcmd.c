@@ -1,10 +1,10 @@
 /* ctlcmd.c: what the control socket's commands do (control.c carries
  * the lines, cfqctl sends them).
  *
- *   stats | stats flat         the statistics (stats.c)
+ *   stats | stats flat         the statistics (statsout.c)
  *   metrics                    the same in Prometheus's text format
- *   get [KEY]                  scheduler, queue_depth, CFQ's tunables
- *   set KEY VALUE              queue_depth, or a CFQ tunable, live
+ *   get [KEY]                  scheduler, queue_depth, the policy's tunables
+ *   set KEY VALUE              queue_depth, or a tunable of the policy, live
  *   weight GROUP N             a group's weight, live
  *   qos GROUP [KEY VALUE]      a group's caps and reservation (qos.h's
  *                              keys, the config's units; 0 removes one),
@@ -28,11 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfq.h"
 #include "costmodel.h"
 #include "ctlcmd.h"
 #include "qos.h"
-#include "stats.h"
+#include "statsout.h"
 #include "suggest.h"
 #include "units.h"
 #include "utf8.h"
@@ -80,15 +79,13 @@ get_one (struct tenants *tn, struct strbuf *o, const char *key)
     return;
   }
   strbuf_printf (o, "%s=%s\n", key,
-                 cfq_tunable_format (cfq_tunable_lookup (key), v, buf,
-                                     sizeof buf));
+                 sched_tunable_format (tn->s, key, v, buf, sizeof buf));
 }
 
 static void
 cmd_set (struct tenants *tn, struct strbuf *o, const char *key,
          const char *val)
 {
-  const struct cfq_tunable *t;
   char why[160], hint[256];
   uint64_t v;
   int err;
@@ -106,18 +103,20 @@ cmd_set (struct tenants *tn, struct strbuf *o, const char *key,
     strbuf_printf (o, "error: scheduler: cannot be changed while running\n");
     return;
   }
-  if (!tn_is_cfq (tn) || !(t = cfq_tunable_lookup (key))) {
+  /* The policy's tunables, in the config file's grammar and words. */
+  err = sched_tunable_parse (tn->s, key, val, &v);
+  if (err == -ENOENT) {
     strbuf_printf (o, "error: %s: unknown key%s\n", key,
-                   tn_is_cfq (tn) ? key_hint (key, hint, sizeof hint) : "");
+                   sched_tunable_name (tn->s, 0)
+                   ? key_hint (key, hint, sizeof hint) : "");
     return;
   }
-  /* The config file's parser and words. */
-  err = cfq_tunable_parse (key, val, &v);
   if (err == 0)
     err = sched_set (tn->s, key, v);
   if (err == -EINVAL || err == -ERANGE)
     strbuf_printf (o, "error: %s=%s: %s\n", key, val,
-                   cfq_tunable_explain (t, val, err, why, sizeof why));
+                   sched_tunable_explain (tn->s, key, val, err, why,
+                                          sizeof why));
   else if (err)
     strbuf_printf (o, "error: %s=%s: %s\n", key, val, strerror (-err));
   else
@@ -300,9 +299,8 @@ ctlcmd_run (void *opaque, const char *line, struct strbuf *o)
   else if (strcmp (verb, "get") == 0 && n == 1) {
     get_one (tn, o, "scheduler");
     get_one (tn, o, "queue_depth");
-    if (tn_is_cfq (tn))
-      for (size_t i = 0; i < cfq_nr_tunables; i++)
-        get_one (tn, o, cfq_tunables[i].name);
+    for (size_t i = 0; sched_tunable_name (tn->s, i); i++)
+      get_one (tn, o, sched_tunable_name (tn->s, i));
   }
   else if (strcmp (verb, "set") == 0 && n == 3)
     cmd_set (tn, o, a, b);

@@ -17,8 +17,10 @@
  *   rangelock.c        the write range lock
  *   engine.c, hold.c   the dispatcher thread, held completions
  *   backend-uring.c    io_uring; backend-null.c: no device at all
- *   tenants.c          the config model made live; the engine's hooks
- *   stats.c, ctlcmd.c  statistics; the control socket's commands
+ *   tenants.c          the config model made live, its accounting
+ *   hooks.c            the engine's hooks: setup, the tick, teardown
+ *   statsout.c         the statistics as text (JSON, flat, Prometheus)
+ *   ctlcmd.c           the control socket's commands
  *   control.c          the control socket itself
  *
  * Names.  The callbacks and this file's statics are cfqp_*: core/ owns
@@ -55,6 +57,7 @@
 #include "devmodel.h"
 #include "engine.h"
 #include "hangup.h"
+#include "hooks.h"
 #include "io.h"
 #include "reqbuf.h"
 #include "sched.h"
@@ -380,7 +383,7 @@ cfqp_after_fork (void)
   int err;
 
   bk_engine_fds (&cfg);
-  tn_engine_cfg (&cfg);
+  hooks_engine_cfg (&cfg);
   err = engine_start (&cfg);
 
   if (err) {

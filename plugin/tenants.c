@@ -8,13 +8,14 @@
  * export and connection, fed by the dispatcher on every completion.  The
  * same dispatcher serves the control socket (ctlcmd.c), so "weight gold
  * 800" or "set slice_idle 0" changes the scheduler between two dispatch
- * decisions without a lock, and "stats" (stats.c) reads counters nobody
+ * decisions without a lock, and "stats" (statsout.c) reads counters nobody
  * else is writing.
  *
- * Rates are per second: a one-second ev_timer ticks every iostat.  A
- * group's or export's share (stats.c) is its bytes over the last second
- * as a percentage of all groups' (exports') bytes in that second, or of
- * the totals since start (or reset) when nothing moved in the last second.
+ * Rates are per second: the one-second timer of hooks.c ticks every
+ * iostat (tn_tick).  A group's or export's share (statsout.c) is its
+ * bytes over the last second as a percentage of all groups' (exports')
+ * bytes in that second, or of the totals since start (or reset) when
+ * nothing moved in the last second.
  *
  * The rotational flag (which decides CFQ's seek logic and, with mode=auto,
  * whether groups are charged by time or by requests) comes from the device
@@ -39,23 +40,17 @@
 
 #include "cfq.h"
 #include "control.h"
+#include "cost.h"
 #include "costmodel.h"
-#include "ctlcmd.h"
 #include "device.h"
 #include "devmodel.h"
 #include "loglimit.h"
-#include "metrics.h"
 #include "outfile.h"
-#include "stats.h"
 #include "tenants.h"
 #include "utf8.h"
 
-/* -D cfq.trace=1: log every scheduling decision of the CFQ core. */
+/* -D cfq.trace=1: log every scheduling decision of the policy. */
 NBDKIT_DLL_PUBLIC int cfq_debug_trace;
-/* -D cfq.policy=1: log every call of the policy's request path
- * (tests/test-policy-trace.sh compares them between data paths).
- */
-NBDKIT_DLL_PUBLIC int cfq_debug_policy;
 
 static struct tenants tn = {
   .rotational = -1, .conns = LIST_INIT (tn.conns),
@@ -482,10 +477,20 @@ tn_unload (void)
 
 /* ---- the dispatcher's side --------------------------------------------------- */
 
-bool
-tn_is_cfq (const struct tenants *t)
+struct tenants *
+tn_live (void)
 {
-  return t->s && t->s->ops == &cfq_ops;
+  return &tn;
+}
+
+const char *
+tn_mode_name (const struct tenants *t, char *buf, size_t len)
+{
+  uint64_t v;
+
+  if (t->s && sched_get (t->s, "mode", &v) == 0)
+    return sched_tunable_format (t->s, "mode", v, buf, len);
+  return cfq_mode_name (t->m->dev.mode);
 }
 
 void
@@ -503,22 +508,11 @@ tn_each_iostat (struct tenants *t, void (*fn) (struct iostat *, uint64_t),
   fn (&t->total, now);
 }
 
-static void
-tick_cb (struct ev_loop *loop, ev_timer *w, int revents)
+void
+tn_tick (uint64_t now)
 {
-  uint64_t now = engine_now ();
-
   tn_each_iostat (&tn, iostat_tick, now);
   refusal_flush (now);
-  if (tn.metrics) {
-    struct strbuf b = { 0 };
-
-    stats_prometheus (&tn, &b);
-    if (b.oom || !b.s)
-      strbuf_free (&b);         /* no new version this second */
-    else
-      metrics_post (tn.metrics, b.s);
-  }
 }
 
 static void
@@ -528,9 +522,8 @@ trace_fn (void *opaque, const char *msg)
     nbdkit_debug ("cfq.trace: %.6f %s", engine_now () / 1e9, msg);
 }
 
-static int
-hook_setup (struct engine *e, void *opaque, struct sched *s,
-            struct ev_loop *loop)
+int
+tn_start (struct engine *e, struct sched *s)
 {
   const struct cfg_model *m = tn.m;
   uint64_t now = engine_now ();
@@ -540,7 +533,6 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
 
   tn.e = e;
   tn.s = s;
-  tn.loop = loop;
   sg = calloc (m->nr_groups, sizeof *sg);
   if (!sg) {
     nbdkit_error ("cfq: calloc: %m");
@@ -556,42 +548,16 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
     nbdkit_error ("cfq: %s", why);
     return err;
   }
-  if (tn_is_cfq (&tn)) {
-    /* nbdkit sets -D flags when it loads the plugin, before this. */
-    if (cfq_debug_trace)
-      cfq_set_trace (s, trace_fn, NULL);
-  }
+  /* nbdkit sets -D flags when it loads the plugin, before this. */
+  if (cfq_debug_trace)
+    sched_set_trace (s, trace_fn, NULL);
   tn_each_iostat (&tn, iostat_init, now);
-  ev_timer_init (&tn.tick, tick_cb, 1., 1.);
-  ev_timer_start (loop, &tn.tick);
-  ev_unref (loop);              /* the tick alone does not keep it running */
-  if (tn.ctl)
-    control_start (tn.ctl, loop, ctlcmd_run, &tn);
-  if (tn.metrics_path) {
-    tn.metrics = metrics_start (tn.metrics_path, &err);
-    if (!tn.metrics) {
-      nbdkit_error ("cfq: metrics=%s: %s", tn.metrics_path, strerror (-err));
-      if (tn.ctl)
-        control_stop (tn.ctl);
-      tn.ctl = NULL;
-      return err;
-    }
-  }
   return 0;
 }
 
-static void
-hook_teardown (struct engine *e, void *opaque)
+void
+tn_stop (void)
 {
-  if (tn.stats_path)
-    stats_write_file (&tn);
-  if (tn.ctl)
-    control_stop (tn.ctl);
-  tn.ctl = NULL;
-  metrics_stop (tn.metrics);
-  tn.metrics = NULL;
-  ev_ref (tn.loop);
-  ev_timer_stop (tn.loop, &tn.tick);
   for (size_t i = 0; i < tn.m->nr_groups; i++)
     iostat_free (&tn.groups[i].io);
   for (size_t i = 0; i < tn.m->nr_exports; i++)
@@ -601,8 +567,8 @@ hook_teardown (struct engine *e, void *opaque)
   tn.e = NULL;
 }
 
-static void
-hook_conn (struct engine *e, void *opaque, void *acct, bool open)
+void
+tn_conn_hook (void *acct, bool open)
 {
   struct tn_conn *c = acct;
 
@@ -614,9 +580,8 @@ hook_conn (struct engine *e, void *opaque, void *acct, bool open)
     list_del (&c->link);
 }
 
-static void
-hook_done (struct engine *e, void *opaque, struct creq *r, int res,
-           uint64_t now)
+void
+tn_done (struct creq *r, int res, uint64_t now)
 {
   struct tn_conn *c = r->acct;
 
@@ -633,9 +598,8 @@ hook_done (struct engine *e, void *opaque, struct creq *r, int res,
  * dispatch handed out nothing.  ID is the connection's number (1, 2, ...
  * in order of opening), 0 for a request of no connection.
  */
-static void
-hook_policy (struct engine *e, void *opaque, enum engine_call call,
-             struct creq *r, uint64_t now)
+void
+tn_policy_log (enum engine_call call, struct creq *r, uint64_t now)
 {
   static const char *const calls[] = { "insert", "dispatch", "completed",
                                        "cancel", "deactivate",
@@ -653,27 +617,4 @@ hook_policy (struct engine *e, void *opaque, enum engine_call call,
                 " len=%" PRIu32 " flags=%#x now=%" PRIu64, calls[call],
                 c ? c->id : 0, r->rq.op < 5 ? ops[r->rq.op] : "?",
                 r->rq.off, r->rq.len, r->rq.flags, now);
-}
-
-static const struct engine_hooks hooks = {
-  .setup = hook_setup,
-  .teardown = hook_teardown,
-  .conn = hook_conn,
-  .done = hook_done,
-};
-
-static const struct engine_hooks hooks_policy = {
-  .setup = hook_setup,
-  .teardown = hook_teardown,
-  .conn = hook_conn,
-  .done = hook_done,
-  .policy = hook_policy,
-};
-
-void
-tn_engine_cfg (struct engine_cfg *cfg)
-{
-  cfg->dm = tn.dm;
-  cfg->hooks = cfq_debug_policy ? &hooks_policy : &hooks;
-  cfg->opaque = NULL;
 }

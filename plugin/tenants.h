@@ -3,10 +3,12 @@
  *
  * plugin.c (the nbdkit edge) hands every key=value it does not handle
  * itself to tn_config(); .config_complete calls tn_validate() once the
- * device's size is known; .after_fork passes tn_engine_cfg()'s hooks to
- * the engine, whose dispatcher thread then runs every hook (groups,
- * tunables, stats, control commands), so nothing here takes a lock.
- * stats.c and ctlcmd.c read and change the live state below.
+ * device's size is known; .after_fork passes the engine's hooks
+ * (hooks.c) to the engine, whose dispatcher thread then runs every hook
+ * (groups, tunables, accounting, stats, control commands), so nothing
+ * here takes a lock.  hooks.c calls the tn_start..tn_stop below;
+ * statsout.c and ctlcmd.c read and change the live state (tn_live).
+ * Nothing here calls them: the calls go one way, from the hooks down.
  *
  * Threads: tn_config..tn_prepare run on nbdkit's main thread before the
  * dispatcher starts; the model is read-only afterwards and read by every
@@ -21,8 +23,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <ev.h>
-
 #include "config.h"
 #include "control.h"
 #include "engine.h"
@@ -31,7 +31,6 @@
 
 struct control;
 struct devmodel;
-struct metrics;
 
 /* ---- for plugin.c ----------------------------------------------------------- */
 
@@ -69,8 +68,6 @@ extern const char *tn_sched_name (void);
 extern int tn_prepare (const char *sched_name, const char *backend,
                        uint64_t size, dev_t dev);
 
-/* Fill in the engine's dm, hooks and opaque. */
-extern void tn_engine_cfg (struct engine_cfg *cfg);
 /* The group, class and level of a connection to export i. */
 extern void tn_qspec (size_t i, struct engine_qspec *spec);
 
@@ -92,7 +89,25 @@ extern void tn_refusal (const char *fmt, ...)
 
 extern void tn_unload (void);
 
-/* ---- the live state, for stats.c and ctlcmd.c ------------------------------- */
+/* ---- for hooks.c: the engine's hooks, on the dispatcher --------------------- */
+
+/* The scheduler s of engine e is made: its groups, tunables and cost
+ * model from the config, the iostats started.  0 or -errno (reported).
+ */
+extern int tn_start (struct engine *e, struct sched *s);
+/* Every second: the iostats' rates, the refusals not yet logged. */
+extern void tn_tick (uint64_t now);
+/* A connection's queue was made (open) or freed; acct is its tn_conn. */
+extern void tn_conn_hook (void *acct, bool open);
+/* Request r finished with res (0 or -errno): its iostats. */
+extern void tn_done (struct creq *r, int res, uint64_t now);
+/* -D cfq.policy=1: one debug line for a call into the policy. */
+extern void tn_policy_log (enum engine_call call, struct creq *r,
+                           uint64_t now);
+/* The engine stops: the iostats go. */
+extern void tn_stop (void);
+
+/* ---- the live state, for statsout.c and ctlcmd.c ---------------------------- */
 
 struct tn_group {
   const struct cfg_group *cg;   /* the model's */
@@ -134,9 +149,6 @@ struct tenants {
   /* dispatcher thread */
   struct engine *e;             /* from the setup hook to teardown */
   struct sched *s;
-  struct ev_loop *loop;
-  ev_timer tick;                /* every second: iostat_tick, metrics */
-  struct metrics *metrics;      /* metrics=FILE's writer, or NULL */
   struct control *ctl;
   struct list conns;            /* open connections */
   struct iostat total;          /* everything */
@@ -145,8 +157,14 @@ struct tenants {
   uint64_t refused;             /* [atomic] clients refused: the total */
 };
 
-/* The scheduler is CFQ (it has tunables, groups' stats ...). */
-extern bool tn_is_cfq (const struct tenants *tn);
+/* The live state (one per process). */
+extern struct tenants *tn_live (void);
+/* How groups are charged now, by name ("auto", "time", "iops"): the
+ * policy's mode if it has one, else the config's [device] mode.  Written
+ * into buf (or a static string) and returned.
+ */
+extern const char *tn_mode_name (const struct tenants *tn, char *buf,
+                                 size_t len);
 /* Call fn on every iostat: groups, exports, connections, the total. */
 extern void tn_each_iostat (struct tenants *tn,
                             void (*fn) (struct iostat *, uint64_t),

@@ -10,7 +10,10 @@
 #  - The numbers are the server's: weights from the config, the weight
 #    share over the groups that moved data (100:400 while medium is idle),
 #    measured shares summing to 1, requests counted by operation, the
-#    latency summary's count equal to the requests.
+#    latency summary's count equal to the requests; the cost model of the
+#    emulated device (nbdkit_cfq_cost_*: its six figures as the device
+#    model gives them, depth, source, vrate and errors, windows of busy
+#    time measured under load).
 #  - A live weight change shows at once (cfqctl) and in the file within
 #    two seconds.
 #  - The file is replaced whole: 300 reads while it is rewritten all parse
@@ -229,6 +232,26 @@ check(get(s, "nbdkit_cfq_export_requests_total", export="medium", group="medium"
       "medium is idle")
 ews = get(s, "nbdkit_cfq_export_weight_share", export="large disk", group="large")
 check(abs(ews - 0.8) < 1e-6, "export weight share %r" % ews)
+# The cost model, from the device model (one channel, 2 ms a 4k request):
+# its figures, where they come from, and its online correction.
+for k, t in (("nbdkit_cfq_cost_vrate", "gauge"), ("nbdkit_cfq_cost_error_ratio", "gauge"),
+             ("nbdkit_cfq_cost_error_max_ratio", "gauge"), ("nbdkit_cfq_cost_model", "gauge"),
+             ("nbdkit_cfq_cost_depth", "gauge"), ("nbdkit_cfq_cost_windows_total", "counter"),
+             ("nbdkit_cfq_cost_predicted_seconds_total", "counter")):
+    check(types.get(k) == t, "%s is a %s: %r" % (k, t, types.get(k)))
+check(get(s, "nbdkit_cfq_cost_info", source="device model") == 1, "cost model from the device model")
+fig = {f: get(s, "nbdkit_cfq_cost_model", figure=f)
+       for f in ("rbps", "rseqiops", "rrandiops", "wbps", "wseqiops", "wrandiops")}
+check(480 <= fig["rrandiops"] <= 500 and fig["rrandiops"] == fig["wrandiops"]
+      == fig["rseqiops"] == fig["wseqiops"], "4k requests/s of a 2 ms channel: %r" % fig)
+check(fig["rbps"] == fig["wbps"] > 0, "bytes/s %r" % fig)
+check(get(s, "nbdkit_cfq_cost_depth") == 1, "depth: one channel")
+vr = get(s, "nbdkit_cfq_cost_vrate")
+check(0.25 <= vr <= 4, "vrate %r" % vr)
+check(get(s, "nbdkit_cfq_cost_windows_total") > 0, "windows of busy time measured under load")
+check(get(s, "nbdkit_cfq_cost_error_max_ratio") >= abs(get(s, "nbdkit_cfq_cost_error_ratio")) - 1e-9,
+      "the largest error is at least the last")
+check(get(s, "nbdkit_cfq_cost_predicted_seconds_total") > 0, "device time predicted")
 # The live weight change, at once on the socket and within 2 s in the file.
 s2, _ = parse(open(d + "/ctl2.prom").read())
 check(get(s2, "nbdkit_cfq_group_weight", group="small") == 800, "weight 800 on the socket")

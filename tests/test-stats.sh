@@ -7,10 +7,13 @@
 #     export has iops, mibs, avg_iops, avg_mibs, reqs and bytes by type and
 #     p50/p99/p999/max latency; the export's and its group's counts are
 #     exactly the requests sent, the idle export's are zero;
-#  2. "stats flat" has a group, an export and a device record with the
+#  2. CFQ's cost model is in the JSON per device (source, the six figures,
+#     depth, vrate, errors, windows, predicted time) and the same numbers
+#     in the metrics (nbdkit_cfq_cost_*);
+#  3. "stats flat" has a group, an export and a device record with the
 #     promised keys; cfqctl stats -c 2 -i 1 prints the table twice;
-#  3. "reset" zeroes the counters (the next requests count from 0);
-#  4. stats=FILE is written at exit, parses, and counts what was sent after
+#  4. "reset" zeroes the counters (the next requests count from 0);
+#  5. stats=FILE is written at exit, parses, and counts what was sent after
 #     the reset.
 # timeout: 180
 . "$(dirname "$0")/tenant-functions.sh"
@@ -142,6 +145,46 @@ sp = groups["spare"]
 assert sp["slices"] == 0 and sp["dispatched"] == 0 and sp["used_ns"] == 0, \
     "group spare had no request but counts %s" % sp
 print("per-group CFQ counters present and summing to the device's")
+EOF
+
+# ---- the cost model: in the JSON per device, and the same in the metrics ---------
+ctl srv raw metrics >"$TESTDIR/m1.prom" || fail "metrics failed"
+"$PYTHON" - "$TESTDIR" "$TESTDIR/s1.out" "$TESTDIR/m1.prom" <<'EOF' || fail "the cost model"
+import re, sys
+sys.path.insert(0, sys.argv[1])
+from srvstats import load
+doc = load(sys.argv[2])
+dev = doc["device"]
+if dev.get("scheduler") != "cfq":
+    print("scheduler %s: no cost model to check" % dev.get("scheduler"))
+    sys.exit(0)
+c = dev["cost"]
+print("cost:", c)
+figures = ("rbps", "rseqiops", "rrandiops", "wbps", "wseqiops", "wrandiops")
+assert isinstance(c["source"], str) and c["source"], c
+assert sorted(c["model"]) == sorted(figures), "figures %s" % sorted(c["model"])
+for f in figures:
+    assert isinstance(c["model"][f], int) and c["model"][f] > 0, "%s = %r" % (f, c["model"][f])
+assert isinstance(c["depth"], int) and c["depth"] >= 1, c
+assert 0.25 <= c["vrate"] <= 4, "vrate %r" % c["vrate"]
+assert isinstance(c["windows"], int) and c["windows"] >= 0, c
+assert c["windows"] == 0 or abs(c["error_ratio"]) <= c["error_max_ratio"] + 1e-4, c
+assert c["predicted_ns"] > 0, "no device time predicted after the requests"
+# The metrics say the same: one table feeds both.
+prom = {}
+for line in open(sys.argv[3]):
+    m = re.fullmatch(r'(nbdkit_cfq_cost_\w+)(\{[^}]*\})? (\S+)\n', line)
+    if m:
+        prom[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+for f in figures:
+    got = prom.get('nbdkit_cfq_cost_model{figure="%s"}' % f)
+    assert got == c["model"][f], "metrics %s %r, stats %r" % (f, got, c["model"][f])
+assert prom.get('nbdkit_cfq_cost_info{source="%s"}' % c["source"]) == 1, prom
+assert prom.get("nbdkit_cfq_cost_depth") == c["depth"], prom
+assert abs(prom["nbdkit_cfq_cost_vrate"] - c["vrate"]) < 1e-3, prom
+for k in ("error_ratio", "error_max_ratio", "windows_total", "predicted_seconds_total"):
+    assert "nbdkit_cfq_cost_" + k in prom, "no nbdkit_cfq_cost_%s in the metrics" % k
+print("cost model: %s, figures and correction in stats and metrics alike" % c["source"])
 EOF
 
 # ---- connections: a connected client is listed, with its export ------------------

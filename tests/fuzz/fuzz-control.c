@@ -1,6 +1,6 @@
 /* fuzz-control.c: libFuzzer target for the control protocol: the control
  * socket's framing (plugin/control.c) and its commands (plugin/ctlcmd.c,
- * with the statistics of plugin/stats.c behind "stats" and "metrics").
+ * with the statistics of plugin/statsout.c behind "stats" and "metrics").
  *
  * The server is the plugin's own, without nbdkit: once, a config with
  * three groups and exports whose names need escaping is loaded through
@@ -42,6 +42,7 @@
 #include "bounce.h"
 #include "control.h"
 #include "engine.h"
+#include "hooks.h"
 #include "qos.h"
 #include "sched.h"
 #include "tenants.h"
@@ -562,7 +563,7 @@ server_start (void)
   CHECK_NOTNULL (cfg.sched_ops);
   for (size_t i = 0; i < ENGINE_FILE_SLOTS; i++)
     cfg.fds[i] = -1;
-  tn_engine_cfg (&cfg);
+  hooks_engine_cfg (&cfg);
   CHECK_EQ (engine_start (&cfg), 0);
   open_connections ();
 

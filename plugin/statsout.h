@@ -1,9 +1,9 @@
-/* stats.h: the statistics of the tenants (see stats.c).
+/* statsout.h: the statistics of the tenants, written out (see statsout.c).
  *
  * Threads: the dispatcher, under the engine lock.
  */
-#ifndef CFQ_STATS_H
-#define CFQ_STATS_H
+#ifndef CFQ_STATSOUT_H
+#define CFQ_STATSOUT_H
 
 #include "control.h"
 #include "tenants.h"
@@ -21,4 +21,4 @@ extern void stats_prometheus (const struct tenants *tn, struct strbuf *o);
  */
 extern void stats_write_file (const struct tenants *tn);
 
-#endif /* CFQ_STATS_H */
+#endif /* CFQ_STATSOUT_H */

@@ -1,0 +1,150 @@
+/* cfq-stats.c: what CFQ reports, described field by field
+ * (include/statfield.h) for sched_ops' stats: the device's counters and
+ * state, with its cost model (cost.c) after them; a group's, with its
+ * caps and reservation (qos.c) after them.
+ *
+ * The numbers are cfq_get_stats' and cfq_group_get_stats' (include/cfq.h,
+ * where each field's meaning is), so tests, cfqsim and the server's
+ * statistics read the same counters.  Which of them the flat records
+ * carry ("stats flat": a line per group and one for the device) is the
+ * STAT_F column; JSON and Prometheus carry them all.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cfq-priv.h"
+
+/* The device: cfq_stats, and the rotational flag as CFQ takes it. */
+struct dev_snap {
+  struct cfq_stats st;
+  uint64_t rotational;          /* 0 or 1 */
+};
+
+#define D(f) offsetof (struct dev_snap, st.f)
+#define DCOUNT(n, f, sh, h) \
+  { .name = n, .unit = "requests", .type = STAT_COUNTER, .repr = STAT_U64, \
+    .off = D (f), .show = (sh), .help = h }
+
+static const struct stat_field dev_fields[] = {
+  { .name = "hw_tag", .unit = "bool", .repr = STAT_INT, .off = D (hw_tag),
+    .show = STAT_ALL, .help = "Whether the device queues requests (NCQ):"
+    " 1 yes, 0 no, -1 not known yet." },
+  { .name = "hw_tag_depth", .unit = "requests", .repr = STAT_UINT,
+    .off = D (hw_tag_est_depth), .show = STAT_JP, .help = "Most requests"
+    " seen at the device at once, by which hw_tag is judged." },
+  { .name = "iops_mode", .unit = "bool", .repr = STAT_BOOL,
+    .off = D (iops_mode), .show = STAT_JP, .help = "Groups are charged"
+    " by requests (IOPS mode) now, not by time." },
+  { .name = "rotational", .unit = "bool", .repr = STAT_U64,
+    .off = offsetof (struct dev_snap, rotational), .show = STAT_JP,
+    .help = "The device seeks (1) or not (0), as the scheduler takes it." },
+  { .name = "busy_queues", .unit = "queues", .repr = STAT_UINT,
+    .off = D (busy_queues), .show = STAT_JP, .help = "Queues with"
+    " requests waiting (on a service tree)." },
+  { .name = "rq_queued", .unit = "requests", .repr = STAT_UINT,
+    .off = D (rq_queued), .show = STAT_JP, .help = "Requests inserted and"
+    " not yet dispatched." },
+  DCOUNT ("slices", slices, STAT_ALL, "Queues made active: time slices"
+          " begun."),
+  DCOUNT ("idle_arms", idle_arms, STAT_JP, "Times the idle timer was"
+          " armed for a queue (slice_idle)."),
+  DCOUNT ("group_idle_arms", group_idle_arms, STAT_JP, "Times the idle"
+          " timer was armed for a group (group_idle)."),
+  DCOUNT ("idle_hits", idle_hits, STAT_ALL, "Requests that arrived while"
+          " their queue or group was idled for."),
+  DCOUNT ("idle_timeouts", idle_timeouts, STAT_ALL, "Idle windows that"
+          " ran out without a request."),
+  DCOUNT ("preemptions", preemptions, STAT_ALL, "Times the active queue"
+          " was preempted."),
+  DCOUNT ("fifo_expired", fifo_expired, STAT_JP, "Requests served in fifo"
+          " order because they had waited too long."),
+  DCOUNT ("merges", merges, STAT_JP, "Connections moved into a shared"
+          " queue (cooperating queues)."),
+  DCOUNT ("splits", splits, STAT_JP, "Connections split back out of a"
+          " shared queue."),
+  DCOUNT ("wait_busy", wait_busy, STAT_JP, "Slices extended to keep a"
+          " group busy (wait-busy)."),
+  { .name = "seek_cost_us", .prom = "seek_cost_seconds", .unit = "us",
+    .repr = STAT_U64, .off = D (seek_cost), .show = STAT_JP, .div = 1000,
+    .pdiv = 1e9, .help = "Mean service time of reads dispatched away from"
+    " the head." },
+  { .name = "seek_fast", .unit = "bool", .repr = STAT_BOOL,
+    .off = D (seek_fast), .show = STAT_JP, .help = "The device is taken"
+    " to seek, but seek_cost_us says it does not (1)." },
+};
+#undef D
+
+static const struct stat_field dev_table = {
+  .show = STAT_ALL, STAT_SUB (dev_fields),
+};
+
+#define G(f) offsetof (struct cfq_group_stats, f)
+#define GCOUNT(n, f, sh, h) \
+  { .name = n, .unit = "requests", .type = STAT_COUNTER, .repr = STAT_U64, \
+    .off = G (f), .show = (sh), .help = h }
+
+static const struct stat_field grp_fields[] = {
+  { .name = "vdisktime", .unit = "ns<<12", .repr = STAT_U64,
+    .off = G (vdisktime), .show = STAT_ALL, .help = "The group's virtual"
+    " disk time (ns << 12, scaled by weight): the group with the least is"
+    " served next." },
+  { .name = "cfq_weight", .unit = "weight", .repr = STAT_UINT,
+    .off = G (weight), .show = STAT_JP, .help = "The weight as the"
+    " scheduler has it now (100..1000)." },
+  { .name = "busy_queues", .unit = "queues", .repr = STAT_UINT,
+    .off = G (busy_queues), .show = STAT_JP, .help = "Its queues with"
+    " requests waiting." },
+  { .name = "in_driver", .unit = "requests", .repr = STAT_UINT,
+    .off = G (in_driver), .show = STAT_JP, .help = "Its requests"
+    " dispatched and not completed." },
+  { .name = "on_service_tree", .unit = "bool", .repr = STAT_BOOL,
+    .off = G (on_service_tree), .show = STAT_JP, .help = "It waits for or"
+    " gets service (1)." },
+  { .name = "serving", .unit = "bool", .repr = STAT_BOOL,
+    .off = G (serving), .show = STAT_JP, .help = "It is the group being"
+    " served now (1)." },
+  GCOUNT ("slices", slices, STAT_ALL, "Its queues made active."),
+  GCOUNT ("idle_arms", idle_arms, STAT_JP, "Times the idle timer was"
+          " armed for one of its queues (slice_idle)."),
+  GCOUNT ("group_idle_arms", group_idle_arms, STAT_JP, "Times the idle"
+          " timer was armed for it (group_idle)."),
+  GCOUNT ("idle_hits", idle_hits, STAT_ALL, "Its requests that arrived"
+          " while it was idled for."),
+  GCOUNT ("idle_timeouts", idle_timeouts, STAT_ALL, "Its idle windows"
+          " that ran out."),
+  GCOUNT ("preemptions", preemptions, STAT_JP, "Times its active queue was"
+          " preempted."),
+  GCOUNT ("dispatched", dispatched, STAT_JP, "Its requests dispatched."),
+  { .name = "used_ns", .flat = "used_ms", .prom = "used_seconds",
+    .unit = "ns", .type = STAT_COUNTER, .repr = STAT_U64,
+    .off = G (used_ns), .show = STAT_ALL, .fdiv = 1e6, .pdiv = 1e9,
+    .help = "Disk time its slices used (as charged in time mode, before"
+    " scaling by weight; counted in IOPS mode too)." },
+};
+#undef G
+
+static const struct stat_field grp_table = {
+  .show = STAT_ALL, STAT_SUB (grp_fields),
+};
+
+void
+cfq_stats (struct sched *s, struct sched_group *g, stat_emit_fn *emit,
+           void *opaque)
+{
+  struct cfqd *cfqd = CFQD (s);
+
+  if (g) {
+    struct cfq_group_stats gs;
+
+    cfq_group_get_stats (s, g, &gs);
+    emit (opaque, &grp_table, &gs);
+    qos_group_stats (&g->qos, cfqd->now, emit, opaque);
+  }
+  else {
+    struct dev_snap d = { .rotational = t_get (cfqd, T_ROTATIONAL) };
+
+    cfq_get_stats (s, &d.st);
+    emit (opaque, &dev_table, &d);
+    cost_model_stats (&cfqd->cost, emit, opaque);
+  }
+}
