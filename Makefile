@@ -4,7 +4,7 @@
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make check-stress  the long hostile-tenant tests (tests/stress/)
-#   make lint       shellcheck every shell script
+#   make lint       shellcheck every shell script; no cycles between core/'s files
 #   make SANITIZE=address,undefined check
 #                   everything built with those sanitizers, the whole suite
 #                   under them; any sanitizer report fails its test
@@ -270,11 +270,14 @@ check-tsan:
 # Every shell script, at warning level (.shellcheckrc lets it follow the
 # scripts' ". functions.sh"); and no variables made by name (printf -v
 # "${NAME}_..."), which shellcheck cannot follow: per-server values live in
-# arrays keyed by name (NBDKIT_SOCK[NAME] ...).
+# arrays keyed by name (NBDKIT_SOCK[NAME] ...).  And core/'s files call
+# one way only: tools/filegraph fails on a cycle between them, from the
+# symbols of their objects (tools/filegraph --print plugin shows plugin/'s).
 SHELL_SCRIPTS := $(wildcard tests/*.sh tests/*/*.sh bench/*.sh) \
 	tests/sanitizer/nbdkit .ci/run
-lint:
+lint: $(CORE_OBJ)
 	shellcheck -S warning $(SHELL_SCRIPTS)
+	tools/filegraph --check core
 	@if grep -n 'printf -v "\$$' $(SHELL_SCRIPTS); then \
 	  echo "lint: a variable made by name (above): use an array"; exit 1; fi
 
