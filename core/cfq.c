@@ -171,46 +171,9 @@
 
 #include "cfq-priv.h"
 
+static void cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic);
+
 /* ---- Slices ---------------------------------------------------------- */
-
-uint64_t
-cfq_prio_slice (const struct cfqd *cfqd, bool sync, unsigned prio)
-{
-  const int64_t base = t_get (cfqd, sync ? T_SLICE_SYNC : T_SLICE_ASYNC);
-  int64_t s = base + base / CFQ_SLICE_SCALE * (4 - (int64_t) prio);
-
-  return s > 0 ? (uint64_t) s : 1;
-}
-
-static uint64_t
-cfq_prio_to_slice (const struct cfqd *cfqd, const struct cfqq *cfqq)
-{
-  return cfq_prio_slice (cfqd, cfqq->sync, cfqq->ioprio);
-}
-
-/* The queue's slice, with low_latency scaled to its group's share of
- * target_latency; iq: the queues of its class in the group expected to
- * take turns.
- */
-static uint64_t
-cfq_scaled_slice (const struct cfqd *cfqd, const struct cfqq *cfqq,
-                  unsigned iq)
-{
-  uint64_t slice = cfq_prio_to_slice (cfqd, cfqq);
-
-  if (t_get (cfqd, T_LOW_LATENCY)) {
-    uint64_t sync_slice = t_get (cfqd, T_SLICE_SYNC);
-    uint64_t expect_latency = sync_slice * iq;
-    uint64_t group_slice = cfq_group_slice (cfqd, cfqq->cfqg);
-
-    if (expect_latency > group_slice) {
-      uint64_t base_low_slice = 2 * t_get (cfqd, T_SLICE_IDLE);
-      uint64_t low_slice = umin64 (slice, base_low_slice * slice / sync_slice);
-      slice = umax64 (slice * group_slice / expect_latency, low_slice);
-    }
-  }
-  return slice;
-}
 
 static void
 cfq_set_prio_slice (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
@@ -222,33 +185,6 @@ cfq_set_prio_slice (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
   cfqq->slice_start = now;
   cfqq->slice_end = now + slice;
   cfqq->allocated_slice = slice;
-}
-
-/* A group joined the tree (deviation 30): the active queue of another
- * group keeps no more of its slice than it would be given now, so a slice
- * sized for a group alone ends when the others come.
- */
-void
-cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
-                uint64_t now)
-{
-  struct cfqq *cfqq = cfqd->active_queue;
-  uint64_t slice, end;
-
-  if (!cfqq || cfqq->slice_new || cfqq->wait_busy || cfqq->cfqg == joined)
-    return;
-  slice = cfq_scaled_slice (cfqd, cfqq,
-                            cfqq->cfqg->busy_queues_avg[cfq_class_rt (cfqq)]);
-  if (slice >= cfqq->allocated_slice)
-    return;
-  end = umax64 (cfqq->slice_start + slice, now);
-  if (end >= cfqq->slice_end)
-    return;
-  CFQ_TRACE (cfqd, cfqq, "group %s joined: slice cut by %llu us",
-             joined->name,
-             (unsigned long long) ((cfqq->slice_end - end) / 1000));
-  cfqq->slice_end = end;
-  cfqq->allocated_slice = end - cfqq->slice_start;
 }
 
 static bool
@@ -421,7 +357,7 @@ __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
   cfqd->active_queue = cfqq;
 }
 
-void
+static void
 __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
                      uint64_t now)
 {
@@ -462,7 +398,7 @@ __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
   cfqd->active_cic = NULL;
 }
 
-void
+static void
 cfq_slice_expired (struct cfqd *cfqd, bool timed_out, uint64_t now)
 {
   if (cfqd->active_queue)
@@ -550,7 +486,7 @@ cfq_arm_slice_timer (struct cfqd *cfqd, uint64_t now)
   }
 }
 
-void
+static void
 cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
                      uint64_t now)
 {
@@ -613,18 +549,41 @@ cfq_prio_to_maxrq (const struct cfqd *cfqd, const struct cfqq *cfqq)
   return 2 * (base_rq + base_rq * (CFQ_PRIO_LISTS - 1 - cfqq->ioprio));
 }
 
-/* Idle-class grace (CFQ_IDLE_GRACE of CFQ up to 2.6.27, kept because
- * "IDLE only when nothing else waits" should survive a sync reader's think
- * time): when only IDLE-class queues have work, none starts until 100 ms
- * after the last completion of a non-IDLE request.  2.6.36 relies on the
- * class order inside a group only.  Across groups an IDLE queue still gets
- * its group's turn while other groups are busy, as in 2.6.36.
+/* The group to serve next: the leftmost on the group tree (rule 3 of
+ * cfq-qos.c with caps), in the workload it was in when its last turn
+ * ended.
  */
-bool
-cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now)
+static struct sched_group *
+cfq_get_next_cfqg (struct cfqd *cfqd)
 {
-  return cfqd->busy_queues && cfqd->busy_queues == cfqd->busy_idle_queues
-    && now - cfqd->last_end_nonidle < CFQ_IDLE_GRACE;
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct sched_group *cfqg;
+
+  if (rb_empty (&st->rb))
+    return NULL;
+  cfqg = cfqg_of (rb_first (&st->rb));
+  if (qos_on (&cfqd->qos) && !(cfqg = cfq_qos_next_cfqg (cfqd)))
+    return NULL;                /* every busy group held by a cap */
+  st->active = cfqg;
+  update_min_vdisktime (st);
+  return cfqg;
+}
+
+static void
+cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
+{
+  struct sched_group *cfqg = cfq_get_next_cfqg (cfqd);
+
+  cfqd->serving_group = cfqg;
+  if (cfqg && cfqg->saved_workload_slice) {
+    /* Resume the workload the group was in. */
+    cfqd->workload_expires = now + cfqg->saved_workload_slice;
+    cfqd->serving_type = cfqg->saved_workload;
+    cfqd->serving_prio = cfqg->saved_serving_prio;
+  }
+  else
+    cfqd->workload_expires = 0;      /* expired: choose again */
+  choose_service_tree (cfqd, cfqg, now);
 }
 
 /* Keep serving the active queue, or expire it and choose the next one.
@@ -804,8 +763,12 @@ cfq_dispatch_request (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
   if (!cfq_may_dispatch (cfqd, cfqq, now))
     return NULL;
   if (qos_on (&cfqd->qos)
-      && !cfq_qos_admit (cfqd, cfqq, rq ? rq : cfqq->next_rq, now))
-    return NULL;                /* a cap holds it: the slice ended */
+      && !cfq_qos_admit (cfqd, cfqq, rq ? rq : cfqq->next_rq, now)) {
+    /* A cap holds it: the turn ends as if the queue had run dry. */
+    cfq_slice_expired (cfqd, false, now);
+    cfq_qos_refused (cfqd, cfqq);
+    return NULL;
+  }
   if (rq)
     cfqd->stats.fifo_expired++;
   else
@@ -1051,25 +1014,105 @@ cfq_run_timer (struct cfqd *cfqd, uint64_t now)
 
 /* ---- Ops ----------------------------------------------------------------- */
 
-void
-cfq_init_cfqq (struct cfqd *cfqd, struct cfqq *cfqq, struct sched_group *cfqg,
-               struct sched_queue *owner, bool sync, unsigned cls,
-               unsigned level)
+/* ---- Connections: merging, splitting, freeing --------------------------- */
+
+static void
+cfq_drop_link (struct cfqd *cfqd, struct cfqq *cfqq)
 {
-  memset (cfqq, 0, sizeof *cfqq);
-  cfqq->cfqd = cfqd;
-  cfqq->cfqg = cfqg;
-  cfqq->owner = owner;
-  rb_clear (&cfqq->rb_node);
-  rb_clear (&cfqq->p_node);
-  rb_root_init (&cfqq->sort_list);
-  list_init (&cfqq->fifo);
-  cfqq->ioprio_class = cls;
-  cfqq->ioprio = cls == SCHED_CLASS_IDLE ? SCHED_LEVELS - 1 : level;
-  cfqq->sync = sync;
-  if (sync && cls != SCHED_CLASS_IDLE)
-    cfqq->idle_window = true;
-  cfqq->slice_new = true;
+  struct cfqq *target = cfqq->new_cfqq;
+
+  if (!target)
+    return;
+  cfqq->new_cfqq = NULL;
+  target->nr_link--;
+  if (target->owner)
+    cfq_conn_maybe_free (cfqd, target->owner);
+}
+
+/* A connection stops pointing at cfqq. */
+static void
+cfq_put_conn_ref (struct cfqd *cfqd, struct cfqq *cfqq)
+{
+  cfqq->nr_conn--;
+  if (!cfqq->nr_conn)
+    cfq_drop_link (cfqd, cfqq);
+  if (cfqq->nr_conn < 2)
+    cfqq->coop = cfqq->split_coop = false;
+  if (cfqq->owner)
+    cfq_conn_maybe_free (cfqd, cfqq->owner);
+}
+
+static void
+cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic)
+{
+  /* Freeing one connection drops its merge link, which may free the
+   * target's connection in turn: walk the chain (links never cycle).
+   */
+  while (cic) {
+    struct cfqq *own = &cic->own;
+    struct sched_queue *next = NULL;
+
+    if (!cic->dead || cic->nr_rq || own->nr_conn || own->nr_rq
+        || own->nr_link)
+      return;
+    if (cfqd->active_queue == own)
+      __cfq_slice_expired (cfqd, own, false, cfqd->now);
+    /* Nothing may point at the queue once it is gone. */
+    if (cfqd->run_queue == own)
+      cfqd->run_queue = NULL;
+    if (cfqd->preempt_pending == own)
+      cfqd->preempt_pending = NULL;
+    if (own->on_rr)
+      cfq_del_cfqq_rr (cfqd, own);
+    cfq_prio_tree_del (own);
+    if (own->new_cfqq) {
+      own->new_cfqq->nr_link--;
+      next = own->new_cfqq->owner;
+      own->new_cfqq = NULL;
+    }
+    list_del (&cic->link);
+    free (cic);
+    cic = next;
+  }
+}
+
+/* The sync queue a new request of cic goes to: split a shared queue that
+ * turned seeky, follow a pending merge (cfq_set_request).
+ */
+static struct cfqq *
+cfq_sync_queue (struct cfqd *cfqd, struct sched_queue *cic)
+{
+  struct cfqq *cfqq = cic->cfqq;
+
+  if (cfqq->coop && cfqq->split_coop) {
+    if (cfqq->nr_conn == 1) {
+      cfqq->coop = cfqq->split_coop = false;
+    }
+    else if (cfqq != &cic->own) {
+      /* The owner of the shared queue stays in it; the others leave, each
+       * at its next request (the kernel gives the splitting connection a
+       * fresh queue instead, whichever it is).
+       */
+      struct cfqq *own = &cic->own;
+      cic->cfqq = own;
+      own->nr_conn++;
+      cfq_drop_link (cfqd, own);
+      own->coop = own->split_coop = false;
+      cfq_put_conn_ref (cfqd, cfqq);
+      cfqd->stats.splits++;
+      cfqq = own;
+    }
+  }
+  if (cfqq->new_cfqq) {
+    struct cfqq *target = cfqq->new_cfqq;
+    cic->cfqq = target;
+    target->nr_conn++;
+    target->coop = true;
+    cfq_put_conn_ref (cfqd, cfqq);
+    cfqd->stats.merges++;
+    cfqq = target;
+  }
+  return cfqq;
 }
 
 static struct sched_queue *
@@ -1268,8 +1311,28 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   return next;
 }
 
+/* One request while cfq_wc_on (deviation 31, cfq-wc.c): no active
+ * queue, no slice; the chosen request's group is charged at once.
+ */
+static struct rq *
+cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *cfqq = NULL;
+  struct rq *rq;
+
+  if (cfqd->active_queue)
+    cfq_slice_expired (cfqd, false, now);
+  cfqd->serving_group = NULL;
+  rq = cfq_wc_select (cfqd, &cfqq, now);
+  if (!rq)
+    return NULL;
+  cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  cfq_wc_served (cfqd, cfqq, rq, now);
+  return rq;
+}
+
 /* One request from the queue to serve, if any. */
-struct rq *
+static struct rq *
 cfq_dispatch_one (struct cfqd *cfqd, uint64_t now)
 {
   struct rq *rq = NULL;
@@ -1291,6 +1354,31 @@ cfq_dispatch_one (struct cfqd *cfqd, uint64_t now)
       cfqq->slice_end = now + 1;
       cfq_slice_expired (cfqd, false, now);
     }
+  }
+  return rq;
+}
+
+/* With caps or reservations (cfq-qos.c): a reserved or released group's
+ * request first, else CFQ's; a refusal ends a turn (rule 4): choose again,
+ * a few times.
+ */
+static struct rq *
+cfq_qos_dispatch (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *cfqq = NULL;
+  bool reserved;
+  struct rq *rq;
+
+  rq = cfq_qos_select (cfqd, &cfqq, &reserved, now);
+  if (rq) {
+    cfq_dispatch_insert (cfqd, cfqq, rq, now);
+    cfq_qos_served (cfqd, cfqq, rq, reserved, now);
+  }
+  for (int tries = 0; !rq && tries < 4; tries++) {
+    cfqd->qos_refused = false;
+    rq = cfq_dispatch_one (cfqd, now);
+    if (!cfqd->qos_refused)
+      break;
   }
   return rq;
 }
@@ -1705,36 +1793,3 @@ const struct sched_ops cfq_ops = {
   .deactivate = cfq_deactivate,
   .activate = cfq_activate,
 };
-
-/* ---- Tracing ------------------------------------------------------------- */
-
-cfq_trace_fn cfq_trace_hook;
-void *cfq_trace_opaque;
-
-void
-cfq_trace (const struct cfqd *cfqd, const struct cfqq *cfqq,
-           const char *fmt, ...)
-{
-  char msg[256];
-  int n = 0;
-  va_list ap;
-
-  if (cfqq)
-    n = snprintf (msg, sizeof msg, "group %s q%p: ", cfqq->cfqg->name,
-                  (const void *) cfqq);
-  if (n < 0 || (size_t) n >= sizeof msg)
-    n = 0;
-  va_start (ap, fmt);
-  vsnprintf (msg + n, sizeof msg - n, fmt, ap);
-  va_end (ap);
-  (void) cfqd;
-  cfq_trace_hook (cfq_trace_opaque, msg);
-}
-
-void
-cfq_set_trace (struct sched *s, cfq_trace_fn fn, void *opaque)
-{
-  (void) s;
-  cfq_trace_opaque = opaque;
-  cfq_trace_hook = fn;
-}
