@@ -90,6 +90,7 @@
  * below them: this file calls the sections, they never call it.
  */
 #include <inttypes.h>
+#include <stddef.h>
 
 #include "config-priv.h"
 
@@ -222,13 +223,93 @@ rskip_blank (const char *s, const char *e)
   return e;
 }
 
+/* ---- the sections --------------------------------------------------------
+ * What a header [TYPE] or [TYPE NAME] opens.  One of a kind ([device],
+ * [scheduler], [sim]): its header line in struct cfg, a second one is an
+ * error.  Named: a record each in an array of struct cfg (its name and
+ * header line in the record), a second of the same name is an error.
+ */
+struct section_kind {
+  const char *type;             /* the word in the header; NULL ends */
+  enum sec sec;                 /* how its keys are read */
+  const char *moved;            /* cfqsim's old sections: the error, after
+                                   which the keys are read as sec */
+  size_t line_off;              /* one of a kind: offset of its header
+                                   line (unsigned) in struct cfg */
+  const char *a_name;           /* named: "a group", for the rule on names
+                                   (group_name_ok); NULL: any name, or
+                                   none (the export "") */
+  size_t list_off, nr_off;      /* named: offsets of the array and its
+                                   count (size_t) in struct cfg */
+  size_t size;                  /* named: bytes of a record; 0: one of a
+                                   kind */
+  size_t name_off, rec_line_off; /* named: offsets of the name (char *) and
+                                    the header line (unsigned) in a record */
+  void (*init) (void *rec);     /* named: the defaults, or NULL */
+};
+
+static void
+init_tenant (void *rec)
+{
+  struct xtenant *x = rec;
+
+  x->t.connections = 1;
+  x->t.rw = "read";
+  x->t.rwmixread = 100;
+  x->t.bs = 4096;
+  x->t.iodepth = 1;
+}
+
+static void
+init_group (void *rec)
+{
+  struct xgroup *g = rec;
+
+  g->weight = SCHED_WEIGHT_DEFAULT;
+  g->cls = SCHED_CLASS_BE;
+  g->prio = SCHED_PRIO_DEFAULT;
+}
+
+#define ONE_OF_A_KIND(t, s, l) \
+  { .type = t, .sec = s, .line_off = offsetof (struct cfg, l) }
+#define MOVED(t, s, msg) { .type = t, .sec = s, .moved = msg }
+#define NAMED(t, s, a, list, nr, rtype, i) \
+  { .type = t, .sec = s, .a_name = a, \
+    .list_off = offsetof (struct cfg, list), \
+    .nr_off = offsetof (struct cfg, nr), .size = sizeof (rtype), \
+    .name_off = offsetof (rtype, name), .rec_line_off = offsetof (rtype, line), \
+    .init = i }
+
+static const struct section_kind section_kinds[] = {
+  ONE_OF_A_KIND ("device", SEC_DEVICE, l_device),
+  ONE_OF_A_KIND ("scheduler", SEC_SCHED, l_sched),
+  ONE_OF_A_KIND ("sim", SEC_SIM, l_sim),
+  NAMED ("group", SEC_GROUP, "a group", groups, nr_groups, struct xgroup,
+         init_group),
+  NAMED ("export", SEC_EXPORT, NULL, exports, nr_exports, struct xexport,
+         NULL),
+  NAMED ("tenant", SEC_TENANT, "a tenant", tenants, nr_tenants,
+         struct xtenant, init_tenant),
+  NAMED ("event", SEC_EVENT, "an event", events, nr_events, struct xevent,
+         NULL),
+  MOVED ("global", SEC_SIM, "[global] is now [sim] (duration, seed) and"
+         " [device] (queue_depth)"),
+  MOVED ("sched", SEC_SCHED, "[sched] is now [scheduler] (and policy= is now"
+         " scheduler=)"),
+  MOVED ("job", SEC_OLDJOB, "[job NAME] is now [tenant NAME], in fio's terms"
+         " (export=, rw=, bs=, iodepth=, thinktime=, fsync=)"),
+  { .type = NULL },
+};
+
 static void
 open_section (struct cfg *cfg, const char *s, const char *e)
 {
   unsigned line = cfg->lineno;
   const char *close = memchr (s, ']', e - s), *t, *te, *n, *ne, *rest;
-  char type[16], *name = NULL;
-  size_t tl;
+  char type[16], *name = NULL, *rec;
+  const struct section_kind *k;
+  void *recs;
+  size_t tl, *nr;
 
   cfg->cur = SEC_SKIP;
   if (!close) {
@@ -281,9 +362,23 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     }
   }
 
-  if (strcmp (type, "device") == 0 || strcmp (type, "scheduler") == 0) {
-    bool dev = type[0] == 'd';
-    unsigned *l = dev ? &cfg->l_device : &cfg->l_sched;
+  for (k = section_kinds; k->type && strcmp (k->type, type) != 0; k++)
+    ;
+  if (!k->type) {
+    ferr (cfg, line, "unknown section [%s] (want [device], [scheduler],"
+          " [group NAME], [export NAME], [tenant NAME], [event NAME] or"
+          " [sim])", type);
+    return;
+  }
+  if (k->moved) {
+    /* cfqsim's old sections: say what they are now, then read on. */
+    ferr (cfg, line, "%s", k->moved);
+    cfg->cur = k->sec;
+    return;
+  }
+  if (!k->size) {
+    /* One of a kind: [device], [scheduler], [sim]. */
+    unsigned *l = (unsigned *) ((char *) cfg + k->line_off);
     if (n) {
       ferr (cfg, line, "[%s] takes no name", type);
       return;
@@ -293,49 +388,10 @@ open_section (struct cfg *cfg, const char *s, const char *e)
       return;
     }
     *l = line;
-    cfg->cur = dev ? SEC_DEVICE : SEC_SCHED;
+    cfg->cur = k->sec;
     return;
   }
-  /* cfqsim's old sections: say what they are now, then read on. */
-  if (strcmp (type, "global") == 0) {
-    ferr (cfg, line, "[global] is now [sim] (duration, seed) and [device]"
-          " (queue_depth)");
-    cfg->cur = SEC_SIM;
-    return;
-  }
-  if (strcmp (type, "sched") == 0) {
-    ferr (cfg, line, "[sched] is now [scheduler] (and policy= is now"
-          " scheduler=)");
-    cfg->cur = SEC_SCHED;
-    return;
-  }
-  if (strcmp (type, "job") == 0) {
-    ferr (cfg, line, "[job NAME] is now [tenant NAME], in fio's terms"
-          " (export=, rw=, bs=, iodepth=, thinktime=, fsync=)");
-    cfg->cur = SEC_OLDJOB;
-    return;
-  }
-  if (strcmp (type, "sim") == 0) {
-    if (n) {
-      ferr (cfg, line, "[sim] takes no name");
-      return;
-    }
-    if (cfg->l_sim) {
-      ferr (cfg, line, "duplicate section [sim] (first at line %u)",
-            cfg->l_sim);
-      return;
-    }
-    cfg->l_sim = line;
-    cfg->cur = SEC_SIM;
-    return;
-  }
-  if (strcmp (type, "group") != 0 && strcmp (type, "export") != 0
-      && strcmp (type, "tenant") != 0 && strcmp (type, "event") != 0) {
-    ferr (cfg, line, "unknown section [%s] (want [device], [scheduler],"
-          " [group NAME], [export NAME], [tenant NAME], [event NAME] or"
-          " [sim])", type);
-    return;
-  }
+
   if (ne - n > NAME_MAX_LEN) {
     ferr (cfg, line, "section name longer than %d bytes", NAME_MAX_LEN);
     return;
@@ -345,130 +401,41 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     cfg->oom = true;
     return;
   }
-
-  if (strcmp (type, "event") == 0) {
-    struct xevent *x;
-    if (!n) {
-      ferr (cfg, line, "[event] needs a name: [event NAME]");
-      goto out;
-    }
-    if (!group_name_ok (name)) {
-      ferr (cfg, line, "[event %s]: an event name is letters, digits, '_',"
-            " '.' and '-' (at most 64)", name);
-      goto out;
-    }
-    for (size_t i = 0; i < cfg->nr_events; i++)
-      if (strcmp (cfg->events[i].name, name) == 0) {
-        ferr (cfg, line, "duplicate section [event %s] (first at line %u)",
-              name, cfg->events[i].line);
-        goto out;
-      }
-    x = realloc (cfg->events, (cfg->nr_events + 1) * sizeof *x);
-    if (!x) {
-      cfg->oom = true;
-      goto out;
-    }
-    cfg->events = x;
-    x = &x[cfg->nr_events];
-    memset (x, 0, sizeof *x);
-    x->name = name;
-    x->line = line;
-    cfg->cur = SEC_EVENT;
-    cfg->cur_idx = cfg->nr_events++;
-    return;
+  if (k->a_name && !n) {
+    ferr (cfg, line, "[%s] needs a name: [%s NAME]", type, type);
+    goto out;
   }
-  if (type[0] == 't') {
-    struct xtenant *x;
-    if (!n) {
-      ferr (cfg, line, "[tenant] needs a name: [tenant NAME]");
-      goto out;
-    }
-    if (!group_name_ok (name)) {
-      ferr (cfg, line, "[tenant %s]: a tenant name is letters, digits, '_',"
-            " '.' and '-' (at most 64)", name);
-      goto out;
-    }
-    for (size_t i = 0; i < cfg->nr_tenants; i++)
-      if (strcmp (cfg->tenants[i].name, name) == 0) {
-        ferr (cfg, line, "duplicate section [tenant %s] (first at line %u)",
-              name, cfg->tenants[i].line);
-        goto out;
-      }
-    x = realloc (cfg->tenants, (cfg->nr_tenants + 1) * sizeof *x);
-    if (!x) {
-      cfg->oom = true;
-      goto out;
-    }
-    cfg->tenants = x;
-    x = &x[cfg->nr_tenants];
-    memset (x, 0, sizeof *x);
-    x->name = name;
-    x->line = line;
-    x->t.connections = 1;
-    x->t.rw = "read";
-    x->t.rwmixread = 100;
-    x->t.bs = 4096;
-    x->t.iodepth = 1;
-    cfg->cur = SEC_TENANT;
-    cfg->cur_idx = cfg->nr_tenants++;
-    return;
+  if (k->a_name && !group_name_ok (name)) {
+    ferr (cfg, line, "[%s %s]: %s name is letters, digits, '_', '.' and '-'"
+          " (at most 64)", type, name, k->a_name);
+    goto out;
   }
-  if (type[0] == 'g') {
-    struct xgroup *g;
-    if (!n) {
-      ferr (cfg, line, "[group] needs a name: [group NAME]");
+  memcpy (&recs, (char *) cfg + k->list_off, sizeof recs);
+  nr = (size_t *) ((char *) cfg + k->nr_off);
+  for (size_t i = 0; i < *nr; i++) {
+    char *r = (char *) recs + i * k->size, *rname;
+    memcpy (&rname, r + k->name_off, sizeof rname);
+    if (strcmp (rname, name) == 0) {
+      ferr (cfg, line, "duplicate section [%s %s] (first at line %u)",
+            type, name, *(unsigned *) (r + k->rec_line_off));
       goto out;
     }
-    if (!group_name_ok (name)) {
-      ferr (cfg, line, "[group %s]: a group name is letters, digits, '_',"
-            " '.' and '-' (at most 64)", name);
-      goto out;
-    }
-    for (size_t i = 0; i < cfg->nr_groups; i++)
-      if (strcmp (cfg->groups[i].name, name) == 0) {
-        ferr (cfg, line, "duplicate section [group %s] (first at line %u)",
-              name, cfg->groups[i].line);
-        goto out;
-      }
-    g = realloc (cfg->groups, (cfg->nr_groups + 1) * sizeof *g);
-    if (!g) {
-      cfg->oom = true;
-      goto out;
-    }
-    cfg->groups = g;
-    g = &g[cfg->nr_groups];
-    memset (g, 0, sizeof *g);
-    g->name = name;
-    g->weight = SCHED_WEIGHT_DEFAULT;
-    g->cls = SCHED_CLASS_BE;
-    g->prio = SCHED_PRIO_DEFAULT;
-    g->line = line;
-    cfg->cur = SEC_GROUP;
-    cfg->cur_idx = cfg->nr_groups++;
-    return;
   }
-  else {
-    struct xexport *x;
-    for (size_t i = 0; i < cfg->nr_exports; i++)
-      if (strcmp (cfg->exports[i].name, name) == 0) {
-        ferr (cfg, line, "duplicate section [export %s] (first at line %u)",
-              name, cfg->exports[i].line);
-        goto out;
-      }
-    x = realloc (cfg->exports, (cfg->nr_exports + 1) * sizeof *x);
-    if (!x) {
-      cfg->oom = true;
-      goto out;
-    }
-    cfg->exports = x;
-    x = &x[cfg->nr_exports];
-    memset (x, 0, sizeof *x);
-    x->name = name;
-    x->line = line;
-    cfg->cur = SEC_EXPORT;
-    cfg->cur_idx = cfg->nr_exports++;
-    return;
+  recs = realloc (recs, (*nr + 1) * k->size);
+  if (!recs) {
+    cfg->oom = true;
+    goto out;
   }
+  memcpy ((char *) cfg + k->list_off, &recs, sizeof recs);
+  rec = (char *) recs + *nr * k->size;
+  memset (rec, 0, k->size);
+  memcpy (rec + k->name_off, &name, sizeof name);
+  *(unsigned *) (rec + k->rec_line_off) = line;
+  if (k->init)
+    k->init (rec);
+  cfg->cur = k->sec;
+  cfg->cur_idx = (*nr)++;
+  return;
 out:
   free (name);
 }
