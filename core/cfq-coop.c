@@ -1,4 +1,4 @@
-/* cfq-coop.c: cooperating queues, and the life of a connection's queue.
+/* cfq-coop.c: cooperating queues: who is close, and the links to merge.
  *
  * Two clients reading one area in turns (a thread pool) look seeky one by
  * one and sequential together.  Every queue with a next request is on its
@@ -18,6 +18,9 @@
  * - A connection and its embedded queue are freed when it is dead, has no
  *   request pending, and no connection or merge link refers to its queue
  *   (nr_conn, nr_rq, nr_link: the kernel's cfqq->ref by kind).
+ * The merge and the split at a connection's next request, and the freeing
+ * (which may expire the queue), are cfq.c's (cfq_sync_queue,
+ * cfq_put_conn_ref, cfq_conn_maybe_free): this file only finds and links.
  */
 #include <errno.h>
 #include <stdarg.h>

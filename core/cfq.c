@@ -77,14 +77,21 @@
  *
  * Files
  * -----
- * This file: queues, slices, idling, request choice, dispatch, preemption,
- * insertion and completion, and the sched_ops table.  Around it, through
- * the private header core/cfq-priv.h (structures, constants, helpers):
- *   cfq-group.c     groups: vdisktime, weights, charging, the group tree
- *   cfq-tree.c      the queue service trees and the workload choice
- *   cfq-coop.c      cooperating queues: lookup, merge, split, freeing
+ * This file: queues, slices, idling, request choice, the group choice,
+ * dispatch, expiry, preemption, insertion and completion, a connection's
+ * queues (merge, split, free), and the sched_ops table.  Below it, each
+ * calling only the ones after it, through the private header
+ * core/cfq-priv.h (structures, constants, helpers):
+ *   cfq-wc.c        the work-conserving dispatch's choice (31, 32)
  *   cfq-qos.c       caps and reservations (core/qos.c) inside CFQ
+ *   cfq-tree.c      the queue service trees and the workload choice
+ *   cfq-coop.c      cooperating queues: prio trees, lookup, merge links
+ *   cfq-group.c     groups: vdisktime, weights, charging, the group tree,
+ *                   queue slices sized by the group's share
  *   cfq-tunables.c  the tunable table, its parser and formatter
+ *   cfq-trace.c     the trace hook
+ * Only this file dispatches or expires: the others return their choice
+ * (cfq_wc_select, cfq_qos_select, cfq_qos_admit) and it acts on it.
  *
  * Deviations from the kernel
  * --------------------------
@@ -143,11 +150,11 @@
  * 31. Work-conserving groups (ours, wc_depth): on flash that queues, in
  *     IOPS mode, with group_idle=0 and two groups present, each request
  *     comes from the busy group of least vdisktime, charged at once, up
- *     to wc_depth requests in the driver (cfq-group.c).
+ *     to wc_depth requests in the driver (cfq-wc.c).
  * 32. Bounded lag (ours, group_lag): 31 also with group_idle on; a group
  *     that overlaps requests stays present for group_idle, and none
  *     sends while more than group_lag requests ahead of a present group
- *     with nothing queued (cfq-group.c).
+ *     with nothing queued (cfq-wc.c; the windows in cfq-group.c).
  * 33. Held back (ours): a dispatched request the mechanism holds back
  *     (deactivate: it waits for a buffer) also leaves its queue's and
  *     group's dispatched counts, so no idling or group_idle waits for
