@@ -4,7 +4,7 @@
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make check-stress  the long hostile-tenant tests (tests/stress/)
-#   make lint       shellcheck every shell script; no cycles between core/'s files
+#   make lint       shellcheck every shell script; tools/lint-words; no cycles between core/'s files
 #   make SANITIZE=address,undefined check
 #                   everything built with those sanitizers, the whole suite
 #                   under them; any sanitizer report fails its test
@@ -13,6 +13,7 @@
 #   make bench      run the benchmarks (not tests: numbers, not verdicts)
 #   make bench-seeds  the seeds' experiments over NBD, fifo against cfq
 #   make lab SCENARIO=FILE  the fairness lab on one scenario
+#   make lab-matrix  the fairness matrix: unlike tenants, fractions of solo
 #   make install    install the plugin into nbdkit's plugin directory
 #
 # CI builds with WERROR=-Werror.
@@ -129,7 +130,7 @@ ALL += $(SAN_SHIM)
 endif
 
 .PHONY: all deps deps-kernel check check-stress check-kernel check-tsan lint fuzz \
-	demo bench bench-seeds lab install clean FORCE
+	demo bench bench-seeds lab lab-matrix install clean FORCE
 all: $(ALL)
 
 $(FLAGS_STAMP): FORCE
@@ -172,6 +173,11 @@ tools/cfqsim: $(CFQSIM_OBJ) $(CORE_LIB)
 $(CFQSIM_BROKEN): $(filter-out tools/cfqsim-scheds.o,$(CFQSIM_OBJ)) \
 	  tests/sim/broken-scheds.o $(CORE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(INIH_LIBS) -lm
+
+# cfqconf reads the device's rotational flag as the plugin does.
+tools/cfqconf: tools/cfqconf.c plugin/device.o $(CORE_LIB) $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS_ALL) -iquote plugin $(CFLAGS_STRICT) $(DEPFLAGS) \
+	  $(LDFLAGS_ALL) -o $@ $< plugin/device.o $(CORE_LIB) $(INIH_LIBS) -lm
 
 tools/%: tools/%.c $(CORE_LIB) $(FLAGS_STAMP)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_STRICT) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
@@ -274,9 +280,12 @@ check-tsan:
 # one way only: tools/filegraph fails on a cycle between them, from the
 # symbols of their objects (tools/filegraph --print plugin shows plugin/'s).
 SHELL_SCRIPTS := $(wildcard tests/*.sh tests/*/*.sh bench/*.sh) \
-	tests/sanitizer/nbdkit .ci/run
+	tests/sanitizer/nbdkit .ci/run tools/lint-words
+# tools/lint-words: no file speaks of how the tree was made (its header
+# lists the words).
 lint: $(CORE_OBJ)
 	shellcheck -S warning $(SHELL_SCRIPTS)
+	tools/lint-words
 	tools/filegraph --check core
 	@if grep -n 'printf -v "\$$' $(SHELL_SCRIPTS); then \
 	  echo "lint: a variable made by name (above): use an array"; exit 1; fi
@@ -324,6 +333,12 @@ bench: all
 lab: all
 	@test -n "$(SCENARIO)" || { echo "make lab SCENARIO=FILE (see bench/scenarios/)"; exit 2; }
 	@tools/cfqlab $(LAB_ARGS) $(SCENARIO)
+
+# The fairness matrix (man cfqlab): pairs of unlike tenants on the device
+# models and the real disk, about 40 minutes; MATRIX_ARGS="--devices ssd
+# --rounds 1" for a short one.
+lab-matrix: all
+	@tools/cfqlab --matrix $(MATRIX_ARGS)
 
 # The seeds' experiments over NBD, fifo against cfq (bench/seeds.py).
 bench-seeds: all

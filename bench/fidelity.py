@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""bench/fidelity.py: issue 8's rows through the server (doc/fidelity.md).
+"""bench/fidelity.py: the fidelity rows through the server (CFQ never slower
+than FIFO for one tenant, and better where the seeds say).
 
 fio's nbd engine, each fio job its own NBD connection, against one or more
 peers (a plugin .so and its parameters), alternating peers round by round,
 page cache dropped before each server, medians printed at the end.  Run it
 under the bench lock:
 
-    flock /work/wt/bench.lock bench/fidelity.py --rounds 3 --runtime 10 \
+    flock "${BENCH_LOCK:-/var/tmp/nbdkit-cfq-bench.lock}" bench/fidelity.py --rounds 3 --runtime 10 \
         --peer fifo=plugin/nbdkit-cfq-plugin.so:scheduler=fifo \
         --peer cfq=plugin/nbdkit-cfq-plugin.so:scheduler=cfq \
         hdd32 disk32 fsw

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""bench/fidelity_sim.py: issue 8's rows in cfqsim (doc/fidelity.md).
+"""bench/fidelity_sim.py: the fidelity rows in cfqsim (CFQ never slower than
+FIFO for one tenant, and better where the seeds say).
 
 Prints one markdown row per metric: FIFO, CFQ before, CFQ after and
 after / FIFO, from tools/cfqsim on the scenarios of tests/sim/ and
@@ -8,10 +9,10 @@ one run each.
 
     bench/fidelity_sim.py [--before CFQSIM]
 
---before is a cfqsim built from this tree's tools/cfqsim.c and core/ with
-core/cfq.c replaced by the one before issue 8's fixes (see doc/fidelity.md
-for how).  The before column also sets `writes = async` on every export
-that does not choose: before the fixes, plain writes were always async.
+--before is another build of tools/cfqsim (an earlier commit's tools/ and
+core/, say) to compare against.  The before column also sets `writes =
+async` on every export that does not choose, for a build whose plain
+writes are always async.
 Without --before, the before column is left out.
 """
 import argparse, json, os, subprocess, sys, tempfile

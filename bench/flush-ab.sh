@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # flush-ab.sh: two builds of the plugin side by side on writes and
-# flushes (doc/hardening.md, "Flush errors").
+# flushes (doc/design.md, "Flushes: a descriptor per connection").
 #
 #   bench/flush-ab.sh OLD.so NEW.so
 #

@@ -9,7 +9,7 @@
 # the host.  On a VM that reports, the second read is several times slower,
 # nearly all of it system time: each page-cache page it allocates costs a
 # host fault on first touch.  It is what makes a buffered server's
-# sequential reads bimodal in `make bench` (doc/hotpath.md 12.3).  Root,
+# sequential reads bimodal in `make bench` (bench/README.md, "guest memory").  Root,
 # for drop_caches.
 set -euo pipefail
 ROUNDS=3 WAIT=15

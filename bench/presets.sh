@@ -29,7 +29,8 @@
 # Each server run: drop the page cache, start the server, fio with
 # PRESETS_RAMP s unmeasured then PRESETS_RUNTIME s measured, stop it.
 # Rounds alternate presets and workloads; the table gives medians.  Every
-# round holds /work/wt/bench.lock (or PRESETS_LOCK) so that no other
+# round holds BENCH_LOCK (default /var/tmp/nbdkit-cfq-bench.lock; empty:
+# no lock) so that no other
 # benchmark runs at the same time; each holds it for about
 # presets x workloads x (runtime + ramp + 2) seconds.
 #
@@ -42,7 +43,7 @@
 #   PRESETS_IMAGE_SIZE=2G            image, filled with data once
 #   PRESETS_DIR=/var/tmp/presets     image and sockets (a real disk)
 #   PRESETS_OUT=bench/results        presets-DATE.md and the raw JSON
-#   PRESETS_LOCK=/work/wt/bench.lock
+#   BENCH_LOCK=/var/tmp/nbdkit-cfq-bench.lock
 #   PRESETS_SIM_DURATION=30s         cfqsim's virtual time per workload
 #   PRESETS_WORKLOADS=               only these of seq rand1 rand32 ... (all)
 #   PRESETS_BASE_PLUGIN=             another build to run side by side (none)
@@ -66,7 +67,7 @@ BACKEND=${PRESETS_BACKEND:-io_uring}
 SIZE=${PRESETS_IMAGE_SIZE:-2G}
 DIR=${PRESETS_DIR:-/var/tmp/presets}
 OUT=${PRESETS_OUT:-$ROOT/bench/results}
-LOCK=${PRESETS_LOCK:-/work/wt/bench.lock}
+LOCK=${BENCH_LOCK-/var/tmp/nbdkit-cfq-bench.lock}
 SIM_DURATION=${PRESETS_SIM_DURATION:-30s}
 ONLY=${PRESETS_WORKLOADS:-}
 BASE=${PRESETS_BASE_PLUGIN:-}
@@ -198,8 +199,7 @@ if [ "$SERVER" = 1 ]; then
     order=()
     for i in $(seq 0 $((n - 1))); do order+=("${runs[$(((i + r) % n))]}"); done
     echo "presets.sh: round $r/$ROUNDS: ${#order[@]} runs" >&2
-    exec 9>"$LOCK"
-    flock 9
+    if [ -n "$LOCK" ]; then exec 9>"$LOCK"; flock 9; fi
     for pw in "${order[@]}"; do
       # shellcheck disable=SC2086
       set -- $pw

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/qos.sh: caps and reservations through the server (issue 13).
+# bench/qos.sh: caps and reservations through the server.
 #
-#   bench/qos.sh targets ssd|hdd|real   the issue's first two targets
+#   bench/qos.sh targets ssd|hdd|real   the caps' and reservations' targets
 #   bench/qos.sh unchanged ssd|hdd|real nothing set: this build against the
 #                                       build before caps existed (or
 #                                       BENCH_QOS_BASE's)
@@ -18,9 +18,9 @@
 # BENCH_RAMP s unmeasured; BENCH_ROUNDS rounds of BENCH_RUNTIME s, the page
 # cache dropped before each server.  The windows of all rounds are pooled.
 #   - "capped": share of its windows after the first (and before the last,
-#     cut short) within 5% of the cap; the issue wants all of them;
+#     cut short) within 5% of the cap; the target is all of them;
 #   - "gold": share of its windows with >= 98% of its reservation while
-#     the others saturate the device; the issue wants >= 98%.
+#     the others saturate the device; the target is >= 98%.
 # The devices and their scenarios:
 #   ssd   emulate=ssd, 2 channels of 1 ms reads (2,000 IOPS: the device,
 #         not the NBD path on a loaded 2-core machine, is the limit), IOPS
@@ -40,11 +40,12 @@
 #         BENCH_QOS_CFQ's tuning.
 # unchanged: the ssd, hdd (qos-cap-hdd's tenants) or real scenario with no
 # cap and no reservation, served by this build and by BENCH_QOS_BASE's (by
-# default the plugin built from the first parent of the merge of 'qos';
+# default a build of 2a8973d, the last commit without caps, made in
+# /var/tmp/qosres/base;
 # any other build, e.g. this tree with the qos hooks compiled out, named
 # BENCH_QOS_BASE_NAME in the table), alternating, BENCH_UNCHANGED_ROUNDS
 # rounds; medians of the total IOPS and of each tenant's share, and the
-# ratio this/base of each (the issue wants them within 2%).  Per round
+# ratio this/base of each (the target: within 2%).  Per round
 # also, in the steady state (from 0.5 s after the ramp to 0.5 s before
 # the end), the server's CPU per request (utime + stime of the nbdkit
 # process, /proc/PID/stat, over the requests its control socket counted
@@ -79,10 +80,10 @@
 #   BENCH_DIR=/var/tmp        a real disk (not tmpfs)
 #   BENCH_QOS_CFQ="mode=iops slice_idle=0 group_idle=8ms rotational=0"
 #   BENCH_RESULTS=bench/results  (results in BENCH_RESULTS/qos-DATE-PART/)
-#   BENCH_LOCK=/work/wt/bench.lock  table: each part under flock on it
+#   BENCH_LOCK=/var/tmp/nbdkit-cfq-bench.lock  table: each part under flock on it
 #   BENCH_DROP_CACHES=1
 # Run the parts under the machine's benchmark lock:
-#   flock /work/wt/bench.lock bench/qos.sh targets ssd
+#   flock "${BENCH_LOCK:-/var/tmp/nbdkit-cfq-bench.lock}" bench/qos.sh targets ssd
 set -euo pipefail
 
 BENCH_HOME=$(cd "$(dirname "$0")" && pwd)
@@ -109,7 +110,7 @@ ARG=${2:-}
 
 # ---- table: every part, each under the lock, then one table -----------------
 if [ "$PART" = table ]; then
-  lock=${BENCH_LOCK:-/work/wt/bench.lock}
+  lock=${BENCH_LOCK:-/var/tmp/nbdkit-cfq-bench.lock}
   dirs=()
   for p in "targets ssd" "targets hdd" "targets real" "unchanged ssd" \
            "unchanged real"; do
@@ -440,7 +441,7 @@ EOF
 run_unchanged () {
   local dev=$1 rounds=${BENCH_UNCHANGED_ROUNDS:-5} rt=${BENCH_UNCHANGED_RUNTIME:-12}
   local r i b order sp scen extra=()
-  [ -f "$BASE" ] || die "no base build at $BASE (BENCH_QOS_BASE): build the first parent of the qos merge there"
+  [ -f "$BASE" ] || die "no base build at $BASE (BENCH_QOS_BASE): build the plugin to compare with there"
   [ -x "$CFQCTL" ] || die "no $CFQCTL: run make"
   case $dev in
     ssd) truncate -s 64G "$IMG"; scen=ssd ;;

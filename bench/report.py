@@ -26,7 +26,7 @@ import sys
 OURS = "fifo"
 
 # The servers a user would run instead: ours must reach 1.0x the best of
-# them on every workload and transport (issue 10).
+# them on every workload and transport.
 PEERS = [("fcache", "file plugin, default cache"),
          ("file", "file plugin, cache=none"),
          ("qsd", "qemu-storage-daemon")]
@@ -339,7 +339,7 @@ def main():
             mib = "an amount this kernel does not count"
         p("guest memory: free page reporting on (order %s), %s handed to the host "
           "during the bench; pages it reclaimed cost a host fault when used again, "
-          "which slows servers that allocate page-cache pages (doc/hotpath.md 12.3)" %
+          "which slows servers that allocate page-cache pages (bench/README.md)" %
           (settings.get("page_reporting_order", "?"), mib))
     elif settings.get("page_reporting") == "off":
         p("guest memory: no free page reporting")
@@ -561,7 +561,7 @@ def main():
                          for k in ("page", "fcache", "pwarm", "fwarm")]))
 
     p("")
-    p("targets (issue 10; ours = fifo row; ratios of median IOPS):")
+    p("targets (ours = fifo row; ratios of median IOPS):")
     p("  ours >= %.2fx the best of fcache, file and qsd on every workload and transport"
       " (at depth 1 too: it stays ahead);" % BEST_PEER)
     p("  server CPU per request on %s <= %.1fx the null plugin's;" % (CPU_WORKLOAD, CPU_VS_NULL))

@@ -23,7 +23,7 @@
 # and, opt-in (BENCH_TARGETS): floop/cloop (no direct path), pring (no inline path),
 # fbounce (fifo with nbdkit's buffers unaligned: every request bounced), onull
 # (backend=null), qnull (qsd on null-co), bfifo/bcfq/bpage (another build of the
-# plugin, BENCH_BASE_PLUGIN=PATH: a branch against main in one run).
+# plugin, BENCH_BASE_PLUGIN=PATH: two builds side by side in one run).
 #
 # each over a Unix socket and over TCP on 127.0.0.1 (BENCH_TRANSPORTS), then
 # the "tenants" section (bench/tenants.sh): three weighted tenants on one
@@ -40,7 +40,7 @@
 # (bench/srvstat.sh, before the run and from fio's exec_postrun, while the
 # measured connection and its threads still exist) for CPU and context
 # switches per request.  With BENCH_LOCK=FILE each (round, workload,
-# transport) group of runs holds flock(1) on FILE, so that helpers sharing a
+# transport) group of runs holds flock(1) on FILE, so that benchmarks sharing a
 # machine never measure at once while none holds the lock for long.
 #
 # Exit status: non-zero only when the harness itself fails (cannot build the
@@ -265,7 +265,7 @@ disk_settings() {
 
 # Free page reporting (virtio-balloon): the guest hands free memory back to
 # the host, which drops it, and the guest pays a host fault on each page of
-# it that it uses again (doc/hotpath.md 12.3).  A server that reads through
+# it that it uses again (bench/README.md, "guest memory").  A server that reads through
 # the page cache allocates such pages; one that reuses its own buffers does
 # not.  Recorded, with what was reported while the bench ran, because it
 # decides the buffered peers' sequential rows on such a VM.

@@ -8,10 +8,10 @@ compares (slice_idle 0/8, low_latency 0/1, group_idle, merge), plus cfqsim
 with fifo and cfq on the same model.  One table then gives, per experiment,
 device and metric: the seed's figures before and after the change it
 discusses, ours with fifo, cfq and the knob, the simulator's, whether our
-change goes the seed's way, and issue 8's target with met / NOT MET.
+change goes the seed's way, and the fidelity target with met / NOT MET.
 
     make bench-seeds                        default: 1 round (~30 min)
-    BENCH_SEEDS_ROUNDS=3 make bench-seeds   medians of 3, as issue 8 asks
+    BENCH_SEEDS_ROUNDS=3 make bench-seeds   medians of 3, as the targets are stated
     BENCH_SEEDS_QUICK=1 make bench-seeds    smoke: the SSD model, 2 s runs
     BENCH_SEEDS_ONLY=moyer1,fsync-dd ...    some experiments only
     BENCH_SEEDS_REPORT=DIR ...              rebuild DIR's table, run nothing
@@ -22,7 +22,7 @@ emulated disks get BENCH_SEEDS_DURATION_HDD, 10s), BENCH_SEEDS_DEVICES
 vertex; other model names run every experiment), BENCH_SEEDS_ONLY,
 BENCH_SEEDS_PRESETS (1: append bench/presets.sh's table),
 BENCH_SEEDS_OUT (bench/results/seeds/DATE), BENCH_DIR (/var/tmp: the
-real-disk image), BENCH_LOCK or CFQLAB_LOCK (a lock file each timing run
+real-disk image), BENCH_LOCK (a lock file each timing run
 holds).  Results: table.txt, summary.json, and per run its cfqlab
 directory (report.txt, report.json, latency.png, shares.png).
 
@@ -261,7 +261,7 @@ exp(id="coop", seed="001", title="4 cooperating readers, interleaved 64 KiB stri
          one_tenant_target(lambda rep, s: total(rep, s, "total_mibs"))),
     ])
 
-# Issue 8: one tenant never loses.
+# Fidelity: one tenant never loses.
 SWEEP = [("randread-qd1", "IOPS"), ("randread-qd32", "IOPS"), ("randrw70-qd8", "IOPS"),
          ("randrw70-flush8", "IOPS"), ("write-flush-x4", "IOPS"), ("seqread-256k", "MiB/s"),
          ("seqwrite-1m", "MiB/s"), ("randwrite-qd32", "IOPS"), ("randrw50-64k", "MiB/s")]
@@ -271,7 +271,7 @@ for name, unit in SWEEP:
         scenario="single-tenant-sweep.conf", only=name, systems=[FIFO, CFQ],
         rows=[(name, unit, tg(name, key), None, one_tenant_target(tg(name, key)))])
 
-# Issue 8: many connections in one group.
+# Fidelity: many connections in one group.
 for n in (8, 32, 128, 256):
     t = "conns%d" % n
 
@@ -364,7 +364,7 @@ def main():
     only = env("BENCH_SEEDS_ONLY", "moyer1,fsync-dd,sweep-randrw70-qd8,many-8,weighted-2"
                if quick else "")
     only = set(x for x in only.split(",") if x)
-    lock = env("BENCH_LOCK", env("CFQLAB_LOCK", ""))
+    lock = env("BENCH_LOCK", "")
     bdir = env("BENCH_DIR", "/var/tmp")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = env("BENCH_SEEDS_REPORT", "") or env(
@@ -424,7 +424,7 @@ def main():
     if os.path.exists(presets) and env("BENCH_SEEDS_PRESETS", "1") == "1":
         penv = dict(os.environ, PRESETS_ROUNDS=str(rounds), PRESETS_OUT=out)
         if lock:
-            penv["PRESETS_LOCK"] = lock
+            penv["BENCH_LOCK"] = lock
         if quick:
             penv["PRESETS_SERVER"] = "0"
         print("bench-seeds: device presets against their datasheets (bench/presets.sh)",

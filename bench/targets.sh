@@ -246,8 +246,8 @@ t_fwarm_fio() { nbd_fio "$1"; }
 t_fwarm_warm() { :; }
 
 # ---- bfifo / bcfq: another build of our plugin (opt-in) ----------------------
-# BENCH_BASE_PLUGIN=PATH names another build's nbdkit-cfq-plugin.so (main's,
-# to measure a branch against it in the same run, rounds interleaved):
+# BENCH_BASE_PLUGIN=PATH names another build's nbdkit-cfq-plugin.so (to
+# measure this build against it in the same run, rounds interleaved):
 # scheduler=fifo and scheduler=cfq with the same arguments as fifo and cfq,
 # and bpage, the same as page.
 base_start() {  # SCHED WL EP LOG

@@ -79,8 +79,14 @@ cfg_apply (const struct cfg_model *m, struct sched *s, int rotational,
       return err;
     }
   }
+  /* A profile first: it sets the tunables it decides, and those the
+   * config names after it still win, wherever they stand in the file.
+   */
+  for (size_t pass = 0; pass < 2; pass++)
   for (size_t i = 0; i < m->nr_tunables; i++) {
     const struct cfg_tunable *t = &m->tunables[i];
+    if ((strcmp (t->name, "profile") == 0) != (pass == 0))
+      continue;
     err = sched_set (s, t->name, t->val);
     if (err < 0) {
       const struct cfq_tunable *d = cfq_tunable_lookup (t->name);

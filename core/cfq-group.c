@@ -167,9 +167,8 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
      * charged for its slice so far (deviation 30).
      */
     if (aq && aq->cfqg != cfqg && aq->cfqg->on_st) {
-      uint64_t used = iops_mode (cfqd)
-        ? (uint64_t) aq->slice_dispatch * CFQ_IOPS_CHARGE
-        : aq->slice_new ? 0 : cfq_cfqq_slice_usage (aq, cfqd->now);
+      uint64_t used = !cfq_charge_by_cost (cfqd) && !iops_mode (cfqd)
+        && aq->slice_new ? 0 : cfq_cfqq_charge (cfqd, aq, cfqd->now);
       uint64_t a = aq->cfqg->vdisktime + cfq_scale_slice (used, aq->cfqg);
       if ((int64_t) (a - v) > 0)
         v = a;
@@ -223,6 +222,52 @@ cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now)
   return used;
 }
 
+/* Charging by cost (ours, deviation 34).  CFQ charges a group the time
+ * its queue held the device, or in IOPS mode one unit per request.  Both
+ * are wrong between groups that do not look alike: a 1 MiB read is one
+ * request, and on a device that queues, the time a queue was served
+ * cannot be told from the time the device worked on the others' requests.
+ * With cost on, a group is charged what its requests cost the device
+ * (include/cost.h): in IOPS mode in units of a 4 KiB random read, so that
+ * such a read is still one request's charge; in time mode, on flash that
+ * queues, in ns of device time.  A disk is still charged the time its
+ * queue held the head: CFQ serves one queue at a time there, so the time
+ * is the queue's and exact, where the model's seek is an average over
+ * the whole disk.
+ */
+bool
+cfq_charge_by_cost (const struct cfqd *cfqd)
+{
+  return t_get (cfqd, T_COST)
+    && (iops_mode (cfqd) || (cfqd->hw_tag == 1 && cfq_nonrot (cfqd)));
+}
+
+/* What rq costs its group in IOPS mode's units. */
+uint64_t
+cfq_rq_charge (const struct cfqd *cfqd, const struct rq *rq)
+{
+  if (!t_get (cfqd, T_COST))
+    return CFQ_IOPS_CHARGE;
+  return umax64 ((uint64_t) ((unsigned __int128) rq->cost * CFQ_IOPS_CHARGE
+                             / cfqd->cost.ref_ns), 1);
+}
+
+/* The charge for cfqq's slice so far. */
+uint64_t
+cfq_cfqq_charge (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                 uint64_t now)
+{
+  if (cfq_charge_by_cost (cfqd)) {
+    if (iops_mode (cfqd))
+      return (uint64_t) ((unsigned __int128) cfqq->slice_cost
+                         * CFQ_IOPS_CHARGE / cfqd->cost.ref_ns);
+    return cfqq->slice_cost * cfqd->cost.vrate / COST_VRATE_ONE;
+  }
+  if (iops_mode (cfqd))
+    return (uint64_t) cfqq->slice_dispatch * CFQ_IOPS_CHARGE;
+  return cfq_cfqq_slice_usage (cfqq, now);
+}
+
 /* Add charge (ns of disk time) to the group's vdisktime, scaled by its
  * weight.  The key may not change while the group is on the tree.
  */
@@ -266,7 +311,10 @@ cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
 
   charge = cfq_cfqq_slice_usage (cfqq, now);
   cfqg->st_used_ns += charge;
-  if (iops_mode (cfqd))
+  if (cfq_charge_by_cost (cfqd))
+    /* Its requests still in the driver were charged when sent. */
+    charge = cfq_cfqq_charge (cfqd, cfqq, now);
+  else if (iops_mode (cfqd))
     charge = (uint64_t) cfqq->slice_dispatch * CFQ_IOPS_CHARGE;
   else if (!cfqq->sync && !nr_sync)
     charge = cfqq->allocated_slice;     /* async-only group: full slice */
@@ -370,6 +418,9 @@ cfq_group_alloc (struct cfqd *cfqd, const char *name, unsigned weight)
   snprintf (cfqg->name, sizeof cfqg->name, "%s", name ? name : "");
   cfqg->weight = weight;
   cfqg->last_overlap = SCHED_NEVER;
+  /* As the device's (cfq_create): no late sync, no sync at all yet. */
+  cfqg->last_delayed_sync = cfqd->now - NSEC_PER_SEC;
+  cfqg->last_sync = SCHED_NEVER;
   rb_clear (&cfqg->rb_node);
   qos_group_init (&cfqg->qos);
   for (int i = 0; i < 2; i++)

@@ -4,7 +4,7 @@
  * kernel's seams (BFQ's way: bfq-iosched.c, bfq-wf2q.c, bfq-cgroup.c
  * behind bfq-iosched.h).  This header holds its structures (cfqd, cfqg,
  * cfqq, the connection), the constants of cfq-iosched.c at HZ=1000, the
- * small helpers every part uses (t_get, cfqq_prio, service_tree_for ...),
+ * small functions every part uses (t_get, cfqq_prio, service_tree_for ...),
  * the trace macro, and the functions one file calls in another.  Outside
  * core/cfq*.c only include/cfq.h and include/sched.h are the interface.
  *
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cfq.h"
+#include "cost.h"
 #include "qos.h"
 #include "sched.h"
 #include "units.h"
@@ -46,6 +47,9 @@ enum {
   T_HW_TAG,
   T_WC_DEPTH,
   T_GROUP_LAG,
+  T_COST,
+  T_GROUP_ASYNC,
+  T_PROFILE,
   T_NR,
 };
 
@@ -126,6 +130,10 @@ struct cfqq {
   uint64_t slice_end;           /* ns: slice ends (valid if !slice_new) */
   int64_t slice_resid;          /* ns: unused slice carried (<0: overrun) */
   unsigned slice_dispatch;      /* requests dispatched in this slice */
+  uint64_t slice_cost;          /* ns: device time of those (the cost
+                                   model's, uncorrected) */
+  uint64_t cost_pos;            /* byte after its last dispatched rq:
+                                   the next is sequential if close */
   uint64_t last_served;         /* ns: end of its last slice that
                                    dispatched (async deadline rule) */
 
@@ -183,6 +191,12 @@ struct sched_group {
   uint64_t left_at;             /* ns: when it last left the tree */
 
   unsigned nr_cfqq;             /* busy queues of the group */
+  /* The async throttles' state of the group's own I/O (group_async). */
+  unsigned rq_in_flight[2];     /* rqs in the driver, [async, sync] */
+  uint64_t inflight_cost;       /* ns: cost of its rqs in the driver */
+  uint64_t last_delayed_sync;   /* ns: a sync rq of its completed late */
+  uint64_t last_sync;           /* ns: a sync rq of its inserted or
+                                   completed; NEVER: none yet */
   unsigned dispatched;          /* rqs of the group in the driver */
   uint64_t drain_since;         /* ns: its slice expired with requests in
                                    the driver, whose time is not charged
@@ -297,6 +311,9 @@ struct cfqd {
   struct cfqq *preempt_pending; /* preemption deferred until that run */
 
   struct qos_sched qos;         /* groups with caps or a reservation */
+  struct cost_model cost;       /* what a request costs (include/cost.h) */
+  bool cost_given;              /* set_cost called: not a default model */
+  uint64_t inflight_cost;       /* ns: cost of the rqs in the driver */
   bool qos_refused;             /* a cap refused the last request chosen */
   uint64_t qos_last_done;       /* ns: last completion, while qos_on() */
 
@@ -513,6 +530,10 @@ bool cfqg_less (const struct rb_node *a, const struct rb_node *b);
 void cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg);
 void cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg);
 uint64_t cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now);
+bool cfq_charge_by_cost (const struct cfqd *cfqd);
+uint64_t cfq_rq_charge (const struct cfqd *cfqd, const struct rq *rq);
+uint64_t cfq_cfqq_charge (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                          uint64_t now);
 void cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,
                        uint64_t charge);
 void cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
@@ -538,6 +559,8 @@ void cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
 /* cfq-tunables.c: the tunable table, the setter. */
 int cfq_set (struct sched *s, const char *key, uint64_t val);
 int cfq_get (struct sched *s, const char *key, uint64_t *val);
+void cfq_profile_apply (struct cfqd *cfqd, uint64_t profile);
+void cfq_cost_default (struct cfqd *cfqd);
 
 /* cfq-trace.c: cfq_trace and its hook, above. */
 

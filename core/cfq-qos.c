@@ -194,7 +194,7 @@ cfq_qos_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   qos_account (&cfqg->qos, rq, now, reserved);
   if (!reserved) {
     if (iops_mode (cfqd))
-      cfq_group_charge (cfqd, cfqg, CFQ_IOPS_CHARGE);
+      cfq_group_charge (cfqd, cfqg, cfq_rq_charge (cfqd, rq));
     else
       cfqg->qos_orphans++;
   }
@@ -235,7 +235,7 @@ cfq_qos_pick_reserved (struct cfqd *cfqd, struct cfqq **cfqqp, uint64_t now)
  * (what the expiry would charge).  On flash that is all: groups waiting
  * for their turn are served a slice at a time, and counted against the
  * one waiting longest a released group would lose its tokens whenever a
- * turn is long (doc/qos.md).  On a disk, where each excursion costs two
+ * turn is long (doc/design.md).  On a disk, where each excursion costs two
  * seeks, it must also be behind every other group no cap holds, so that
  * it would be the next one chosen.
  */
@@ -245,9 +245,7 @@ cfq_qos_owed (struct cfqd *cfqd, struct sched_group *cfqg, uint64_t now)
   struct cfqq *active = cfqd->active_queue;
   uint64_t charge, v;
 
-  charge = iops_mode (cfqd)
-    ? (uint64_t) active->slice_dispatch * CFQ_IOPS_CHARGE
-    : cfq_cfqq_slice_usage (active, now);
+  charge = cfq_cfqq_charge (cfqd, active, now);
   v = active->cfqg->vdisktime + cfq_scale_slice (charge, active->cfqg);
   if ((int64_t) (cfqg->vdisktime - v) > 0)
     return false;
@@ -266,7 +264,7 @@ cfq_qos_owed (struct cfqd *cfqd, struct sched_group *cfqg, uint64_t now)
  * owed service: CFQ's turns are far longer than a cap's bucket, and ending
  * the active slice for it instead was tried and starves a sequential
  * reader on a disk (each cut finds its requests in flight, its group off
- * the tree, and hands its turn to the next group; doc/qos.md).
+ * the tree, and hands its turn to the next group; doc/design.md).
  */
 static struct rq *
 cfq_qos_pick_released (struct cfqd *cfqd, struct cfqq **cfqqp, uint64_t now)
@@ -287,7 +285,7 @@ cfq_qos_pick_released (struct cfqd *cfqd, struct cfqq **cfqqp, uint64_t now)
      * maybe at the next call, as the active slice's service grows, so it
      * stays released until CFQ gives it a turn (else its bucket overflows
      * while it waits); on a disk, where every excursion to it costs two
-     * seeks, it goes back to CFQ's turns (doc/qos.md).
+     * seeks, it goes back to CFQ's turns (doc/design.md).
      */
     if (cfqg == active->cfqg)
       qos_turn (qg);

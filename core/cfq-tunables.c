@@ -68,10 +68,20 @@ const struct cfq_tunable cfq_tunables[T_NR] = {
     "queueing flash, IOPS mode, group_idle=0, 2+ busy groups: fill the"
     " driver to this many requests, one at a time from the group of least"
     " vdisktime; 0 off (groups take turns)" },
-  [T_GROUP_LAG] = { "group_lag", "requests", 0, 0, 1024,
+  [T_GROUP_LAG] = { "group_lag", "requests", 16, 0, 1024,
     "work-conserving groups with group_idle on: no group runs more than"
     " this many requests (at weight 500) ahead of a group that is present"
     " but empty, for up to group_idle after its last completion; 0 off" },
+  [T_COST] = { "cost", "bool", 1, 0, 1,
+    "charge groups what their requests cost the device (the cost model)"
+    " in every mode; 0: time used, or requests in IOPS mode, as CFQ" },
+  [T_GROUP_ASYNC] = { "group_async", "bool", 1, 0, 1,
+    "CFQ's async throttles (async waits for sync in flight, async depth"
+    " after late sync, sync preempts async) within a group; 0: device-wide,"
+    " as CFQ" },
+  [T_PROFILE] = { "profile", "mode", CFQ_PROFILE_DEFAULT, 0, 1,
+    "defaults: default (cost-fair groups), kernel (CFQ 2.6.37's); setting"
+    " it sets the tunables the profiles differ in" },
 };
 const size_t cfq_nr_tunables = T_NR;
 
@@ -113,6 +123,11 @@ static const struct cfq_name cfq_mode_names[] = {
   { "iops", CFQ_MODE_IOPS }, { NULL, 0 },
 };
 
+static const struct cfq_name cfq_profile_names[] = {
+  { "default", CFQ_PROFILE_DEFAULT }, { "kernel", CFQ_PROFILE_KERNEL },
+  { NULL, 0 },
+};
+
 static const struct cfq_name cfq_hw_tag_names[] = {
   { "detect", 2 }, { "no", 0 }, { "yes", 1 }, { NULL, 0 },
 };
@@ -136,7 +151,11 @@ tunit (const struct cfq_tunable *t)
 static const struct cfq_name *
 tunable_names (const struct cfq_tunable *t)
 {
-  return t == &cfq_tunables[T_HW_TAG] ? cfq_hw_tag_names : cfq_mode_names;
+  if (t == &cfq_tunables[T_HW_TAG])
+    return cfq_hw_tag_names;
+  if (t == &cfq_tunables[T_PROFILE])
+    return cfq_profile_names;
+  return cfq_mode_names;
 }
 
 int
@@ -272,6 +291,57 @@ cfq_mode_name (uint64_t val)
   return "?";
 }
 
+/* Profiles: the tunables in which our defaults differ from CFQ 2.6.37's.
+ * The table's default column is the default profile; the kernel profile
+ * puts back CFQ's behaviour where ours departs from it by default, for
+ * the seeds' experiments and for comparing.  Setting the profile sets
+ * these (and only these) to its values; the config applies it before any
+ * other tunable, so an explicit value still wins.
+ */
+static const struct { int t; uint64_t kernel; } cfq_profile_diff[] = {
+  { T_COST, 0 },
+  { T_GROUP_ASYNC, 0 },
+  { T_GROUP_LAG, 0 },
+};
+
+void
+cfq_profile_apply (struct cfqd *cfqd, uint64_t profile)
+{
+  for (size_t i = 0; i < sizeof cfq_profile_diff / sizeof cfq_profile_diff[0];
+       i++) {
+    int t = cfq_profile_diff[i].t;
+
+    cfqd->tun[t] = profile == CFQ_PROFILE_KERNEL ? cfq_profile_diff[i].kernel
+      : cfq_tunables[t].def;
+  }
+}
+
+uint64_t
+cfq_profile_value (const struct cfq_tunable *t, uint64_t profile)
+{
+  if (profile == CFQ_PROFILE_KERNEL)
+    for (size_t i = 0;
+         i < sizeof cfq_profile_diff / sizeof cfq_profile_diff[0]; i++)
+      if (&cfq_tunables[cfq_profile_diff[i].t] == t)
+        return cfq_profile_diff[i].kernel;
+  return t->def;
+}
+
+/* Until the mechanism says what the device's requests cost (set_cost),
+ * the generic disk or flash of the device model, by rotational.
+ */
+void
+cfq_cost_default (struct cfqd *cfqd)
+{
+  struct cost_params p;
+  bool rot = t_get (cfqd, T_ROTATIONAL);
+
+  if (cfqd->cost_given)
+    return;
+  cost_params_default (&p, rot);
+  cost_model_init (&cfqd->cost, &p, rot ? "default hdd" : "default ssd");
+}
+
 /* The one setter: validates against the table, never clamps silently. */
 int
 cfq_set (struct sched *s, const char *key, uint64_t val)
@@ -283,8 +353,12 @@ cfq_set (struct sched *s, const char *key, uint64_t val)
   if (r < 0)
     return r;
   cfqd->tun[t - cfq_tunables] = val;
-  if (t == &cfq_tunables[T_ROTATIONAL])
+  if (t == &cfq_tunables[T_PROFILE])
+    cfq_profile_apply (cfqd, val);
+  if (t == &cfq_tunables[T_ROTATIONAL]) {
     qos_sched_set_slice (&cfqd->qos, val ? QOS_SLICE_ROT : QOS_SLICE_NONROT);
+    cfq_cost_default (cfqd);
+  }
   if (t == &cfq_tunables[T_HW_TAG]) {
     /* Forced, or detection from scratch (CFQ's initial -1). */
     cfqd->hw_tag = val == 2 ? -1 : (int) val;

@@ -22,7 +22,7 @@
  * vdisktime (at most group_lag and a request behind the others), each
  * queue sends in arrival order, and a group's queues take turns by last
  * service.  A tenant that keeps several requests out and thinks between
- * them still paces the others (doc/cfq-notes.md, 32): for full queues
+ * them still paces the others (doc/deviations.md, 32): for full queues
  * only.
  *
  * This file chooses; cfq.c dispatches what it chose (cfq_wc_dispatch) and
@@ -45,7 +45,7 @@
  * CFQ holds a group's weight when its requests do not keep it busy (the
  * device waits for it), which per-request turns cannot do; where the
  * server and not the device is the bottleneck they let the weights slip
- * (doc/cfq-notes.md, 31, has the numbers).  group_idle=0 already says
+ * (doc/deviations.md, 31, has the numbers).  group_idle=0 already says
  * "do not hold the device for a group"; there turns only cost depth.
  * With group_lag (deviation 32) the mode also runs with group_idle on:
  * the bound and the lag windows wait for a group as group_idle does.
@@ -138,11 +138,28 @@ cfq_wc_lag_held (struct cfqd *cfqd, const struct sched_group *cfqg)
   if (!lag)
     return false;
   list_for_each (p, &cfqd->groups) {
-    const struct sched_group *g = list_entry (p, struct sched_group, link);
+    struct sched_group *g = list_entry (p, struct sched_group, link);
     /* CFQ never idles for the IDLE class: no more does the bound. */
     if (!g->present || g->on_st || g->wc_idle
         || (int64_t) (cfqg->vdisktime - g->vdisktime) <= (int64_t) lag)
       continue;
+    /* With cost on, a group whose requests are all at the device, on a
+     * device that works on all of the requests it holds at once (no more
+     * of them than the parallelism its cost model was measured at), is
+     * served as fast as its own queue depth lets it: the others'
+     * requests do not slow its own, it waits for no turn, and holding
+     * the others to its pace would only leave the device idle.  It keeps
+     * group_lag of credit (its next request still goes first) and
+     * forfeits the rest, as a group that rejoins the tree does
+     * (deviation 34).  Where requests queue inside the device, the
+     * others' slow its own; and a group in its window, with nothing at
+     * the device, is between requests: those are what the hold is for.
+     */
+    if (t_get (cfqd, T_COST) && g->dispatched
+        && cfqd->rq_in_driver <= cfqd->cost.p.depth) {
+      g->vdisktime = cfqg->vdisktime - lag;
+      continue;
+    }
     held = true;
     if (g->in_window && g->window_end < wake)
       wake = g->window_end;
@@ -197,8 +214,9 @@ cfq_wc_select (struct cfqd *cfqd, struct cfqq **cfqqp, uint64_t now)
 }
 
 /* rq of cfqq was dispatched (cfq_wc_select chose it): its group is
- * charged one request in IOPS units at once, so several groups are at the
- * device together and the weights still hold.
+ * charged the request in IOPS units at once (cfq_rq_charge: one request,
+ * or with cost on what it costs the device), so several groups are at
+ * the device together and the weights still hold.
  */
 void
 cfq_wc_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
@@ -211,7 +229,7 @@ cfq_wc_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
     qos_turn (&cfqg->qos);
   }
   cfqq->last_served = now;
-  cfq_group_charge (cfqd, cfqg, CFQ_IOPS_CHARGE);
+  cfq_group_charge (cfqd, cfqg, cfq_rq_charge (cfqd, rq));
   if (rb_empty (&cfqq->sort_list))
     cfq_del_cfqq_rr (cfqd, cfqq);
   update_min_vdisktime (&cfqd->grp_st);

@@ -81,7 +81,7 @@
  * dispatch, expiry, preemption, insertion and completion, a connection's
  * queues (merge, split, free), and the sched_ops table.  Below it, each
  * calling only the ones after it, through the private header
- * core/cfq-priv.h (structures, constants, helpers):
+ * core/cfq-priv.h (structures, constants, small functions):
  *   cfq-wc.c        the work-conserving dispatch's choice (31, 32)
  *   cfq-qos.c       caps and reservations (core/qos.c) inside CFQ
  *   cfq-tree.c      the queue service trees and the workload choice
@@ -95,72 +95,10 @@
  *
  * Deviations from the kernel
  * --------------------------
- * Why, and the measurements: doc/cfq-notes.md, same numbers.  The code at
- * each site says "deviation N".
- *  1. Time: ns passed in by the caller; HZ-based constants at HZ=1000.
- *  2. No timer: the idle timer is a deadline that dispatch() returns in
- *     *next and every entry point fires once it passed.
- *  3. No cgroups: groups are tenants (group_new); no group: the root group,
- *     weight 1000.
- *  4. A connection (struct sched_queue) is the io_context: one sync cfqq
- *     each, class and level fixed when it is created.
- *  5. Async queues per (group, class, level), embedded in the group (4.x).
- *  6. group_isolation fixed at 1 (2.6.39); the tunable refuses 0.
- *  7. hw_tag (ours) pins the queueing detection: 2 detect, 0 or 1 forced.
- *  8. merge (ours) switches cooperating queues off; 1 is CFQ.
- *  9. The queue run of the driver's completion path is done in
- *     completed() (run_queue, preempt_pending).
- * 10. Idle-class grace: 100 ms after the last non-IDLE completion (<= 2.6.27).
- * 11. Cooperator lookup: a prio tree per (group, level), re-keyed at every
- *     next_rq change, both neighbours of the head looked at.
- * 12. cfq_should_wait_busy does not extend a slice with requests queued
- *     (2.6.37).
- * 13. Equal sectors sit side by side in the sort tree; no front/back merge.
- * 14. A split sends the connection back to its embedded cfqq; the owner of
- *     the shared one stays.
- * 15. must_dispatch for an expired fifo (3.x/4.x).
- * 16. Async deadline (ours): an overdue async queue gets the next turn.
- * 17. group_idle on a queueing SSD, while another group is busy (3.x/4.x).
- * 18. Group place on re-add (ours): back within 200 ms, it keeps its
- *     vdisktime (raised to min_vdisktime).
- * 19. Drain charge (ours): in time mode the expired group is also charged
- *     until its requests in the driver complete.
- * 20. Seek history of a new queue (ours): seeky is more than 1 in 8 judged;
- *     the first request is judged by its distance from the head.
- * 21. Service tree keys (ours): the offset is measured from a level-4 sync
- *     queue, so equal queues are served in arrival order.
- * 22. Seek cost (ours): a "rotational" device whose seeky reads take under
- *     1 ms is taken as flash (seek_fast).
- * 23. mode=auto charges by requests on flash, whatever slice_idle (4.x).
- * 24. Flash that queues (ours): cfq_should_idle is false there.
- * 25. Preemption key (ours): just before the tree's first queue, not HZ.
- * 26. Flushes: sync requests of the queue that move neither its seek
- *     history nor the head.
- * 27. Plain writes are sync or async by sched_classify (core/sched.c).
- * 28. Writeback backlog (ours): on a disk an async queue gets at most
- *     quantum requests in the driver, even alone, while sync I/O was
- *     seen in the last 30 s (CFQ_SYNC_LATELY); with none, the
- *     kernel's rule: the sole busy queue has no limit.
- * 29. Caps and reservations (ours): the rules in core/qos.c, applied in
- *     cfq-qos.c; with none configured none of it runs.
- * 30. Lone-group slice (ours): cfq_group_slice also counts the weight of
- *     groups off the tree for less than 200 ms (those 18 keeps); a group
- *     joining the tree cuts the active queue's slice to what it would get
- *     now and goes behind the active group's charge so far.
- * 31. Work-conserving groups (ours, wc_depth): on flash that queues, in
- *     IOPS mode, with group_idle=0 and two groups present, each request
- *     comes from the busy group of least vdisktime, charged at once, up
- *     to wc_depth requests in the driver (cfq-wc.c).
- * 32. Bounded lag (ours, group_lag): 31 also with group_idle on; a group
- *     that overlaps requests stays present for group_idle, and none
- *     sends while more than group_lag requests ahead of a present group
- *     with nothing queued (cfq-wc.c; the windows in cfq-group.c).
- * 33. Held back (ours): a dispatched request the mechanism holds back
- *     (deactivate: it waits for a buffer) also leaves its queue's and
- *     group's dispatched counts, so no idling or group_idle waits for
- *     it; activated again, its device time is charged as a drain (19).
- * CFQ's own faults kept as the default, and the better settings: the end
- * of doc/cfq-notes.md.
+ * Each departure from 2.6.36/2.6.37 has a number, and the code says
+ * "deviation N" where it departs.  doc/deviations.md has one entry per
+ * number: what differs, why, and the test that shows it; and, at its end,
+ * CFQ's own faults kept as the default with their better settings.
  *
  * Memory and threading: everything is allocated in create, group_new and
  * queue_new; insert/dispatch/completed never allocate.  A connection (and
@@ -349,6 +287,7 @@ __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
     cfqq->allocated_slice = 0;
     cfqq->slice_end = 0;
     cfqq->slice_dispatch = 0;
+    cfqq->slice_cost = 0;
     cfqq->wait_request = false;
     cfqq->must_dispatch = false;
     cfqq->fifo_expire = false;
@@ -504,9 +443,26 @@ cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   cfqq->cfqg->dispatched++;
   cfq_group_present (cfqd, cfqq->cfqg);
   cfqd->rq_in_flight[cfqq->sync]++;
+  cfqq->cfqg->rq_in_flight[cfqq->sync]++;
   /* cfq_activate_request */
   cfqd->rq_in_driver++;
   rq->pflags = 0;
+  /* What it costs the device (deviation 34): sequential if it starts
+   * close to where its queue's last request ended.
+   */
+  {
+    uint64_t d = rq->off > cfqq->cost_pos ? rq->off - cfqq->cost_pos
+      : cfqq->cost_pos - rq->off;
+
+    rq->cost = cost_rq_raw (&cfqd->cost, rq->op, rq->len,
+                            d <= COST_SEQ_WINDOW);
+    if (rq->op != RQ_FLUSH)
+      cfqq->cost_pos = rq->off + rq->len;
+    cfqq->slice_cost += rq->cost;
+    cfqq->cfqg->inflight_cost += rq->cost;
+    cfqd->inflight_cost += rq->cost;
+    cost_observe (&cfqd->cost, now, +1, 0);
+  }
   if (rq->op == RQ_READ && cfq_dist_from_last (cfqd, rq) > CFQQ_SEEK_THR)
     rq->pflags |= CFQ_RQ_SEEK;
   if (rq->op != RQ_FLUSH)
@@ -680,9 +636,12 @@ cfq_slice_used_soon (const struct cfqd *cfqd, const struct cfqq *cfqq,
  * last delayed sync completion.
  */
 static unsigned
-cfq_async_depth (const struct cfqd *cfqd, uint64_t now)
+cfq_async_depth (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                 uint64_t now)
 {
-  uint64_t last_sync = now - cfqd->last_delayed_sync;
+  uint64_t last_sync = now - (t_get (cfqd, T_GROUP_ASYNC)
+                              ? cfqq->cfqg->last_delayed_sync
+                              : cfqd->last_delayed_sync);
   uint64_t depth = last_sync / t_get (cfqd, T_SLICE_SYNC);
 
   return depth > 1u << 30 ? 1u << 30 : (unsigned) depth;
@@ -693,16 +652,25 @@ cfq_async_depth (const struct cfqd *cfqd, uint64_t now)
  * at the device (deviation 28).
  */
 static bool
-cfq_sync_lately (const struct cfqd *cfqd, uint64_t now)
+cfq_sync_lately (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                 uint64_t now)
 {
-  return cfqd->last_sync != SCHED_NEVER
-    && now - cfqd->last_sync <= CFQ_SYNC_LATELY;
+  uint64_t last = t_get (cfqd, T_GROUP_ASYNC) ? cfqq->cfqg->last_sync
+    : cfqd->last_sync;
+
+  return last != SCHED_NEVER && now - last <= CFQ_SYNC_LATELY;
 }
 
 static bool
 cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
   unsigned max_dispatch;
+  /* CFQ's async throttles look at the whole device; with group_async
+   * (ours, deviation 35) at the queue's own group: one group's reads
+   * never hold back another group's writes.
+   */
+  const unsigned *in_flight = t_get (cfqd, T_GROUP_ASYNC)
+    ? cfqq->cfqg->rq_in_flight : cfqd->rq_in_flight;
 
   /* A request that must go (expired fifo, or the one we idled for) goes
    * past every limit below: later CFQ, see cfq_dispatch_request.
@@ -710,10 +678,10 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
   if (cfqq->must_dispatch)
     return true;
   /* Drain async requests before starting sync I/O that idles. */
-  if (cfq_should_idle (cfqd, cfqq) && cfqd->rq_in_flight[0])
+  if (cfq_should_idle (cfqd, cfqq) && in_flight[0])
     return false;
   /* Async queue while sync I/O is in flight: wait. */
-  if (cfqd->rq_in_flight[1] && !cfqq->sync)
+  if (in_flight[1] && !cfqq->sync)
     return false;
 
   max_dispatch = t_get (cfqd, T_QUANTUM) / 2;
@@ -735,7 +703,8 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
      * slice.
      */
     if (cfqd->busy_queues == 1
-        && (cfqq->sync || cfq_nonrot (cfqd) || !cfq_sync_lately (cfqd, now)))
+        && (cfqq->sync || cfq_nonrot (cfqd)
+            || !cfq_sync_lately (cfqd, cfqq, now)))
       max_dispatch = ~0u;
     else
       max_dispatch = t_get (cfqd, T_QUANTUM);
@@ -743,7 +712,7 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 
   /* Async: ramp up the depth after sync requests were delayed. */
   if (!cfqq->sync && t_get (cfqd, T_LOW_LATENCY)) {
-    unsigned depth = cfq_async_depth (cfqd, now);
+    unsigned depth = cfq_async_depth (cfqd, cfqq, now);
     if (!depth && !cfqq->dispatched)
       depth = 1;
     if (depth < max_dispatch)
@@ -892,6 +861,8 @@ cfq_should_preempt (struct cfqd *cfqd, struct cfqq *new_cfqq,
   /* Sync request, async active queue: unless the queue has a request
    * that must go first (expired fifo; later CFQ, deviation 15).
    */
+  if (t_get (cfqd, T_GROUP_ASYNC) && new_cfqq->cfqg != cfqq->cfqg)
+    return false;               /* within its group only (deviation 35) */
   if (rq_is_sync (rq) && !cfqq->sync && !cfqq->must_dispatch)
     return true;
   if (new_cfqq->cfqg != cfqq->cfqg)
@@ -1173,6 +1144,7 @@ cfq_create (void)
   cfqd->last_delayed_sync = (uint64_t) 0 - NSEC_PER_SEC;
   cfqd->last_end_nonidle = (uint64_t) 0 - NSEC_PER_SEC;
   cfqd->last_sync = SCHED_NEVER;
+  cfq_cost_default (cfqd);
   cfqd->root_group = cfq_group_alloc (cfqd, "root", CFQ_ROOT_WEIGHT);
   if (!cfqd->root_group)
     goto err;
@@ -1261,8 +1233,10 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
     cfqq->cfqg->last_overlap = now;
   rq->sq = cfqq;
   rq->t_insert = now;
-  if (rq_is_sync (rq))
+  if (rq_is_sync (rq)) {
     cfqd->last_sync = now;
+    cfqq->cfqg->last_sync = now;
+  }
   rq->t_fifo = now + t_get (cfqd, rq_is_sync (rq) ? T_FIFO_EXPIRE_SYNC
                                                   : T_FIFO_EXPIRE_ASYNC);
   rq->t_dispatch = 0;
@@ -1311,9 +1285,11 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   if (cfqq && !cfqq->sync && !rb_empty (&cfqq->sort_list)
       && t_get (cfqd, T_LOW_LATENCY)) {
     uint64_t ss = t_get (cfqd, T_SLICE_SYNC);
-    uint64_t d = cfq_async_depth (cfqd, now);
+    uint64_t d = cfq_async_depth (cfqd, cfqq, now);
+    uint64_t late = t_get (cfqd, T_GROUP_ASYNC)
+      ? cfqq->cfqg->last_delayed_sync : cfqd->last_delayed_sync;
     if (d < 1u << 30)
-      next = umin64 (next, cfqd->last_delayed_sync + (d + 1) * ss);
+      next = umin64 (next, late + (d + 1) * ss);
   }
   return next;
 }
@@ -1536,6 +1512,10 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   if (!cfqq->cfqg->dispatched)
     cfq_group_drain_done (cfqd, cfqq->cfqg, now);
   cfqd->rq_in_flight[cfqq->sync]--;
+  cfqq->cfqg->rq_in_flight[cfqq->sync]--;
+  cfqq->cfqg->inflight_cost -= rq->cost;
+  cfqd->inflight_cost -= rq->cost;
+  cost_observe (&cfqd->cost, now, -1, rq->cost);
   if (rq->pflags & CFQ_RQ_SEEK)
     cfq_update_seek_cost (cfqd, rq, now);
   cfqd->last_completion = now;
@@ -1546,8 +1526,11 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
   if (sync) {
     cic->last_end_request = now;
     cfqd->last_sync = now;
-    if (rq->t_insert + t_get (cfqd, T_FIFO_EXPIRE_SYNC) <= now)
+    cfqq->cfqg->last_sync = now;
+    if (rq->t_insert + t_get (cfqd, T_FIFO_EXPIRE_SYNC) <= now) {
       cfqd->last_delayed_sync = now;
+      cfqq->cfqg->last_delayed_sync = now;
+    }
   }
 
   if (cfqd->active_queue == cfqq) {
@@ -1752,6 +1735,10 @@ cfq_deactivate (struct sched *s, struct rq *rq, uint64_t now)
   cfqd->now = now;
   cfqd->rq_in_driver--;
   cfqd->rq_in_flight[cfqq->sync]--;
+  cfqq->cfqg->rq_in_flight[cfqq->sync]--;
+  cfqq->cfqg->inflight_cost -= rq->cost;
+  cfqd->inflight_cost -= rq->cost;
+  cost_observe (&cfqd->cost, now, -1, 0);
   cfqq->dispatched--;
   cfqq->cfqg->dispatched--;
   cfq_group_present (cfqd, cfqq->cfqg);
@@ -1773,12 +1760,34 @@ cfq_activate (struct sched *s, struct rq *rq, uint64_t now)
   cfqd->now = now;
   cfqd->rq_in_driver++;
   cfqd->rq_in_flight[cfqq->sync]++;
+  cfqq->cfqg->rq_in_flight[cfqq->sync]++;
+  cfqq->cfqg->inflight_cost += rq->cost;
+  cfqd->inflight_cost += rq->cost;
+  cost_observe (&cfqd->cost, now, +1, 0);
   cfqq->dispatched++;
   cfqq->cfqg->dispatched++;
   cfq_group_present (cfqd, cfqq->cfqg);
   if (cfqd->grp_st.active != cfqq->cfqg && !iops_mode (cfqd) &&
       !cfqq->cfqg->drain_since)
     cfqq->cfqg->drain_since = now;
+}
+
+/* The cost model's parameters: from now on they are the device's. */
+static int
+cfq_set_cost (struct sched *s, const struct cost_params *p, const char *source)
+{
+  struct cfqd *cfqd = CFQD (s);
+  int r = cost_model_init (&cfqd->cost, p, source);
+
+  if (r == 0)
+    cfqd->cost_given = true;
+  return r;
+}
+
+void
+cfq_get_cost (struct sched *s, struct cost_model *m)
+{
+  *m = CFQD (s)->cost;
 }
 
 const struct sched_ops cfq_ops = {
@@ -1799,4 +1808,5 @@ const struct sched_ops cfq_ops = {
   .cancel = cfq_cancel,
   .deactivate = cfq_deactivate,
   .activate = cfq_activate,
+  .set_cost = cfq_set_cost,
 };

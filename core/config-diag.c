@@ -10,6 +10,7 @@
 #include <inttypes.h>
 
 #include "config-priv.h"
+#include "suggest.h"
 
 /* ---- the tunables --------------------------------------------------------
  * CFQ's table: entry i is a [scheduler] key unless it is "mode" (a [device]
@@ -384,15 +385,52 @@ key_home (const char *key)
   return NULL;
 }
 
+/* The keys of section SEC into S, for "did you mean". */
 void
-unknown_key (struct cfg *cfg, const char *key, const char *sec)
+sec_suggest (struct suggest *s, enum sec sec)
+{
+  switch (sec) {
+  case SEC_DEVICE:
+    for (int k = 0; k < GK_SCHEDULER; k++)
+      suggest_add (s, gk_names[k]);
+    break;
+  case SEC_SCHED:
+    for (int k = GK_SCHEDULER; k < GK_TUNABLE; k++)
+      suggest_add (s, gk_names[k]);
+    for (size_t i = 0; i < cfq_nr_tunables; i++)
+      if (tunable_is_key (i))
+        suggest_add (s, cfq_tunables[i].name);
+    break;
+  case SEC_GROUP:
+    suggest_add_all (s, group_keys);
+    for (size_t i = 0; i < qos_nr_keys; i++)
+      suggest_add (s, qos_keys[i].name);
+    break;
+  case SEC_EXPORT: suggest_add_all (s, export_keys); break;
+  case SEC_TENANT: suggest_add_all (s, tenant_keys); break;
+  case SEC_SIM: suggest_add_all (s, sim_keys); break;
+  case SEC_EVENT: suggest_add_all (s, event_keys); break;
+  default: break;
+  }
+}
+
+void
+unknown_key (struct cfg *cfg, enum sec sec, const char *key,
+             const char *secname)
 {
   const char *home = key_home (key);
+  struct suggest s;
+  char hint[256];
 
-  if (home)
-    ferr (cfg, cfg->lineno, "'%s' belongs in %s, not in %s", key, home, sec);
-  else
-    ferr (cfg, cfg->lineno, "unknown key '%s' in %s", key, sec);
+  if (home) {
+    ferr (cfg, cfg->lineno, "'%s' belongs in %s, not in %s", key, home,
+          secname);
+    return;
+  }
+  suggest_init (&s, key);
+  sec_suggest (&s, sec);
+  ferr (cfg, cfg->lineno, "unknown key '%s' in %s%s", key, secname,
+        suggest_hint (&s, hint, sizeof hint));
 }
 
 /* cfqsim's job files had a language of their own; other keys of it are
@@ -455,7 +493,7 @@ bad_key (struct cfg *cfg, enum sec sec, const char *key, const char *secname)
   if (old_key_hint (sec, key, hint, sizeof hint))
     ferr (cfg, cfg->lineno, "'%s': %s", key, hint);
   else if (sec != SEC_OLDJOB)
-    unknown_key (cfg, key, secname);
+    unknown_key (cfg, sec, key, secname);
 }
 
 /* Note KEY at this line in *L; false (and an error) if it was there before. */

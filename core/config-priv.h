@@ -146,6 +146,8 @@ struct cfg {
   size_t nr_errors;
   char **warnings;              /* "FILE:LINE: warning: message" */
   size_t nr_warnings;
+  const char *const *extra_keys;  /* the caller's own KEY=VALUE names, for
+                                     "did you mean"; NULL-terminated */
 
   /* What the file and the command line said. */
   char *filename;               /* NULL until cfg_parse */
@@ -216,7 +218,10 @@ int parse_gvalue (int k, const char *value, uint64_t *v, char *why,
                   size_t len);
 char *xstrdup (struct cfg *cfg, const char *s);
 char *file_path (struct cfg *cfg, const char *value);
-void unknown_key (struct cfg *cfg, const char *key, const char *sec);
+struct suggest;
+void sec_suggest (struct suggest *s, enum sec sec);
+void unknown_key (struct cfg *cfg, enum sec sec, const char *key,
+                  const char *secname);
 void bad_key (struct cfg *cfg, enum sec sec, const char *key,
               const char *secname);
 bool first_time (struct cfg *cfg, unsigned *l, const char *key);

@@ -41,10 +41,16 @@ cfg_parse_qos (const char *key, const char *value, struct qos_conf *c,
     }
     break;
   case QOS_U_SECONDS:
-    /* A bare number is seconds here, not CFQ's milliseconds. */
-    if ((r = units_parse_time (value, NSEC_PER_SEC, &v)) == -EINVAL) {
-      snprintf (why, len, "not a time (want %s)",
-                units_expect_time (NSEC_PER_SEC, e, sizeof e));
+    /* A time with its unit: a bare number is ms for the tunables, and
+     * would be read as seconds by the key's name.  0 alone is fine.
+     */
+    if ((r = units_parse_time (value, 0, &v)) == -EINVAL) {
+      if (value[0] && !value[strspn (value, "0123456789.")])
+        snprintf (why, len, "needs its unit (%ss for seconds, %sms for"
+                  " milliseconds)", value, value);
+      else
+        snprintf (why, len, "not a time (want %s)",
+                  units_expect_time (0, e, sizeof e));
       return -EINVAL;
     }
     break;

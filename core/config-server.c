@@ -234,7 +234,7 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
       ferr (cfg, line, "%s = %s: %s", key, value, why);
   }
   else
-    unknown_key (cfg, key, "[group NAME]");
+    unknown_key (cfg, SEC_GROUP, key, "[group NAME]");
 }
 
 /* Group names appear in messages, stats and control commands: keep them
@@ -342,7 +342,7 @@ set_export_key (struct cfg *cfg, struct xexport *e, const char *key,
       ferr (cfg, line, "allow: %s", why);
   }
   else
-    unknown_key (cfg, key, "[export NAME]");
+    unknown_key (cfg, SEC_EXPORT, key, "[export NAME]");
 }
 
 /* The line to blame for a region: the key if given, else the header. */
@@ -466,6 +466,8 @@ check_regions (struct cfg *cfg, const struct xexport *xs, size_t nr,
     }
     if (cfg->simulated && !cfg->m.dev.emulate)
       continue;                 /* no device model: said once already */
+    if (devsize == CFG_SIZE_UNKNOWN)
+      continue;                 /* not measured: the config has errors */
     if (!dev && !cfg->simulated) {
       if (!told_nodev) {
         if (x->line)

@@ -93,6 +93,7 @@
 #include <stddef.h>
 
 #include "config-priv.h"
+#include "suggest.h"
 
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
 
@@ -592,7 +593,19 @@ cfg_set_override (struct cfg *cfg, const char *key, const char *value)
     return cfg->oom ? -ENOMEM : 0;
   }
   if (k < 0) {
-    cerr (cfg, "%s=%s: not a [device] or [scheduler] key", key, value);
+    struct suggest s;
+    char hint[256];
+
+    suggest_init (&s, key);
+    sec_suggest (&s, SEC_DEVICE);
+    sec_suggest (&s, SEC_SCHED);
+    if (cfg->extra_keys)
+      suggest_add_all (&s, cfg->extra_keys);
+    if (suggest_best (&s))
+      cerr (cfg, "%s=%s: unknown key%s", key, value,
+            suggest_hint (&s, hint, sizeof hint));
+    else
+      cerr (cfg, "%s=%s: not a [device] or [scheduler] key", key, value);
     return -ENOENT;
   }
   if (parse_gvalue (k, value, &v, why, sizeof why) < 0) {
@@ -628,18 +641,37 @@ gget (const struct cfg *cfg, int k, uint64_t def)
   return g->cmd_set ? g->cmd_v : g->line ? g->file_v : def;
 }
 
+void
+cfg_value_suggest (struct suggest *s)
+{
+  suggest_add (s, gk_names[GK_QUEUE_DEPTH]);
+  for (size_t i = 0; i < cfq_nr_tunables; i++)
+    suggest_add (s, cfq_tunables[i].name);
+}
+
+void
+cfg_set_override_names (struct cfg *cfg, const char *const *names)
+{
+  cfg->extra_keys = names;
+}
+
 int
 cfg_parse_value (const char *key, const char *value, uint64_t *v,
                  char *why, size_t len)
 {
   int k = gkey_lookup (key);
 
-  if (k != GK_QUEUE_DEPTH && k != GK_MODE && k < GK_TUNABLE) {
-    snprintf (why, len, "not a number-valued [device] or [scheduler] key");
+  if (k < 0) {
+    struct suggest s;
+    char hint[256];
+
+    suggest_init (&s, key);
+    cfg_value_suggest (&s);
+    snprintf (why, len, "unknown key%s", suggest_hint (&s, hint, sizeof hint));
     return -ENOENT;
   }
-  if (k < 0) {
-    snprintf (why, len, "unknown key");
+  if (k != GK_QUEUE_DEPTH && k != GK_MODE && k < GK_TUNABLE) {
+    snprintf (why, len, "not a number-valued [device] or [scheduler] key");
     return -ENOENT;
   }
   return parse_gvalue (k, value, v, why, len);
@@ -889,6 +921,8 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
   if (cfg->oom)
     goto oom;
+  if (device_size == CFG_SIZE_UNKNOWN && !cfg->nr_errors)
+    cerr (cfg, "the device size is unknown");
   if (cfg->nr_errors) {
     free_model (cfg);
     return -EINVAL;

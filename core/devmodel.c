@@ -75,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "devmodel.h"
 #include "rng.h"
 #include "units.h"
@@ -156,7 +157,7 @@ const struct devmodel_preset devmodel_presets[] = {
     " sustained (outer tracks), 7200 rpm, 4.16 ms average latency;"
     " Maximum PC review, Jan 2010: 14 ms average random read access,"
     " 71 IOPS at depth 1.  No depth-32 figure found: 142 is twice depth 1,"
-    " the 1.5-2x SATA disks gain with NCQ (issue 8)" },
+    " the 1.5-2x SATA disks gain with NCQ" },
   { "vertex", "ssd",
     "capacity=30g,channels=2,read=230us,write=3400us,bw=316M",
     "2009 SATA SSD (OCZ Vertex, Indilinx Barefoot; seed 002's device)",
@@ -799,4 +800,119 @@ unsigned
 devmodel_queued (const struct devmodel *dm)
 {
   return DEVMODEL_MAX_QUEUE - dm->nfree;
+}
+
+/* ---- the cost model's parameters ------------------------------------------ */
+
+/* 4 KiB random reads at depth ncq over span on a copy of dm, in virtual
+ * time: requests per second.
+ */
+static int
+hdd_ncq_randiops (const struct devmodel *dm, uint64_t span, double *iops)
+{
+  enum { N = 4000 };
+  struct devmodel *c = malloc (sizeof *c);
+  struct rq *rqs;
+  unsigned depth = (unsigned) dm->p.ncq, done = 0, sent = 0;
+  uint64_t x = 0x5eed, t = 0, t0 = 0;
+
+  rqs = calloc (depth, sizeof *rqs);
+  if (!c || !rqs) {
+    free (c);
+    free (rqs);
+    return -ENOMEM;
+  }
+  *c = *dm;
+  devmodel_reset (c);
+  for (unsigned i = 0; i < depth; i++) {
+    rqs[i].off = (xorshift64s (&x) % (span / COST_PAGE)) * COST_PAGE;
+    rqs[i].len = COST_PAGE;
+    rqs[i].op = RQ_READ;
+    devmodel_submit (c, &rqs[i], 0);
+    sent++;
+  }
+  while (done < N) {
+    struct rq *rq;
+
+    t = devmodel_next (c);
+    while ((rq = devmodel_complete (c, t, NULL)) != NULL) {
+      /* The first requests see an idle head: count from the depth-th. */
+      if (++done == depth)
+        t0 = t;
+      rq->off = (xorshift64s (&x) % (span / COST_PAGE)) * COST_PAGE;
+      devmodel_submit (c, rq, t);
+      sent++;
+    }
+  }
+  *iops = (double) (done - depth) * 1e9 / (double) (t - t0);
+  free (rqs);
+  free (c);
+  return 0;
+}
+
+int
+devmodel_cost_params (const struct devmodel *dm, uint64_t span,
+                      struct cost_params *p)
+{
+  const struct dm_params *dp = &dm->p;
+
+  if (span == 0 || span > dp->capacity)
+    span = dp->capacity;
+  if (span < 2 * COST_PAGE)
+    span = 2 * COST_PAGE;
+  memset (p, 0, sizeof *p);
+  if (dm->kind == DM_SSD) {
+    /* A channel holds a request for latency + len / (bw / channels): of
+     * the whole device that is latency / channels + len / bw, for
+     * sequential and random alike.
+     */
+    for (int d = 0; d < 2; d++) {
+      uint64_t lat = d == COST_READ ? dp->read : dp->write;
+      double ns = (double) lat / (double) dp->channels
+        + (double) COST_PAGE * 1e9 / (double) dp->bw;
+
+      p->bps[d] = dp->bw;
+      p->seqiops[d] = p->randiops[d] = (uint64_t) (1e9 / ns + 0.5);
+    }
+    p->depth = dp->channels;
+  }
+  else {
+    /* One head.  Sequential: the transfer alone.  Random over span: the
+     * mean seek of two uniform offsets, seek_min + (seek_max - seek_min)
+     * * E[sqrt |X - Y|] with E = 8/15 of sqrt (span / capacity), plus
+     * half a revolution, plus the transfer; with NCQ the drive's own
+     * choice among ncq, measured.
+     */
+    double xfer = (double) COST_PAGE * 1e9 / (double) dp->rate;
+    double seek = (double) dp->seek_min
+      + (double) (dp->seek_max - dp->seek_min) * 8.0 / 15.0
+        * sqrt ((double) span / (double) dp->capacity);
+    double rnd = seek + (double) hdd_rev (dp) / 2 + xfer;
+
+    for (int d = 0; d < 2; d++) {
+      p->bps[d] = dp->rate;
+      p->seqiops[d] = (uint64_t) (1e9 / xfer + 0.5);
+      p->randiops[d] = (uint64_t) (1e9 / rnd + 0.5);
+    }
+    if (dp->ncq > 1) {
+      double iops;
+      int r = hdd_ncq_randiops (dm, span, &iops);
+
+      if (r < 0)
+        return r;
+      p->randiops[COST_READ] = p->randiops[COST_WRITE]
+        = (uint64_t) (iops + 0.5);
+    }
+    p->depth = 1;
+  }
+  /* Within the bounds whatever the parameters (a 1000 rpm disk). */
+  for (int d = 0; d < 2; d++) {
+    if (p->bps[d] < COST_BPS_MIN) p->bps[d] = COST_BPS_MIN;
+    if (p->bps[d] > COST_BPS_MAX) p->bps[d] = COST_BPS_MAX;
+    if (p->seqiops[d] < COST_IOPS_MIN) p->seqiops[d] = COST_IOPS_MIN;
+    if (p->seqiops[d] > COST_IOPS_MAX) p->seqiops[d] = COST_IOPS_MAX;
+    if (p->randiops[d] < COST_IOPS_MIN) p->randiops[d] = COST_IOPS_MIN;
+    if (p->randiops[d] > COST_IOPS_MAX) p->randiops[d] = COST_IOPS_MAX;
+  }
+  return 0;
 }

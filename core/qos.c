@@ -31,7 +31,7 @@
  * go together, rides out a dispatcher woken late on a loaded machine and
  * no 1 s window carries more than 5% over the cap; 100 ms on a disk
  * (blk-throttle's throtl_slice), where each batch a capped group gets
- * between other groups' turns costs two seeks (doc/qos.md).  With
+ * between other groups' turns costs two seeks (doc/design.md).  With
  * "burst" (a rate) and "burst_seconds" the bucket is burst * burst_seconds
  * deep, as QEMU's iops-total-max and iops-total-max-length: after a quiet
  * spell the group may run at the burst rate until the bucket is full (a
@@ -87,7 +87,7 @@
  *     known when it is dispatched; and a floor counted inside CFQ's turns
  *     was tried and is not a floor per second: a CFQ turn of the group
  *     serves a burst, its tag runs ahead, the reserved stream pauses
- *     (doc/qos.md).  For a floor close to pure give the reserved group
+ *     (doc/design.md).  For a floor close to pure give the reserved group
  *     the smallest weight.
  *   - R may fall behind now by at most QOS_RES_DEBT (1 s): when the
  *     reservations add up to more than the device gives, every group falls
@@ -137,7 +137,7 @@
  *     round.  Ending the active slice for it instead was tried: on a disk
  *     it starves a sequential reader, whose requests are all in flight at
  *     each cut, so its group leaves the tree and the next group takes its
- *     turn (doc/qos.md).
+ *     turn (doc/design.md).
  *  6. Caps over reservations.  A reserved dispatch must pass the caps too;
  *     the config refuses a reservation above a cap of the same unit, so a
  *     floor under its own ceiling is always reachable.
@@ -532,7 +532,7 @@ drain (struct qos_group *qg, uint64_t now)
  * where a bucket drained to empty would lose what it could not drain
  * below zero (and the credit of drain() covers longer delays).  On a disk
  * a quarter (2): each batch costs two seeks, and keeping half made batches
- * of 2 where 3 fit (doc/qos.md).
+ * of 2 where 3 fit (doc/design.md).
  */
 static uint64_t
 bucket_wait (qos_level level, qos_level x, qos_level depth, qos_level hyst,

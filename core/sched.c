@@ -22,7 +22,7 @@
  *   cache) is CFQ's writeback and yields to readers.
  *
  * writes=async and writes=sync on the export override the rule.  The
- * candidates, measured (doc/fidelity.md): "always async" left four
+ * candidates, measured (doc/design.md): "always async" left four
  * clients each writing with a flush after every write at 0.14x FIFO's
  * IOPS on the real disk (each flush idled for a write in the async queue)
  * and one client mixing reads and writes at 0.58x on the SSD model (its

@@ -29,6 +29,12 @@ enum cfq_mode {
                                    slice_idle=0 and the device queues */
 };
 
+/* The profile tunable: whose defaults (core/cfq-tunables.c). */
+enum {
+  CFQ_PROFILE_DEFAULT = 0,      /* ours: cost-fair groups */
+  CFQ_PROFILE_KERNEL = 1,       /* CFQ 2.6.37's behaviour */
+};
+
 struct cfq_tunable {
   const char *name;             /* sysfs name, e.g. "slice_idle" */
   const char *unit;             /* "ns", "requests", "KiB", "factor",
@@ -78,6 +84,10 @@ extern const char *cfq_tunable_explain (const struct cfq_tunable *t,
 /* "time", "iops", "auto" <-> enum cfq_mode: cfq_tunable_parse ("mode")
  * and its names.
  */
+/* A tunable's default under a profile (CFQ_PROFILE_*). */
+extern uint64_t cfq_profile_value (const struct cfq_tunable *t,
+                                   uint64_t profile);
+
 extern int cfq_mode_parse (const char *s, uint64_t *val);
 extern const char *cfq_mode_name (uint64_t val);
 
@@ -104,6 +114,12 @@ struct cfq_stats {
   uint64_t splits;              /* connections split back out */
   uint64_t wait_busy;           /* slices extended to keep a group busy */
 };
+
+/* The cost model as it stands (include/cost.h): parameters, source,
+ * vrate and its errors.
+ */
+struct cost_model;
+extern void cfq_get_cost (struct sched *s, struct cost_model *m);
 
 extern void cfq_get_stats (struct sched *s, struct cfq_stats *st);
 

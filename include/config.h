@@ -313,11 +313,31 @@ extern void cfg_simulate (struct cfg *cfg);
 extern int cfg_parse_value (const char *key, const char *value, uint64_t *v,
                             char *why, size_t len);
 
+/* NAMES (NULL-terminated, kept, not copied): the keys the caller takes
+ * itself beside cfg_set_override()'s (the plugin's config=, control= ...),
+ * so that a mistyped one is answered with the nearest of all of them.
+ */
+extern void cfg_set_override_names (struct cfg *cfg,
+                                    const char *const *names);
+
+struct suggest;
+/* The keys cfg_parse_value() takes, into S (include/suggest.h). */
+extern void cfg_value_suggest (struct suggest *s);
+
 /* The device file after the file and the overrides, or NULL. */
 extern const char *cfg_device_file (const struct cfg *cfg);
 
-/* Check everything against DEVICE_SIZE (bytes; 0 if there is no device) and
- * build the model.  Returns -EINVAL if any error was found, now or in an
+/* DEVICE_SIZE for cfg_validate() when the device could not be measured
+ * because the config already has errors (its file= is wrong, or the file
+ * cannot be opened): regions are then not checked against the end of the
+ * device, so the errors reported are the real ones and not their echo.
+ * Validation with it always fails ("the device size is unknown" if nothing
+ * else did).
+ */
+#define CFG_SIZE_UNKNOWN UINT64_MAX
+
+/* Check everything against DEVICE_SIZE (bytes; 0 if there is no device;
+ * CFG_SIZE_UNKNOWN) and build the model.  Returns -EINVAL if any error was found, now or in an
  * earlier call.  With no config file parsed, the model is one export "" in
  * group "default" covering the whole device.  Call it once, after the last
  * override (nbdkit's .config_complete, or later once the device is open).
@@ -343,7 +363,8 @@ extern const char *cfg_warning (const struct cfg *cfg, size_t i);
 /* A cap or reservation key (include/qos.h's table) of [group]: VALUE in
  * the key's unit into C.  Requests per second are a count, bytes per
  * second a rate ("100MB/s", "20MiB/s": units.h), burst seconds a time
- * whose bare number is seconds ("10", "500ms"); 0 removes the setting.
+ * with its unit ("10s", "500ms": a bare number other than 0 is refused);
+ * 0 removes the setting.
  * -ENOENT if KEY is not one, -EINVAL with the reason in WHY.  The one
  * parser of these values: the config file and the control socket use it.
  * cfg_format_qos writes a value back the same way.

@@ -153,6 +153,17 @@ extern struct rq *devmodel_complete (struct devmodel *dm, uint64_t now,
 /* Requests at the device: submitted, not yet handed back. */
 extern unsigned devmodel_queued (const struct devmodel *dm);
 
+/* The cost model's parameters (include/cost.h) of this device, over
+ * random offsets spread on its first span bytes (0: the whole capacity):
+ * worked out from the parameters where the service time has a closed form,
+ * measured on a copy of the model in virtual time where the device
+ * reorders (a disk with NCQ).  Allocates (the copy): a setup call.  0 or
+ * -ENOMEM.
+ */
+struct cost_params;
+extern int devmodel_cost_params (const struct devmodel *dm, uint64_t span,
+                                 struct cost_params *p);
+
 /* Forget all state (head position, busy channels, queued requests, PRNG)
  * as if new, keeping the parameters.
  */

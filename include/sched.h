@@ -90,6 +90,7 @@ extern int sched_class_parse (const char *name);
 struct sched_queue;             /* one per client connection (cfqq) */
 struct sched_group;             /* one per tenant group (cfqg) */
 struct qos_conf;                /* a group's caps and reservation (qos.h) */
+struct cost_params;             /* what requests cost the device (cost.h) */
 
 struct rq {
   /* Filled in by the caller before insert. */
@@ -107,6 +108,8 @@ struct rq {
   uint64_t t_fifo;              /* ns: fifo expiry deadline */
   uint64_t t_dispatch;          /* ns: when dispatched */
   void *sq;                     /* policy's: queue actually serving it */
+  uint64_t cost;                /* policy's: ns of device time, the cost
+                                   model's (include/cost.h) */
   uint8_t pflags;               /* policy's: its own marks */
 };
 
@@ -184,6 +187,14 @@ struct sched_ops {
    */
   void (*deactivate) (struct sched *s, struct rq *rq, uint64_t now);
   void (*activate) (struct sched *s, struct rq *rq, uint64_t now);
+
+  /* Optional (NULL: the policy charges no cost).  The cost model's
+   * parameters (include/cost.h) for this device, from the device model,
+   * a calibration or the config; source says which (a static string).
+   * -ERANGE if cost_params_check refuses them.  A setup call.
+   */
+  int (*set_cost) (struct sched *s, const struct cost_params *p,
+                   const char *source);
 };
 
 /* Every policy's instance starts with this. */
@@ -254,5 +265,9 @@ sched_deactivate (struct sched *s, struct rq *rq, uint64_t now)
 static inline void
 sched_activate (struct sched *s, struct rq *rq, uint64_t now)
 { if (s->ops->activate) s->ops->activate (s, rq, now); }
+static inline int
+sched_set_cost (struct sched *s, const struct cost_params *p,
+                const char *source)
+{ return s->ops->set_cost ? s->ops->set_cost (s, p, source) : 0; }
 
 #endif /* CFQ_SCHED_H */

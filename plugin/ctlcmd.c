@@ -30,6 +30,7 @@
 #include "ctlcmd.h"
 #include "qos.h"
 #include "stats.h"
+#include "suggest.h"
 #include "units.h"
 #include "utf8.h"
 
@@ -39,10 +40,22 @@ reset_one (struct iostat *io, uint64_t now)
   iostat_reset (io, now);
 }
 
+/* " (did you mean 'slice_idle'?)" for KEY, a mistyped get or set key. */
+static const char *
+key_hint (const char *key, char *buf, size_t len)
+{
+  struct suggest s;
+
+  suggest_init (&s, key);
+  suggest_add (&s, "scheduler");
+  cfg_value_suggest (&s);
+  return suggest_hint (&s, buf, len);
+}
+
 static void
 get_one (struct tenants *tn, struct strbuf *o, const char *key)
 {
-  char buf[64];
+  char buf[64], hint[256];
   uint64_t v;
   int err;
 
@@ -56,8 +69,11 @@ get_one (struct tenants *tn, struct strbuf *o, const char *key)
   }
   err = sched_get (tn->s, key, &v);
   if (err) {
-    strbuf_printf (o, "error: %s: %s\n", key,
-                   err == -ENOENT ? "unknown key" : strerror (-err));
+    if (err == -ENOENT)
+      strbuf_printf (o, "error: %s: unknown key%s\n", key,
+                     key_hint (key, hint, sizeof hint));
+    else
+      strbuf_printf (o, "error: %s: %s\n", key, strerror (-err));
     return;
   }
   strbuf_printf (o, "%s=%s\n", key,
@@ -70,7 +86,7 @@ cmd_set (struct tenants *tn, struct strbuf *o, const char *key,
          const char *val)
 {
   const struct cfq_tunable *t;
-  char why[160];
+  char why[160], hint[256];
   uint64_t v;
   int err;
 
@@ -88,7 +104,8 @@ cmd_set (struct tenants *tn, struct strbuf *o, const char *key,
     return;
   }
   if (!tn_is_cfq (tn) || !(t = cfq_tunable_lookup (key))) {
-    strbuf_printf (o, "error: %s: unknown key\n", key);
+    strbuf_printf (o, "error: %s: unknown key%s\n", key,
+                   tn_is_cfq (tn) ? key_hint (key, hint, sizeof hint) : "");
     return;
   }
   /* The config file's parser and words. */
@@ -191,10 +208,19 @@ cmd_qos (struct tenants *tn, struct strbuf *o, const char *name,
   c = g->qos;
   err = cfg_parse_qos (key, val, &c, why, sizeof why);
   if (err == -ENOENT) {
-    strbuf_printf (o, "error: qos %s: unknown key (iops_max, read_iops_max,"
-                   " write_iops_max, bps_max, read_bps_max, write_bps_max,"
-                   " each with _burst and _burst_seconds; iops_min,"
-                   " bps_min)\n", key);
+    struct suggest s;
+
+    suggest_init (&s, key);
+    for (size_t i = 0; i < qos_nr_keys; i++)
+      suggest_add (&s, qos_keys[i].name);
+    if (suggest_best (&s))
+      strbuf_printf (o, "error: qos %s: unknown key%s\n", key,
+                     suggest_hint (&s, why, sizeof why));
+    else
+      strbuf_printf (o, "error: qos %s: unknown key (iops_max,"
+                     " read_iops_max, write_iops_max, bps_max, read_bps_max,"
+                     " write_bps_max, each with _burst and _burst_seconds;"
+                     " iops_min, bps_min)\n", key);
     return;
   }
   if (err) {

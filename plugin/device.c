@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -66,4 +67,27 @@ device_probe (int fd, struct device_info *di)
       di->mem_align & (di->mem_align - 1))
     return -EINVAL;
   return 0;
+}
+
+int
+device_rotational (unsigned major, unsigned minor)
+{
+  char path[128];
+  FILE *f;
+  int v = -1;
+
+  snprintf (path, sizeof path, "/sys/dev/block/%u:%u/queue/rotational",
+            major, minor);
+  f = fopen (path, "re");
+  if (!f) {
+    snprintf (path, sizeof path, "/sys/dev/block/%u:%u/../queue/rotational",
+              major, minor);
+    f = fopen (path, "re");
+  }
+  if (f) {
+    if (fscanf (f, "%d", &v) != 1)
+      v = -1;
+    fclose (f);
+  }
+  return v;
 }

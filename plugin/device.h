@@ -15,4 +15,11 @@ struct device_info {
 /* Probe fd (opened on path).  Returns 0 or -errno. */
 extern int device_probe (int fd, struct device_info *di);
 
+/* Whether the block device MAJOR:MINOR seeks, from sysfs's
+ * queue/rotational (its parent's for a partition): 1, 0, or -1 if sysfs
+ * has no answer (a file on tmpfs, overlay ...).  For a regular file pass
+ * the device of its file system.  Also used by tools/cfqconf.
+ */
+extern int device_rotational (unsigned major, unsigned minor);
+
 #endif /* CFQ_DEVICE_H */

@@ -94,7 +94,7 @@
  * shared descriptor, and then the first window held for errors the
  * kernel records too, whose report only one sync gets; closing that by
  * waiting for the syncs at the device cost 12% of the IOPS of four
- * writers that flush after every write: see doc/hardening.md.)
+ * writers that flush after every write: doc/design.md.)
  *
  * A connection hears of the errors after it opens, and of one that no
  * open file had been told of when it opened (the kernel's rule for a

@@ -257,7 +257,8 @@ cfqp_config_complete (void)
 }
 
 #define cfqp_config_help \
-  "file=<PATH>          (required) The regular file or block device to serve.\n" \
+  "file=<PATH>          The regular file or block device to serve\n" \
+  "                     (required unless config= names it: [device] file).\n" \
   "scheduler=cfq|fifo   Scheduling policy (default cfq; fifo: the baseline).\n" \
   "queue_depth=<N>      Requests at the device at once (default 32).\n" \
   "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \

@@ -39,7 +39,9 @@
 
 #include "cfq.h"
 #include "control.h"
+#include "cost.h"
 #include "ctlcmd.h"
+#include "device.h"
 #include "devmodel.h"
 #include "loglimit.h"
 #include "metrics.h"
@@ -62,6 +64,14 @@ static struct tenants tn = {
 
 /* ---- configuration (main thread) ------------------------------------------ */
 
+/* The parameters the plugin takes itself (plugin.c, here, control.c),
+ * beside the model's keys, for "did you mean" on a mistyped one.
+ */
+static const char *const plugin_keys[] = {
+  "file", "config", "control", "control_mode", "control_uid",
+  "control_clients", "control_timeout", "stats", "metrics", "backend", NULL,
+};
+
 static int
 ensure_cfg (void)
 {
@@ -71,6 +81,7 @@ ensure_cfg (void)
       nbdkit_error ("cfq: cfg_new: %m");
       return -1;
     }
+    cfg_set_override_names (tn.cfg, plugin_keys);
   }
   return 0;
 }
@@ -265,32 +276,6 @@ tn_sched_name (void)
   return tn.m->scheduler;
 }
 
-/* /sys/dev/block/MAJ:MIN/queue/rotational, or the parent's for a
- * partition; -1 if there is none (tmpfs, overlay ...).
- */
-static int
-sysfs_rotational (dev_t dev)
-{
-  char path[128];
-  FILE *f;
-  int v = -1;
-
-  snprintf (path, sizeof path, "/sys/dev/block/%u:%u/queue/rotational",
-            major (dev), minor (dev));
-  f = fopen (path, "re");
-  if (!f) {
-    snprintf (path, sizeof path, "/sys/dev/block/%u:%u/../queue/rotational",
-              major (dev), minor (dev));
-    f = fopen (path, "re");
-  }
-  if (f) {
-    if (fscanf (f, "%d", &v) != 1)
-      v = -1;
-    fclose (f);
-  }
-  return v;
-}
-
 int
 tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
 {
@@ -322,7 +307,7 @@ tn_prepare (const char *sched_name, uint64_t size, dev_t dev)
     tn.rotational = devmodel_rotational (tn.dm);
   }
   else
-    tn.rotational = sysfs_rotational (dev);
+    tn.rotational = device_rotational (major (dev), minor (dev));
   {
     char buf[256] = "";
 
@@ -554,6 +539,17 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
     return -ENOMEM;
   }
   err = cfg_apply (m, s, tn.rotational, sg, why, sizeof why);
+  if (err == 0 && tn.dm) {
+    /* An emulated device's requests cost what its model says. */
+    struct cost_params cp;
+
+    err = devmodel_cost_params (tn.dm, 0, &cp);
+    if (err == 0)
+      err = sched_set_cost (s, &cp, "device model");
+    if (err)
+      snprintf (why, sizeof why, "cost model of emulate=%s: %s",
+                tn.m->dev.emulate, strerror (-err));
+  }
   for (size_t i = 0; err == 0 && i < m->nr_groups; i++)
     tn.groups[i].sg = sg[i];
   free (sg);

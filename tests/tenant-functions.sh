@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# tests/tenant-functions.sh: helpers for the tests that serve a config with
+# tests/tenant-functions.sh: functions for the tests that serve a config with
 # tenants and a control socket, on top of tests/functions.sh (which it
 # sources).
 #
@@ -74,7 +74,7 @@ make_sparse ()
   truncate -s "$2" "$1" || fail "cannot make $1"
 }
 
-# The python helpers every stats check uses, in $TESTDIR/srvstats.py:
+# The python functions every stats check uses, in $TESTDIR/srvstats.py:
 #   load(path) -> dict; entries(doc, "groups"|"exports") -> {name: dict}
 #   num(entry, "bytes", "read") etc.: tolerant of the two shapes the spec
 #   allows ({"bytes": {"read": N}} or {"read_bytes": N} / {"bytes_read": N}).

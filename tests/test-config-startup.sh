@@ -168,7 +168,7 @@ EOF
 refuse huge 4 "size = 16E: out of range (a size is less than 16E)"
 refuse huge 7 'export "b" [15E, 30E) runs past the end of the device (size 1G)'
 
-# Caps and reservations (issue 13): a cap below a reservation of the same
+# Caps and reservations: a cap below a reservation of the same
 # unit can never give it, refused at the reservation's line.
 cat >"$TESTDIR/capres.conf" <<'EOF'
 [device]

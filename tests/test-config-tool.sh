@@ -54,6 +54,20 @@ $conf "$tmp/t.conf" >/dev/null 2>"$tmp/err" && die "missing device accepted"
 grep -q "disk.img: No such file or directory" "$tmp/err" \
   || die "missing device message: $(cat "$tmp/err")"
 
+# rotational as the server would set it: from the device model, the
+# page cache, or as set (with what the device says beside it).
+rot () { $conf --size 1G file=/dev/zero "$@" | grep -E '^  rotational '; }
+[ "$(rot emulate=ssd)" = "  rotational         0        (device model; set 1 to override)" ] ||
+  die "rotational, emulate=ssd: $(rot emulate=ssd)"
+[ "$(rot emulate=hdd)" = "  rotational         1        (device model; set 0 to override)" ] ||
+  die "rotational, emulate=hdd: $(rot emulate=hdd)"
+[ "$(rot cache=page)" = "  rotational         0        (cache = page; set 1 to override)" ] ||
+  die "rotational, cache=page: $(rot cache=page)"
+[ "$(rot emulate=ssd rotational=1)" = "  rotational         1        (set; detected 0)" ] ||
+  die "rotational set against the model: $(rot emulate=ssd rotational=1)"
+[ "$(rot emulate=ssd rotational=0)" = "  rotational         0        (set)" ] ||
+  die "rotational set as the model: $(rot emulate=ssd rotational=0)"
+
 # No config file: one export "" over the whole device.
 out=$($conf --size 1G file=/dev/zero) || die "file= alone refused"
 grep -qx '  "" group=default region=\[0, 1G) size=1G rw writes=auto allow=anyone' \

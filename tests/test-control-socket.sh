@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # test-control-socket.sh: the control socket cannot be used to hurt the
-# server or its tenants (issue 9, findings 2, 6 and 7, and the control
-# parts of finding 3).
+# server or its tenants.
 #
 #  1. mode: the socket is 0600 whatever the umask (000 here), and
 #     control_mode=0660 gives 0660;
@@ -20,7 +19,7 @@
 #     than 4096 bytes closes its client at once;
 #  6. EMFILE: with the server's descriptor limit lowered to what it has
 #     open, a control client cannot be accepted; the dispatcher thread
-#     must not spin (under 0.2 s of CPU in 2 s: the old code used all of
+#     must not spin (under 0.2 s of CPU in 2 s, not all of
 #     it), a tenant already connected is served meanwhile, and once the
 #     limit is back the waiting client is answered;
 #  7. a flood: one write of 680 "stats" commands gets 680 answers, in

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-file-isolation.sh: tenants on different files share no lock, and
 # no export's own file may be the device or another writer's file under
-# another name (issue 9, findings 4 and 5).
+# another name.
 #
 #  1. two exports with files of their own, a and b: a's client sends
 #     unaligned writes 16 deep to the first 64 KiB (read-modify-writes that

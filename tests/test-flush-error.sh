@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-flush-error.sh: every connection that flushes after a failed
-# write-back hears of it (issue 9, finding 8).
+# write-back hears of it.
 #
 # The kernel reports a write-back error once to each open file: each
 # connection flushes a descriptor of its own, and the plugin counts the
@@ -29,8 +29,8 @@
 #  8. G's acknowledged tail write is lost and H's flush reports it; G's
 #     FUA write elsewhere fails on its own (the device refuses it); G's
 #     next flush still fails: its FUA write's EIO was about another range,
-#     and G never heard of the lost write (a second reader's case against
-#     marking a failed FUA writer as told of everything);
+#     and G never heard of the lost write (a failed FUA writer is not
+#     told of everything);
 #  9. Y's acknowledged tail write is lost and Z's flush reports it; the
 #     device works again; X's FUA write into the tail block then
 #     succeeds, and X's flush too (a failed flush moves the shared

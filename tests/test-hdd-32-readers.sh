@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # test-hdd-32-readers.sh: seed 002's latency test 2 through the server
-# (issue 8).  32 fio jobs, each its own NBD connection, read 4 KiB at
+# (seed 002: Jeff Moyer's low-latency tests).  32 fio jobs, each its own NBD connection, read 4 KiB at
 # random at depth 1 on the emulated disk (about 100 IOPS in all: the
 # device decides, not the CPU).  Run with fifo, then with cfq's defaults.
-# Before the fix every new random reader was idled for until its fifth
-# seek (67 idle windows armed in 8 s), and seeky readers preempting one
-# another starved the tree new readers start on: worst read 3.2 s against
-# fifo's 0.4 s.  Asserted here:
+# With the kernel's rules every new random reader is idled for until its
+# fifth seek (67 idle windows armed in 8 s), and seeky readers preempting
+# one another starve the tree new readers start on: worst read 3.2 s
+# against fifo's 0.4 s (deviations 20 and 25).  Asserted here:
 #  - the mechanism: cfq arms at most 8 idle windows for these seeky
 #    readers in the whole run (the server's own count, stats=FILE; 1-4
-#    now, 53 with the build before the fix, f6299f1, whose worst was 2.47 s);
+#    here, 53 with the kernel's seek history, whose worst was 2.47 s);
 #  - cfq's IOPS >= 0.95x fifo's, and its worst read latency <= 2x fifo's
-#    (fifo: one round of 32 seeks, about 0.45 s), which the old 5-8x fails.
-# Issue 8's finer target, worst <= 1.1x fifo, is a timing target: it is
+#    (fifo: one round of 32 seeks, about 0.45 s), which the kernel's
+#    rules, at 5-8x, fail.
+# The finer target, worst <= 1.1x fifo, is a timing target: it is
 # measured by make bench-seeds (medians of rounds), not here.  One run of
 # 10 s gave 1.03-1.38x on a quiet machine (fifo's max is one round of
 # seeks, cfq's depends on how the 32 readers' first requests interleave).
@@ -53,7 +54,7 @@ if nf != 32 or nc != 32:
     bad.append("not every reader ran")
 dev = json.load(open(f"{d}/cfq.stats"))["device"]
 print(f"cfq: {dev['slices']} slices, {dev['idle_arms']} idle windows armed;"
-      f" worst/fifo {cm / fm:.2f} (issue 8's bench target: <= 1.10)")
+      f" worst/fifo {cm / fm:.2f} (the bench target: <= 1.10)")
 if dev["idle_arms"] > 8:
     bad.append(f"cfq armed {dev['idle_arms']} idle windows for seeky readers (want <= 8)")
 if cm > 2 * fm:

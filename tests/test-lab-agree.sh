@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# test-lab-agree.sh: the server and the simulator agree (issue 8, section
-# 4).  Three scenarios (tests/lab/agree-*.conf: weights on a one-channel
+# test-lab-agree.sh: the server and the simulator agree.  Five scenarios (tests/lab/agree-*.conf: weights on a one-channel
 # SSD model in IOPS mode, weights on the disk model in time mode with
-# CFQ's idling, sync readers against sync writers) run through our server
+# CFQ's idling, and three pairs of unlike tenants as the fairness matrix
+# has them: sync readers against sync writers, 4k random reads against
+# 64k sequential reads on a model whose cost grows with the size, a queue
+# 32 deep against one 2 deep) run through our server
 # (scheduler=cfq, fio over NBD) and through cfqsim on the same device
 # model, by tools/cfqlab.  Per tenant:
 #  - its share of the bytes (steady one-second bins) is within 10% of the
@@ -10,7 +12,7 @@
 #  - its mean latency as the server counts it (insert to completion, the
 #    control socket's stats) is within 25% of the simulator's.
 # What the simulator leaves out (the NBD round trip, the CPU, the page
-# cache) is in doc/lab.md.  Negative control: the same
+# cache) is in man cfqlab (tools/cfqlab.pod).  Negative control: the same
 # check of the server's cfq against the simulator's fifo must fail.
 #
 # Robust on a loaded machine: each modelled device (about 500 IOPS, or 80
@@ -72,7 +74,7 @@ for conf in "$top"/tests/lab/agree-*.conf; do
     neg=neg
   fi
   echo "== $name"
-  CFQLAB_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots \
+  BENCH_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots \
     --systems "$systems" --dir "$imgdir" --out "$TESTDIR/$name" "$conf" \
     >"$TESTDIR/$name.log" 2>&1 ||
     { cat "$TESTDIR/$name.log"; fail "cfqlab failed on $name"; }

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# test-lab-qos.sh: the fairness lab shows caps and reservations (issue 13
-# "shown by the fairness lab").
+# test-lab-qos.sh: the fairness lab shows caps and reservations.
 #  - What a tenant should get ("want"): the reservations first, then the
 #    weights share what is left with nobody above its cap (core/qos.c's
 #    rules), checked on tools/cfqlab's own functions with the numbers of
@@ -97,7 +96,7 @@ if [ "$(id -u)" = 0 ] && mount_tmpfs "$TESTDIR/img" 1G 2>/dev/null; then
   imgdir=$TESTDIR/img
 fi
 out=$TESTDIR/lab
-CFQLAB_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots --duration 6s \
+BENCH_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots --duration 6s \
   --systems "cfq fifo sim" --dir "$imgdir" --out "$out" "$scn" \
   >"$TESTDIR/cfqlab.log" 2>&1 || { cat "$TESTDIR/cfqlab.log"; fail "cfqlab failed"; }
 cat "$out/report.txt"

@@ -24,7 +24,7 @@ requires_lab
 lab_image_dir
 
 out=$TESTDIR/lab
-CFQLAB_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --systems "cfq sim" \
+BENCH_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --systems "cfq sim" \
   --dir "$imgdir" --out "$out" "$top/tests/lab/smoke.conf" \
   >"$TESTDIR/cfqlab.log" 2>&1 || { cat "$TESTDIR/cfqlab.log"; fail "cfqlab failed"; }
 cat "$out/report.txt"

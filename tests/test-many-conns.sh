@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-many-conns.sh: many connections in one group (issue 8).  32 fio
+# test-many-conns.sh: many connections in one group.  32 fio
 # jobs, each its own NBD connection, read 4 KiB at random at depth 2 from
 # one export on an emulated one-channel SSD (2 ms a read: about 500 IOPS,
 # far below what the NBD path does even on a loaded machine, so the device

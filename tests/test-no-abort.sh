@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-no-abort.sh: a request the data path cannot serve fails with EIO
-# and a log line; it never aborts the server (issue 9, finding 13).
+# and a log line; it never aborts the server .
 #
 # The plugin had an assert() on every request's path (the request inside
 # its export): if it ever failed, the abort took every tenant down.  Here

@@ -2,7 +2,8 @@
 # test-sim-hdd-32-readers.sh: seed 002's latency test 2 on the disk model
 # (tests/sim/hdd-32-readers.job): 32 random readers at depth 1.  CFQ's
 # worst read latency is at most 1.1x FIFO's and it keeps FIFO's IOPS
-# (issue 8: new random readers were idled for until their fifth seek).
+# (deviation 20: the kernel idles for a new random reader until its fifth
+# seek).
 # timeout: 120
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-sim-lone-group.sh: the lone-group slice (deviation 30,
-# doc/stall-t01.md; tests/sim/lone-group.job).  Sixteen tenants weighted
+# doc/deviations.md; tests/sim/lone-group.job).  Sixteen tenants weighted
 # 100..1000 on an emulated SSD in IOPS mode; the clients of t02..t16 go
 # away at 5 s and new ones of the same groups come back 150 ms later.
 # t01 (weight 100), alone on the group tree meanwhile, used to get a slice

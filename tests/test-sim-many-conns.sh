@@ -5,8 +5,8 @@
 # <= 2x FIFO's, total IOPS >= 0.95x.  Twice: as the model says (not
 # rotational), and with rotational=1 as a virtio disk on flash says, where
 # CFQ must learn from the reads' service times that seeks cost nothing
-# (issue 8: service tree keys grew by 80 ms per busy queue, and a fast
-# "rotational" disk was idled for).
+# (deviations 21 and 22: the kernel's service tree keys grow by 80 ms per
+# busy queue, and it idles for a fast "rotational" disk).
 # timeout: 120
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-sim-one-tenant.sh: one tenant never loses (issue 8).  Each
+# test-sim-one-tenant.sh: one tenant never loses.  Each
 # single-tenant workload of tests/sim/one-tenant.job (mixed reads and
 # writes with and without flushes, write + flush clients, a sequential
 # writer, random reads), run alone on the disk and on the SSD model, gets

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-sim-qos.sh: caps and reservations compose with CFQ's weights
-# (issue 13), on the simulator, per 1 s window (cfqsim --window 1s):
+# on the simulator, per 1 s window (cfqsim --window 1s):
 #  - a cap below the share holds the tenant within 5% of it in every window
 #    after the first, on the SSD; the others share the rest and the device
 #    is as busy as without the cap (qos-cap-ssd.job);

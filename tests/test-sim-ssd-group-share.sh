@@ -6,12 +6,15 @@
 # weight/700 (CFQ 2.6.37 never armed group_idle on a queueing SSD and gave
 # 1/3 each); with group_idle=0 the groups are not protected and large gets
 # clearly less than its share (shows the scenario exercises it).
+# Every cfq run is under the kernel profile (charging by time or
+# request, device-wide async rules), the ground these mechanisms stand on;
+# the default profile has tests of its own (test-sim-unlike.sh).
 # timeout: 120
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
-sim "$tmp/g8.json" ssd-group-share.job
-sim "$tmp/g0.json" ssd-group-share.job --set group_idle=0
+sim "$tmp/g8.json" ssd-group-share.job --set profile=kernel
+sim "$tmp/g0.json" ssd-group-share.job --set profile=kernel --set group_idle=0
 check <<'PY'
 for name in ("g8", "g0"):
     j = J(name)

@@ -7,15 +7,18 @@
 # total weight.  Negative control: with wc_depth=0 (CFQ's strict group
 # turns) the total falls below 0.5x fifo's.  With group_idle at its
 # default the mode stays off: the same report as wc_depth=0.
+# Every cfq run is under the kernel profile (charging by time or
+# request, device-wide async rules), the ground these mechanisms stand on;
+# the default profile has tests of its own (test-sim-unlike.sh).
 # timeout: 120
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
 for n in 2 16; do
-  sim "$tmp/cfq$n.json" wc-groups-$n.job --set group_idle=0
-  sim "$tmp/off$n.json" wc-groups-$n.job --set group_idle=0 --set wc_depth=0
-  sim "$tmp/dflt$n.json" wc-groups-$n.job
-  sim "$tmp/turns$n.json" wc-groups-$n.job --set wc_depth=0
+  sim "$tmp/cfq$n.json" wc-groups-$n.job --set profile=kernel --set group_idle=0
+  sim "$tmp/off$n.json" wc-groups-$n.job --set profile=kernel --set group_idle=0 --set wc_depth=0
+  sim "$tmp/dflt$n.json" wc-groups-$n.job --set profile=kernel
+  sim "$tmp/turns$n.json" wc-groups-$n.job --set profile=kernel --set wc_depth=0
   sim "$tmp/fifo$n.json" wc-groups-$n.job --set scheduler=fifo
 done
 check <<'PY'

@@ -9,7 +9,7 @@
 # Negative controls: CFQ's turns (the default) hold the weights but the
 # worst p99 is over 150 ms; work-conserving groups without the bound
 # (group_idle=0) give w400 under 80% of its weight share.
-# What the bound must not do (a second reader's cases):
+# What the bound must not do:
 #  - pace a busy group to a shallow one (wc-lag-sparse.job: a tenant one
 #    request deep with 5 ms think time): busy gets at least twice what
 #    CFQ's turns give it, and sparse's p99 stays under 10 ms;
@@ -21,20 +21,23 @@
 #    the turns' or more;
 #  - starve connections inside a group (iops.job, 8 connections per
 #    group): each gets at least half of its group's busiest.
+# Every cfq run is under the kernel profile (charging by time or
+# request, device-wide async rules), the ground these mechanisms stand on;
+# the default profile has tests of its own (test-sim-unlike.sh).
 # timeout: 60
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
-sim "$tmp/lag.json" wc-lag.job --set group_lag=4
-sim "$tmp/turns.json" wc-lag.job
-sim "$tmp/wc.json" wc-lag.job --set group_idle=0
-sim "$tmp/sparse.json" wc-lag-sparse.job --set group_lag=16
-sim "$tmp/sparse0.json" wc-lag-sparse.job
-sim "$tmp/idle.json" wc-lag-idle.job --set group_lag=16
-sim "$tmp/idle0.json" wc-lag-idle.job
-sim "$tmp/iops.json" iops.job --set group_lag=16
-sim "$tmp/think.json" wc-lag-think.job --set group_lag=16
-sim "$tmp/think0.json" wc-lag-think.job
+sim "$tmp/lag.json" wc-lag.job --set profile=kernel --set group_lag=4
+sim "$tmp/turns.json" wc-lag.job --set profile=kernel
+sim "$tmp/wc.json" wc-lag.job --set profile=kernel --set group_idle=0
+sim "$tmp/sparse.json" wc-lag-sparse.job --set profile=kernel --set group_lag=16
+sim "$tmp/sparse0.json" wc-lag-sparse.job --set profile=kernel
+sim "$tmp/idle.json" wc-lag-idle.job --set profile=kernel --set group_lag=16
+sim "$tmp/idle0.json" wc-lag-idle.job --set profile=kernel
+sim "$tmp/iops.json" iops.job --set profile=kernel --set group_lag=16
+sim "$tmp/think.json" wc-lag-think.job --set profile=kernel --set group_lag=16
+sim "$tmp/think0.json" wc-lag-think.job --set profile=kernel
 check <<'PY'
 def worst_p99(j):
     return max(g["lat_us"]["p99"] for g in j["groups"]) / 1000

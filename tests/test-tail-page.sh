@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # test-tail-page.sh: a buffered write to the file's unaligned tail does not
-# undo a direct write to another block of the same page (issue 9, finding
-# 9).
+# undo a direct write to another block of the same page.
 #
 # The file is 1 MiB + 1000 bytes on a filesystem with 512-byte direct I/O
 # blocks, so its last page holds one whole block (written with O_DIRECT)

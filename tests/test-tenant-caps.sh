@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-tenant-caps.sh: caps and reservations through the server (issue 13).
+# test-tenant-caps.sh: caps and reservations through the server.
 #
 # An emulated one-channel SSD (2 ms a read: ~500 IOPS) shared by three
 # tenants, each fio's nbd engine reading 4k at random 32 deep:
@@ -18,11 +18,11 @@
 #  5. bad live input is refused naming it; a cap below a reservation too;
 #  6. scheduler = fifo with a cap refuses to start, at the key's line.
 # The numbers are shares of an emulated device, not speed: the machine may
-# be loaded, the emulated device is what is measured.  The issue's 5% in
+# be loaded, the emulated device is what is measured.  The target of 5% in
 # every window is a timing target (a dispatcher descheduled for 100 ms on a
 # loaded machine moves requests from one second to the next): the
 # simulator asserts it (test-sim-qos.sh), this test prints how many
-# windows met it, and doc/qos.md has the figures taken under the
+# windows met it, and bench/README.md has the figures taken under the
 # benchmark lock.
 # timeout: 240
 . "$(dirname "$0")/tenant-functions.sh"

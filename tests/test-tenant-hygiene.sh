@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # test-tenant-hygiene.sh: what one tenant sends cannot reach another's
-# view, the log, or the server's limits (issue 9, findings 1, 10, 11, 12,
-# 14 and 15).
+# view, the log, or the server's limits.
 #
 #  1. connection limits: with [device] max_connections = 3 and export a's
 #     max_connections = 1, a second client of a is refused, then clients

@@ -13,6 +13,9 @@
  * with every tunable, groups, exports, tenants with their workloads, sim):
  * what the fairness lab's runner turns into fio jobs.  --sim validates as
  * cfqsim does: the device is the emulate= model, its size model.capacity.
+ * The rotational tunable is shown as the server would set it: the device
+ * model's, else sysfs's for the device file (plugin/device.c, the
+ * plugin's own code), unless the config sets it.
  * With no FILE the model is the plugin's default (needs file=PATH).
  *
  * Exit: 0 valid, 1 invalid (or the device cannot be opened), 2 usage.
@@ -25,9 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "cfq.h"
 #include "config.h"
+#include "device.h"
+#include "devmodel.h"
 #include "qos.h"
 #include "units.h"
 
@@ -95,6 +102,36 @@ print_net (const struct cfg_net *n)
   printf ("%s/%u", buf, n->prefix);
 }
 
+/* Whether the device seeks, as the server finds out (plugin/tenants.c):
+ * the device model's answer, else sysfs's for the device file; then
+ * cfg_rotational's rule (cache = page).  -1 if neither says.
+ */
+static int
+detect_rotational (const struct cfg_model *m)
+{
+  int rot = -1;
+
+  if (m->dev.emulate) {
+    struct devmodel *dm = devmodel_new (m->dev.emulate, NULL);
+
+    if (dm) {
+      for (size_t i = 0; i < m->dev.nr_model; i++)
+        devmodel_set (dm, m->dev.model[i].key, m->dev.model[i].value);
+      rot = devmodel_rotational (dm);
+      devmodel_free (dm);
+    }
+  }
+  else if (m->dev.file) {
+    struct stat st;
+
+    if (stat (m->dev.file, &st) == 0) {
+      dev_t d = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
+      rot = device_rotational (major (d), minor (d));
+    }
+  }
+  return cfg_rotational (m, rot);
+}
+
 static void
 print_model (const char *file, const struct cfg_model *m, uint64_t size)
 {
@@ -129,6 +166,25 @@ print_model (const char *file, const struct cfg_model *m, uint64_t size)
           t = &m->tunables[j];
       if (t)
         v = t->val;
+      if (strcmp (d->name, "rotational") == 0) {
+        int rot = detect_rotational (m);
+        char why[64];
+
+        if (rot >= 0 && t && (uint64_t) rot != v)
+          snprintf (why, sizeof why, "(set; detected %d)", rot);
+        else if (rot >= 0 && !t) {
+          v = (uint64_t) rot;
+          snprintf (why, sizeof why, "(%s; set %d to override)",
+                    m->dev.cache == CFG_CACHE_PAGE && !m->dev.emulate
+                    ? "cache = page" : m->dev.emulate ? "device model"
+                    : "detected", !rot);
+        }
+        else
+          snprintf (why, sizeof why, "%s", t ? "(set)" : "(default)");
+        cfq_tunable_format (d, v, b1, sizeof b1);
+        printf ("  %-18s %-8s %s\n", d->name, b1, why);
+        continue;
+      }
       cfq_tunable_format (d, v, b1, sizeof b1);
       printf ("  %-18s %-8s %s\n", d->name, b1, t ? "(set)" : "(default)");
     }
@@ -475,20 +531,32 @@ main (int argc, char *argv[])
     free (text);
   }
 
+  /* The device's size, also when the file has errors already, so that the
+   * regions are checked against it; one that cannot be measured then is
+   * left unknown instead of taken for 0, which would report every region
+   * as past the end.
+   */
   dev = cfg_device_file (cfg);
-  if (!have_size && !sim && dev && cfg_nr_errors (cfg) == 0) {
+  if (!have_size && !sim && dev) {
     int fd = open (dev, O_RDONLY | O_CLOEXEC);
     off_t end;
     if (fd == -1 || (end = lseek (fd, 0, SEEK_END)) == -1) {
-      fprintf (stderr, "cfqconf: %s: %m (use --size to check without the"
-               " device)\n", dev);
-      if (fd != -1)
-        close (fd);
-      goto out;
+      if (cfg_nr_errors (cfg) == 0) {
+        fprintf (stderr, "cfqconf: %s: %m (use --size to check without the"
+                 " device)\n", dev);
+        if (fd != -1)
+          close (fd);
+        goto out;
+      }
+      size = CFG_SIZE_UNKNOWN;
     }
-    size = end;
-    close (fd);
+    else
+      size = end;
+    if (fd != -1)
+      close (fd);
   }
+  else if (!have_size && !sim && cfg_nr_errors (cfg))
+    size = CFG_SIZE_UNKNOWN;
 
   r = cfg_validate (cfg, size);
   if (r == -ENOMEM) {

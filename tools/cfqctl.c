@@ -3,9 +3,9 @@
  *   cfqctl -s PATH stats [-i SECONDS] [-c COUNT] [--json]
  *   cfqctl -s PATH metrics
  *   cfqctl -s PATH get KEY
- *   cfqctl -s PATH set KEY VALUE
+ *   cfqctl -s PATH set KEY VALUE           (or KEY=VALUE)
  *   cfqctl -s PATH weight GROUP WEIGHT
- *   cfqctl -s PATH qos GROUP [KEY VALUE]
+ *   cfqctl -s PATH qos GROUP [KEY VALUE]   (or KEY=VALUE)
  *   cfqctl -s PATH reset
  *   cfqctl -s PATH raw 'LINE'
  *
@@ -15,6 +15,11 @@
  * answers one line of JSON; "stats flat" answers one record per line,
  * "KIND NAME key=value ...", which is what the table below is drawn from,
  * so this tool needs no JSON parser.
+ *
+ * A KEY VALUE pair may be written KEY=VALUE, and a number's unit may be a
+ * word of its own ("set slice_idle 4 ms"): both are sent as the protocol's
+ * "KEY VALUE".  A command line that is not one of the above is refused in
+ * one line that says what is wrong, exit 2.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +33,7 @@
 #include <unistd.h>
 
 #include "sched.h"
+#include "suggest.h"
 #include "units.h"
 
 static const char *progname = "cfqctl";
@@ -40,12 +46,15 @@ usage (FILE *f)
            "commands:\n"
            "  stats [-i SECONDS] [-c COUNT] [--json]  table per group and export\n"
            "  metrics                       the same in Prometheus's text format\n"
-           "  get KEY                       print a tunable\n"
-           "  set KEY VALUE                 change a tunable (times take ns/us/ms/s)\n"
+           "  get [KEY]                     print a tunable, or all of them\n"
+           "  set KEY VALUE                 change a tunable (times take ns/us/ms/s;\n"
+           "                                a bare number is ms): set slice_idle 4ms\n"
            "  weight GROUP WEIGHT           change a group's weight (100..1000)\n"
            "  qos GROUP [KEY VALUE]         show or change a group's caps and\n"
-           "                                reservation (iops_max=2000, bps_min=20M,\n"
-           "                                ...; 0 removes one)\n"
+           "                                reservation: qos gold iops_max 2000,\n"
+           "                                qos gold bps_min 20M (0 removes one)\n"
+           "KEY VALUE may also be written KEY=VALUE, and a unit may follow the\n"
+           "number as a word of its own (set slice_idle 4 ms).\n"
            "  reset                         zero the statistics\n"
            "  raw LINE                      send LINE, print the answer\n",
            progname);
@@ -162,6 +171,70 @@ field (const char *line, const char *key, char *out, size_t outlen)
   snprintf (out, outlen, "-");
 }
 
+/* The device record's fields, by what they are about: one line each. */
+static const struct {
+  const char *label;
+  const char *keys[12];
+} dev_lines[] = {
+  { "device", { "scheduler", "mode", "hw_tag", "queue_depth", "emulate" } },
+  { "rate", { "iops", "mibs", "share", "avg_iops", "avg_mibs" } },
+  { "latency", { "p50_ms", "p99_ms", "p999_ms", "max_ms" } },
+  { "sched/dev", { "q_p50_ms", "q_p99_ms", "d_p50_ms", "d_p99_ms" } },
+  { "requests", { "reads", "writes", "flushes", "trims", "zeroes", "bytes",
+                  "errors" } },
+  { "cfq", { "slices", "idle_hits", "idle_timeouts", "preemptions" } },
+  { "engine", { "inflight", "held", "cancelled" } },
+  { "buffers", { "buffers_in_use", "buffers_total", "buffers_cap",
+                 "buffer_waits" } },
+  { "nbdkit", { "request_buffers", "request_limit", "requests_refused",
+                "reply_timeouts" } },
+};
+#define NR_DEV_LINES (sizeof dev_lines / sizeof dev_lines[0])
+
+/* Is KEY=... the token at P (up to a space)? */
+static bool
+is_key (const char *p, size_t len, const char *key)
+{
+  size_t kl = strlen (key);
+
+  return kl < len && strncmp (p, key, kl) == 0 && p[kl] == '=';
+}
+
+/* The device record, "device - k=v k=v ...", one line per dev_lines[]
+ * row, then any field no row names (a newer server's).
+ */
+static void
+print_device (const char *rec)
+{
+  const char *fields = strstr (rec, " - ");
+
+  fields = fields ? fields + 3 : rec;
+  for (size_t l = 0; l <= NR_DEV_LINES; l++) {
+    char line[4096];
+    size_t n = 0;
+
+    for (const char *p = fields; *p; ) {
+      size_t len = strcspn (p, " ");
+      bool named = false, mine = false;
+
+      for (size_t r = 0; r < NR_DEV_LINES; r++)
+        for (size_t k = 0; k < 12 && dev_lines[r].keys[k]; k++)
+          if (is_key (p, len, dev_lines[r].keys[k])) {
+            named = true;
+            mine = mine || r == l;
+          }
+      if (len && (l == NR_DEV_LINES ? !named : mine) && n < sizeof line)
+        n += (size_t) snprintf (line + n, sizeof line - n, " %.*s",
+                                (int) len, p);
+      p += len;
+      p += strspn (p, " ");
+    }
+    if (n)
+      printf ("%-9s%s\n", l < NR_DEV_LINES ? dev_lines[l].label : "other",
+              line);
+  }
+}
+
 static void
 print_table (const char *flat)
 {
@@ -197,11 +270,103 @@ print_table (const char *flat)
     field (rec, "p50_ms", p50, sizeof p50);
     field (rec, "p99_ms", p99, sizeof p99);
     field (rec, "max_ms", mx, sizeof mx);
+    /* Nothing moved in the last second: the server's share is then of
+     * the bytes since start, which the IOPS beside it would contradict.
+     */
+    if (atof (iops) == 0 && atof (mibs) == 0)
+      snprintf (share, sizeof share, "-");
     printf ("%-7s %-16s %6s %9s %9s %7s %9s %9s %9s\n",
             kind, name, w, iops, mibs, share, p50, p99, mx);
   }
+  printf ("latency: from arrival at the scheduler to the device's completion;"
+          " the NBD round trip\n(client, network, nbdkit) is not in it."
+          "  SHARE%%: of the last second's bytes\n");
   if (*dev)
-    printf ("%s\n", dev);
+    print_device (dev);
+}
+
+/* ARGV[0..ARGC) as one KEY VALUE pair for the protocol: "KEY VALUE",
+ * "KEY=VALUE", either with the unit as a word of its own ("4 ms",
+ * "KEY=4 ms").  Writes "KEY VALUE" to OUT, or why not to WHY; -1 then.
+ */
+static int
+key_value (int argc, char **argv, char *out, size_t len, char *why,
+           size_t wlen)
+{
+  const char *eq = argc > 0 ? strchr (argv[0], '=') : NULL;
+  const char *words[2];
+  size_t kl, nw = 0;
+
+  if (argc == 0) {
+    snprintf (why, wlen, "missing KEY VALUE");
+    return -1;
+  }
+  kl = eq ? (size_t) (eq - argv[0]) : strlen (argv[0]);
+  if (kl == 0) {
+    snprintf (why, wlen, "'%s': missing KEY before '='", argv[0]);
+    return -1;
+  }
+  if (eq && eq[1])
+    words[nw++] = eq + 1;
+  for (int i = 1; i < argc; i++) {
+    if (nw == 2) {
+      snprintf (why, wlen, "'%s' after the value (want KEY VALUE or"
+                " KEY=VALUE)", argv[i]);
+      return -1;
+    }
+    words[nw++] = argv[i];
+  }
+  if (nw == 0) {
+    snprintf (why, wlen, "%.*s: missing value", (int) kl, argv[0]);
+    return -1;
+  }
+  /* A second word is the first one's unit: "4 ms", "20 MiB/s". */
+  if (nw == 2 && (!strchr ("0123456789", words[0][0])
+                  || words[0][strspn (words[0], "0123456789.")] != '\0'
+                  || !strchr ("abcdefghijklmnopqrstuvwxyz"
+                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ", words[1][0]))) {
+    snprintf (why, wlen, "'%s' after the value '%s' (want KEY VALUE or"
+              " KEY=VALUE, a unit written as in 4ms)", words[1], words[0]);
+    return -1;
+  }
+  if ((size_t) snprintf (out, len, "%.*s %s%s", (int) kl, argv[0], words[0],
+                         nw == 2 ? words[1] : "") >= len) {
+    snprintf (why, wlen, "too long");
+    return -1;
+  }
+  return 0;
+}
+
+/* The commands and what follows each, for messages. */
+static const char *const verbs[] = {
+  "stats", "metrics", "get", "set", "weight", "qos", "reset", "raw", NULL,
+};
+static const char *const verb_args[] = {
+  "[-i SECONDS] [-c COUNT] [--json]", "", "[KEY]", "KEY VALUE",
+  "GROUP WEIGHT", "GROUP [KEY VALUE]", "", "LINE",
+};
+
+/* A command line that is not one: say what is wrong, in one line. */
+static int
+bad_command (const char *verb, const char *what)
+{
+  struct suggest s;
+  char hint[256];
+  int i;
+
+  suggest_init (&s, verb);
+  suggest_add_all (&s, verbs);
+  for (i = 0; verbs[i] && strcmp (verbs[i], verb) != 0; i++)
+    ;
+  if (!verbs[i])
+    fprintf (stderr, "%s: unknown command '%s'%s\n", progname, verb,
+             suggest_hint (&s, hint, sizeof hint));
+  else if (what)
+    fprintf (stderr, "%s: %s: %s\n", progname, verb, what);
+  else
+    fprintf (stderr, "%s: %s: want %s %s\n", progname, verb, verb,
+             verb_args[i]);
+  return 2;
 }
 
 int
@@ -220,8 +385,8 @@ main (int argc, char *argv[])
   double interval = 0;
   long count = -1;
   bool json = false, stats;
-  char cmd[4096];
-  int c, fd, rc = 0;
+  char cmd[4096], kv[1024], why[512];
+  int c, fd, rc = 0, nargs;
 
   /* Options may come before the command or after it ("stats -i 1"). */
   while ((c = getopt_long (argc, argv, "s:i:c:jh", longopts, NULL)) != -1) {
@@ -259,33 +424,39 @@ main (int argc, char *argv[])
     return 2;
   }
   verb = argv[optind++];
+  nargs = argc - optind;
   stats = strcmp (verb, "stats") == 0;
   if (stats && argc == optind) {
     snprintf (cmd, sizeof cmd, json ? "stats" : "stats flat");
     if (count < 0)
       count = interval > 0 ? 0 : 1;     /* 0: until interrupted */
   }
-  else if (strcmp (verb, "get") == 0 && argc - optind == 1)
-    snprintf (cmd, sizeof cmd, "get %s", argv[optind]);
-  else if (strcmp (verb, "set") == 0 && argc - optind == 2)
-    snprintf (cmd, sizeof cmd, "set %s %s", argv[optind], argv[optind + 1]);
-  else if (strcmp (verb, "weight") == 0 && argc - optind == 2)
+  else if (strcmp (verb, "get") == 0 && nargs <= 1)
+    snprintf (cmd, sizeof cmd, "get%s%s", nargs ? " " : "",
+              nargs ? argv[optind] : "");
+  else if (strcmp (verb, "set") == 0) {
+    if (key_value (nargs, argv + optind, kv, sizeof kv, why, sizeof why) < 0)
+      return bad_command (verb, why);
+    snprintf (cmd, sizeof cmd, "set %s", kv);
+  }
+  else if (strcmp (verb, "weight") == 0 && nargs == 2)
     snprintf (cmd, sizeof cmd, "weight %s %s", argv[optind], argv[optind + 1]);
-  else if (strcmp (verb, "qos") == 0 && argc - optind == 1)
+  else if (strcmp (verb, "qos") == 0 && nargs == 1)
     snprintf (cmd, sizeof cmd, "qos %s", argv[optind]);
-  else if (strcmp (verb, "qos") == 0 && argc - optind == 3)
-    snprintf (cmd, sizeof cmd, "qos %s %s %s", argv[optind],
-              argv[optind + 1], argv[optind + 2]);
+  else if (strcmp (verb, "qos") == 0 && nargs > 1) {
+    if (key_value (nargs - 1, argv + optind + 1, kv, sizeof kv, why,
+                   sizeof why) < 0)
+      return bad_command (verb, why);
+    snprintf (cmd, sizeof cmd, "qos %s %s", argv[optind], kv);
+  }
   else if (strcmp (verb, "reset") == 0 && argc == optind)
     snprintf (cmd, sizeof cmd, "reset");
   else if (strcmp (verb, "metrics") == 0 && argc == optind)
     snprintf (cmd, sizeof cmd, "metrics");
-  else if (strcmp (verb, "raw") == 0 && argc - optind == 1)
+  else if (strcmp (verb, "raw") == 0 && nargs == 1)
     snprintf (cmd, sizeof cmd, "%s", argv[optind]);
-  else {
-    usage (stderr);
-    return 2;
-  }
+  else
+    return bad_command (verb, NULL);
   if (!stats)
     count = 1;
 

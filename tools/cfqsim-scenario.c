@@ -94,6 +94,16 @@ sim_setup (void)
                    sizeof why);
   if (err)
     die_at (cfg.file, "%s", why);
+  {
+    /* The device's requests cost what its model says, as in the server. */
+    struct cost_params cp;
+
+    err = devmodel_cost_params (sim.dm, 0, &cp);
+    if (err == 0)
+      err = sched_set_cost (sim.s, &cp, "device model");
+    if (err)
+      die_at (NULL, "cost model: %s", strerror (-err));
+  }
   cfg.ngroups = m->nr_groups;
   cfg.groups = xcalloc (m->nr_groups, sizeof *cfg.groups);
   for (size_t i = 0; i < m->nr_groups; i++) {

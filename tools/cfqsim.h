@@ -20,6 +20,7 @@
 
 #include "cfq.h"
 #include "config.h"
+#include "cost.h"
 #include "devmodel.h"
 #include "hist.h"
 #include "qos.h"

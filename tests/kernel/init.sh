@@ -7,8 +7,9 @@
 # host's root (9p tag "root", read-only) under a tmpfs overlay at /newroot so
 # the guest may write anywhere without touching the host, mounts the kernel
 # filesystems there, and then chroots into it *as pid 1* (exec): pid 1 shares
-# its fs_struct with the kernel threads, so the kernel's own request_module()
-# helper also sees the host's /sbin/modprobe and /lib/modules.
+# its fs_struct with the kernel threads, so the modprobe the kernel's own
+# request_module() starts also sees the host's /sbin/modprobe and
+# /lib/modules.
 #
 # The kernel command line names the work:
 #   cfqtest=PATH      the script to run in the chroot, with /bin/sh

@@ -203,7 +203,7 @@ rnd_below (struct rng *g, uint64_t n)
   return n ? rnd (g) % n : 0;
 }
 
-/* ---- helpers ---------------------------------------------------------- */
+/* ---- small functions ---------------------------------------------------- */
 
 static void __attribute__ ((noreturn))
 die (const char *what)

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# tests/sim/functions.sh: helpers for the tests/test-sim-*.sh scenario tests.
+# tests/sim/functions.sh: functions for the tests/test-sim-*.sh scenario tests.
 #
 # Each scenario runs tools/cfqsim --json on a scenario in tests/sim/ (the
 # server's config format with [tenant NAME] and [sim] sections) with

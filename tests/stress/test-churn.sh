@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-churn.sh: connections that come and go mid-request, for a minute,
-# leave the server as they found it (issue 9; make check-stress).
+# leave the server as they found it (make check-stress).
 #
 # For twice CFQ_STRESS_SECONDS (default 60): 16 clients at a time, 4
 # connections each (64 connections), each issues a few hundred requests

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-conn-flood.sh: 1,000 idle connections cost little, and the server
-# keeps serving another tenant while they are open (issue 9, finding 1;
-# make check-stress).
+# keeps serving another tenant while they are open (make
+# check-stress).
 #
 # For each of two servers, nbdkit's null plugin (what nbdkit itself costs
 # per connection) and ours (config with two exports), at the same number

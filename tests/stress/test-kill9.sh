@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-kill9.sh: the server killed with SIGKILL at random moments while
 # clients write: every acknowledged write, and so every FUA-written or
-# flushed byte, is there after the restart (issue 9; make check-stress).
+# flushed byte, is there after the restart (make check-stress).
 #
 # CFQ_STRESS_ROUNDS rounds (default 20), alternating cfq and fifo.  In
 # each, tests/nbd/durable reads the export (what the last round left),

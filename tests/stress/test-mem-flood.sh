@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-mem-flood.sh: a memory flood stays within the budget, and another
-# tenant is served through it (issue 9, finding 1; make check-stress).
+# tenant is served through it (make check-stress).
 #
 # 4 connections each keep 16 requests of 32 MiB (the largest the server
 # advertises) in flight, unaligned (so every one needs a buffer from the

@@ -68,11 +68,25 @@ h_rnd (struct harness *h)
   return h->seed;
 }
 
+/* CFQ as 2.6.37 has it (the kernel profile): what these tests check.
+ * The defaults' departures (cost, group_async, group_lag) have tests of
+ * their own.
+ */
+static inline struct sched *
+kernel_cfq (void)
+{
+  struct sched *s = sched_create (&cfq_ops);
+
+  CHECK (s);
+  CHECK_EQ (sched_set (s, "profile", CFQ_PROFILE_KERNEL), 0);
+  return s;
+}
+
 static inline void
 h_init (struct harness *h, unsigned dev_depth)
 {
   memset (h, 0, sizeof *h);
-  h->s = sched_create (&cfq_ops);
+  h->s = kernel_cfq ();
   CHECK (h->s);
   h->dev_depth = dev_depth;
   h->seed = 12345;

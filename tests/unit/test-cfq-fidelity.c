@@ -1,5 +1,6 @@
-/* test-cfq-fidelity.c: the behaviour fixes of issue 8 ("CFQ must earn its
- * place"), each on the virtual clock, each failing without its fix.
+/* test-cfq-fidelity.c: the deviations from the kernel that make CFQ never
+ * worse than FIFO for one tenant (doc/deviations.md), each on the virtual
+ * clock, each failing with the kernel's rule in its place.
  *
  * - A new queue is judged by its first request: a random reader is not
  *   idled for before its history says it is sequential.
@@ -53,7 +54,7 @@ mkrq (struct rq *rq, struct sched_queue *q, uint64_t sector, uint32_t len,
 static void
 test_new_seeky_queue (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *c;
@@ -115,7 +116,7 @@ test_new_seeky_queue (void)
 static void
 test_service_tree_keys (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *q[8], *x, *y;
   struct rq rq[8], rx, ry = { 0 };
   uint64_t next, t = 0, tx = 0, ty = 0;
@@ -189,15 +190,15 @@ drain (struct sched *s, uint64_t t)
 
 /* Merge and split when the owner of the shared queue asks first.  b's
  * queue becomes the shared one (a is merged into it); it turns seeky
- * while only b reads, so b's request is the first after the split mark.  The old split moved b back to "its
- * own" queue, which is the shared queue itself, and cleared the split
- * mark: a stayed merged for good.  Now b stays where it is and a leaves at
- * its next request.
+ * while only b reads, so b's request is the first after the split mark.
+ * Moving b back to "its own" queue, which is the shared queue itself, and
+ * clearing the split mark would leave a merged for good: b must stay
+ * where it is and a leave at its next request (deviation 14).
  */
 static void
 test_split_owner (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq ra, rb, rx[40];
@@ -264,7 +265,7 @@ test_seek_cost (void)
   for (int v = 0; v < 2; v++) {
     const bool fast = v == 0;
     const uint64_t cost = fast ? 100 * US : 8 * MS;
-    struct sched *s = sched_create (&cfq_ops);
+    struct sched *s = kernel_cfq ();
     struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct sched_queue *c = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct rq ra[20], rc[4];
@@ -340,7 +341,7 @@ test_seek_cost (void)
 static void
 test_auto_mode (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct cfq_stats st;
 
   cfq_get_stats (s, &st);
@@ -368,7 +369,7 @@ test_auto_mode (void)
 static void
 test_flush_has_no_place (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *c = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq rw, rf;
   uint64_t next, t = 0;
@@ -410,7 +411,7 @@ test_flush_has_no_place (void)
 static void
 test_flash_no_wait (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *rd = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq rw[4], rr;
@@ -485,16 +486,15 @@ test_front_key (void)
 /* Plain writes: NBD has no sync flag, so the policy's rule decides for a
  * write the mechanism leaves to it (RQ_AUTO): sync while its connection
  * reads, flushes or writes FUA (within the last second), so that such a
- * client's writes share its queue with its reads (the old rule put them
- * in the group's async queue, where they waited while the client's own
- * reads were in flight); async for a connection that only streams
+ * client's writes share its queue with its reads (in the group's async
+ * queue they would wait while the client's own reads were in flight); async for a connection that only streams
  * writes, which is writeback and yields to readers.  A write the
  * mechanism does not leave to the rule keeps what it was given.
  */
 static void
 test_classify (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_wstate w = { 0 };
@@ -558,7 +558,7 @@ test_classify (void)
 static void
 test_first_tree (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq ra[9], rb;
@@ -614,7 +614,7 @@ test_writeback_backlog (void)
      * refilled backlog with a window of 1 s.
      */
     const bool capped = v == WB_CAPPED || v == WB_READ_2S;
-    struct sched *s = sched_create (&cfq_ops);
+    struct sched *s = kernel_cfq ();
     struct sched_queue *w = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct sched_queue *r = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct rq rw[16], rr;
@@ -676,7 +676,7 @@ test_writeback_backlog (void)
   printf ("writeback backlog: ok\n");
 }
 
-/* The lone-group slice (doc/stall-t01.md, deviation 30).  On flash in
+/* The lone-group slice (doc/deviations.md, deviation 30).  On flash in
  * IOPS mode a weight-100 group reads next to four weight-1000 groups
  * whose clients come late or go away for a moment (a loaded machine
  * descheduled them).  CFQ sized the lone group's slice for a group alone
@@ -917,7 +917,7 @@ test_wc_cap_lag (void)
  * CPU, FIFO, 20 us each (50k IOPS), before its client's next request
  * reaches the scheduler.  So each group is often empty for a moment, with
  * its requests on the CPU and not in the scheduler, as through our NBD
- * path on a 2-core machine (doc/cfq-notes.md, 31 and 32).
+ * path on a 2-core machine (doc/deviations.md, 31 and 32).
  * - group_lag=4 (group_idle at its default): shares within 5% of the
  *   weights, the total within 10% of plain work-conserving groups, and the
  *   worst group's p99 wait in the scheduler under 20 ms.
@@ -960,7 +960,7 @@ lag_run (int mode, double *share, double *ideal, uint64_t *p99_ms,
   struct sched_queue *q[LAG_G];
   unsigned in_dev = 0;
   uint64_t seed = 12345;
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
 
   CHECK (s);
   CHECK_EQ (sched_set (s, "rotational", 0), 0);

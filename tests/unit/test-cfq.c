@@ -27,7 +27,8 @@ test_tunables (void)
     { "mode", "mode", CFQ_MODE_AUTO }, { "rotational", "bool", 1 },
     { "group_isolation", "bool", 1 }, { "merge", "bool", 1 },
     { "hw_tag", "mode", 2 }, { "wc_depth", "requests", 16 },
-    { "group_lag", "requests", 0 },
+    { "group_lag", "requests", 16 }, { "cost", "bool", 1 },
+    { "group_async", "bool", 1 }, { "profile", "mode", CFQ_PROFILE_DEFAULT },
   };
 
   CHECK (s);
@@ -167,7 +168,7 @@ mkrq (struct rq *rq, struct sched_queue *q, uint64_t sector, uint32_t len,
 static void
 test_idling (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *b = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq ra[3], rb[4];
@@ -230,7 +231,7 @@ test_idling (void)
 static void
 test_group_idle_and_idle_class (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_group *ga = sched_group_new (s, "a", 500);
   struct sched_group *gb = sched_group_new (s, "b", 500);
   struct sched_queue *a1 = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);
@@ -341,7 +342,7 @@ static void
 test_low_latency (void)
 {
   double r1 = mean_run (1), r0 = mean_run (0);
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *rd = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct sched_queue *wr = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq r, w[4];
@@ -389,7 +390,7 @@ static void
 test_fifo (void)
 {
   for (int expired = 0; expired < 2; expired++) {
-    struct sched *s = sched_create (&cfq_ops);
+    struct sched *s = kernel_cfq ();
     struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
     struct rq far, near[4];
     uint64_t next, t = expired ? 200 * MS : 1 * MS;
@@ -423,7 +424,7 @@ test_fifo (void)
 static int
 back_seek_pick (uint64_t penalty, uint64_t max_kib)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   struct rq first, back, fwd;
   uint64_t next;
@@ -471,7 +472,7 @@ test_preemption (void)
    * the mechanism runs dispatch before new requests come in, as Linux
    * runs the queue from the completion path.)
    */
-  s = sched_create (&cfq_ops);
+  s = kernel_cfq ();
   be = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   rt = sched_queue_new (s, NULL, SCHED_CLASS_RT, 4);
   for (int i = 0; i < 4; i++) {
@@ -523,7 +524,7 @@ test_preemption (void)
   /* A sync request preempts an async queue; an IDLE-class request
    * preempts nothing.
    */
-  s = sched_create (&cfq_ops);
+  s = kernel_cfq ();
   async = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   be = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
   idle = sched_queue_new (s, NULL, SCHED_CLASS_IDLE, 0);
@@ -574,7 +575,7 @@ test_preemption (void)
    * arrives before our next dispatch call (as from a mechanism that
    * resubmits in its completion callback) preempts it.
    */
-  s = sched_create (&cfq_ops);
+  s = kernel_cfq ();
   CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
   CHECK_EQ (sched_set (s, "group_idle", 0), 0);
   be = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
@@ -619,7 +620,7 @@ test_async_must_dispatch (void)
 {
   for (int expired = 0; expired <= 1; expired++) {
     const uint64_t t = expired ? 300 * MS : 100 * MS;   /* fifo: 250 ms */
-    struct sched *s = sched_create (&cfq_ops);
+    struct sched *s = kernel_cfq ();
     struct sched_queue *w, *rd;
     struct rq wr[2], r0, r1;
     struct cfq_stats st;
@@ -784,7 +785,7 @@ static void
 test_iops_mode (void)
 {
   double time_ratio, iops_ratio;
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct cfq_stats st;
 
   /* auto: IOPS iff slice_idle=0 and hw_tag (unknown counts as yes). */
@@ -884,7 +885,7 @@ test_group_weights (void)
 static void
 test_ssd_group_place (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_group *ga = sched_group_new (s, "a", 500);
   struct sched_group *gc = sched_group_new (s, "c", 100);
   struct sched_queue *a = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);
@@ -1012,7 +1013,7 @@ group_counters_sum (struct sched *s, struct sched_group **g, unsigned n)
 static void
 test_group_counters (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_group *g[2] = { sched_group_new (s, "a", 500),
                                sched_group_new (s, "b", 500) };
   struct sched_queue *a = sched_queue_new (s, g[0], SCHED_CLASS_BE, 4);
@@ -1075,7 +1076,7 @@ test_group_counters (void)
   unsigned nout = 0;
   struct rq *r;
 
-  s = sched_create (&cfq_ops);
+  s = kernel_cfq ();
   g[0] = sched_group_new (s, "a", 500);
   g[1] = sched_group_new (s, "b", 500);
   a = sched_queue_new (s, g[0], SCHED_CLASS_BE, 4);
@@ -1197,7 +1198,7 @@ test_cancel (void)
   uint64_t next, hold_end;
 
   /* 1. A cap's hold: bps_max at its floor, two 1 MiB reads. */
-  s = sched_create (&cfq_ops);
+  s = kernel_cfq ();
   CHECK (s);
   CHECK_EQ (sched_set (s, "rotational", 0), 0);
   CHECK_EQ (sched_set (s, "slice_idle", 0), 0);
@@ -1283,7 +1284,7 @@ test_cancel (void)
    * idles for the active queue; taken back, it leaves the tree and the
    * idle window goes on as before.
    */
-  s = sched_create (&cfq_ops);
+  s = kernel_cfq ();
   CHECK (s);
   gcap = sched_group_new (s, "a", 500);
   gother = sched_group_new (s, "b", 500);
@@ -1359,7 +1360,7 @@ test_cancel (void)
 static void
 test_deactivate (void)
 {
-  struct sched *s = sched_create (&cfq_ops);
+  struct sched *s = kernel_cfq ();
   struct sched_group *ga = sched_group_new (s, "a", 500);
   struct sched_group *gb = sched_group_new (s, "b", 500);
   struct sched_queue *a1 = sched_queue_new (s, ga, SCHED_CLASS_BE, 4);

@@ -75,7 +75,7 @@ test_values (void)
                           "weight = 200\n"
                           "iops_max = 1000\n"
                           "iops_max_burst = 5000\n"
-                          "iops_max_burst_seconds = 1.5\n"
+                          "iops_max_burst_seconds = 1.5s\n"
                           "read_bps_max = 100M\n"
                           "read_bps_max_burst = 1G\n"
                           "read_bps_max_burst_seconds = 250ms\n"
@@ -120,9 +120,16 @@ test_errors (void)
        " (powers of 1024), then B/s)\n"
        "t.conf:6: iops_min = 20000000: out of range 1..10000000 (0: none)\n"
        "t.conf:7: read_iops_max_burst_seconds = soon: not a time (want a"
-       " number with ns, us, ms or s; a bare number is s)\n"
+       " number with ns, us, ms or s)\n"
        "t.conf:8: bps_min = 2T: out of range 1..1Ti (0: none)\n"
        "t.conf:9: duplicate key 'iops_max' (first at line 4)\n");
+  /* A bare number of seconds needs its unit; 0 alone does not. */
+  bad (DEV "[group g]\n"
+       "iops_max = 100\n"
+       "iops_max_burst = 200\n"
+       "iops_max_burst_seconds = 10\n" EXP, NULL, NULL,
+       "t.conf:6: iops_max_burst_seconds = 10: needs its unit (10s for"
+       " seconds, 10ms for milliseconds)\n");
   /* Past 64 bits: out of range, not a matter of syntax. */
   bad (DEV "[group g]\n"
        "iops_max = 99999999999999999999\n"
@@ -143,7 +150,7 @@ test_errors (void)
        "bps_max_burst = 1G\n"
        "iops_max = 500\n"
        "iops_max_burst = 400\n"
-       "write_iops_max_burst_seconds = 2\n" EXP, NULL, NULL,
+       "write_iops_max_burst_seconds = 2s\n" EXP, NULL, NULL,
        "t.conf:10: iops_max_burst = 400, iops_max = 500 (line 9): a burst"
        " rate is at least its cap\n"
        "t.conf:11: write_iops_max_burst_seconds = 2s: needs"
@@ -243,6 +250,8 @@ test_parse (void)
   CHECK_EQ (cfg_parse_qos ("bps_max", "0", &c, why, sizeof why), 0);
   CHECK (qos_conf_empty (&c));
   CHECK_EQ (cfg_parse_qos ("iops_max_burst_seconds", "90", &c, why,
+                           sizeof why), -EINVAL);     /* needs its unit */
+  CHECK_EQ (cfg_parse_qos ("iops_max_burst_seconds", "90s", &c, why,
                            sizeof why), 0);
   CHECK_EQ (val (&c, "iops_max_burst_seconds"), 90 * NSEC_PER_SEC);
   CHECK_EQ (cfg_parse_qos ("iops_max_burst_seconds", "0.5ms", &c, why,

@@ -161,7 +161,17 @@ test_malformed (void)
 
   /* Keys. */
   BAD (DEV "[group g]\nwieght = 200\n[export a]\n",
-       "t.conf:4: unknown key 'wieght' in [group NAME]\n");
+       "t.conf:4: unknown key 'wieght' in [group NAME] (did you mean"
+       " 'weight'?)\n");
+  BAD (DEV "[export a]\ngroop = g\n",
+       "t.conf:4: unknown key 'groop' in [export NAME] (did you mean"
+       " 'group'?)\n");
+  BAD (DEV "[export a]\ncolour = red\n",
+       "t.conf:4: unknown key 'colour' in [export NAME] (want group, offset,"
+       " size, file, readonly, writes, allow, tls or max_connections)\n");
+  BAD ("[scheduler]\nslice_idel = 4ms\n" DEV "[export a]\n",
+       "t.conf:2: unknown key 'slice_idel' in [scheduler] (did you mean"
+       " 'slice_idle'?)\n");
   BAD (DEV "slice_idle = 0\n[export a]\n",
        "t.conf:3: 'slice_idle' belongs in [scheduler], not in [device]\n");
   BAD (DEV "[export a]\nweight = 200\n",
@@ -422,10 +432,14 @@ test_malformed (void)
     static const char *const o4[] = { "model.X", "1", NULL };
     static const char *const o5[] = { "emulate", "tape", NULL };
     static const char *const o6[] = { "model.rpm", "1", NULL };
+    static const char *const o7[] = { "quantun", "4", NULL };
     BAD_OVR (DEV "model.rpm = 7200\n[export a]\n", o6,
              "command line: model.rpm=1: out of range for the hdd model\n");
     BAD_OVR (DEV "[export a]\n", o1,
              "command line: weight=5: not a [device] or [scheduler] key\n");
+    BAD_OVR (DEV "[export a]\n", o7,
+             "command line: quantun=4: unknown key (did you mean"
+             " 'quantum'?)\n");
     BAD_OVR (DEV "[export a]\n", o2,
              "command line: slice_idle=fast: not a time (want a number with"
              " ns, us, ms or s; a bare number is ms)\n");
@@ -1031,6 +1045,9 @@ test_tunable_text (void)
   CHECK_EQ (cfg_parse_value ("emulate", "hdd", &v, buf, sizeof buf),
             -ENOENT);
   CHECK_EQ (cfg_parse_value ("nonesuch", "1", &v, buf, sizeof buf), -ENOENT);
+  CHECK_EQ (cfg_parse_value ("slice_idel", "1", &v, buf, sizeof buf),
+            -ENOENT);
+  CHECK_STREQ (buf, "unknown key (did you mean 'slice_idle'?)");
 
   /* [device] mode and the command line take the same text. */
   {
@@ -1376,7 +1393,8 @@ test_events (void)
            "s.job:7: event e: command = set emulate hdd: 'emulate' cannot be"
            " set while running (a CFQ tunable or queue_depth)\n");
   SIM_BAD (SIM "[event e]\nat = 1s\nwhen = 2s\n",
-           "s.job:7: unknown key 'when' in [event NAME]\n"
+           "s.job:7: unknown key 'when' in [event NAME] (want at or"
+           " command)\n"
            "s.job:5: [event e] needs command = \"weight GROUP N\" or \"set"
            " KEY VALUE\"\n");
   SIM_BAD (SIM "[event]\n[event e]\nat = 1s\n[event e]\n",
@@ -1512,7 +1530,7 @@ test_apply (void)
   }
 }
 
-/* Issue 9: names that reach clients, JSON and logs are valid UTF-8
+/* Names that reach clients, JSON and logs are valid UTF-8
  * without control characters (refused at their line, without echoing the
  * bytes); tls= and the connection limits.
  */
