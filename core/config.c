@@ -302,25 +302,26 @@ static const struct section_kind section_kinds[] = {
   { .type = NULL },
 };
 
-static void
-open_section (struct cfg *cfg, const char *s, const char *e)
+/* The header line s..e, "[TYPE NAME]": TYPE into type (of len bytes),
+ * NAME (bare and trimmed, or in double quotes) as *np..*nep, both NULL
+ * without one.  False, with the error said, if the header is bad.
+ */
+static bool
+parse_header (struct cfg *cfg, const char *s, const char *e, char *type,
+              size_t len, const char **np, const char **nep)
 {
   unsigned line = cfg->lineno;
   const char *close = memchr (s, ']', e - s), *t, *te, *n, *ne, *rest;
-  char type[16], *name = NULL, *rec;
-  const struct section_kind *k;
-  void *recs;
-  size_t tl, *nr;
+  size_t tl;
 
-  cfg->cur = SEC_SKIP;
   if (!close) {
     ferr (cfg, line, "missing ']' in section header");
-    return;
+    return false;
   }
   rest = skip_blank (close + 1, e);
   if (rest < e && *rest != ';' && *rest != '#') {
     ferr (cfg, line, "unexpected text after ']'");
-    return;
+    return false;
   }
   t = skip_blank (s + 1, close);
   for (te = t; te < close && *te != ' ' && *te != '\t'; te++)
@@ -328,9 +329,9 @@ open_section (struct cfg *cfg, const char *s, const char *e)
   n = skip_blank (te, close);
   ne = rskip_blank (n, close);
   tl = te - t;
-  if (tl == 0 || tl >= sizeof type) {
+  if (tl == 0 || tl >= len) {
     ferr (cfg, line, "unknown section [%.*s]", (int) (close - s - 1), s + 1);
-    return;
+    return false;
   }
   memcpy (type, t, tl);
   type[tl] = '\0';
@@ -339,7 +340,7 @@ open_section (struct cfg *cfg, const char *s, const char *e)
   if (n < ne && *n == '"') {
     if (ne - n < 2 || ne[-1] != '"' || memchr (n + 1, '"', ne - n - 2)) {
       ferr (cfg, line, "bad quoted name in section header");
-      return;
+      return false;
     }
     n++, ne--;
   }
@@ -359,39 +360,45 @@ open_section (struct cfg *cfg, const char *s, const char *e)
       else
         ferr (cfg, line, "section name is not valid UTF-8 (byte 0x%02x at"
               " byte %zu)", (unsigned char) n[bad], bad);
-      return;
+      return false;
     }
   }
+  *np = n;
+  *nep = ne;
+  return true;
+}
 
-  for (k = section_kinds; k->type && strcmp (k->type, type) != 0; k++)
-    ;
-  if (!k->type) {
-    ferr (cfg, line, "unknown section [%s] (want [device], [scheduler],"
-          " [group NAME], [export NAME], [tenant NAME], [event NAME] or"
-          " [sim])", type);
+/* [device], [scheduler], [sim]: no name, and once only. */
+static void
+open_one_of_a_kind (struct cfg *cfg, const struct section_kind *k,
+                    const char *type, bool named)
+{
+  unsigned line = cfg->lineno;
+  unsigned *l = (unsigned *) ((char *) cfg + k->line_off);
+
+  if (named) {
+    ferr (cfg, line, "[%s] takes no name", type);
     return;
   }
-  if (k->moved) {
-    /* cfqsim's old sections: say what they are now, then read on. */
-    ferr (cfg, line, "%s", k->moved);
-    cfg->cur = k->sec;
+  if (*l) {
+    ferr (cfg, line, "duplicate section [%s] (first at line %u)", type, *l);
     return;
   }
-  if (!k->size) {
-    /* One of a kind: [device], [scheduler], [sim]. */
-    unsigned *l = (unsigned *) ((char *) cfg + k->line_off);
-    if (n) {
-      ferr (cfg, line, "[%s] takes no name", type);
-      return;
-    }
-    if (*l) {
-      ferr (cfg, line, "duplicate section [%s] (first at line %u)", type, *l);
-      return;
-    }
-    *l = line;
-    cfg->cur = k->sec;
-    return;
-  }
+  *l = line;
+  cfg->cur = k->sec;
+}
+
+/* A named section (n..ne, NULL for none): a new record at the end of its
+ * kind's array, with its defaults, unless the name is wrong or taken.
+ */
+static void
+open_named (struct cfg *cfg, const struct section_kind *k, const char *type,
+            const char *n, const char *ne)
+{
+  unsigned line = cfg->lineno;
+  char *name, *rec;
+  void *recs;
+  size_t *nr;
 
   if (ne - n > NAME_MAX_LEN) {
     ferr (cfg, line, "section name longer than %d bytes", NAME_MAX_LEN);
@@ -439,6 +446,39 @@ open_section (struct cfg *cfg, const char *s, const char *e)
   return;
 out:
   free (name);
+}
+
+/* A section header s..e: its kind from section_kinds; the keys that
+ * follow go to it (cfg->cur), or are skipped after an error.
+ */
+static void
+open_section (struct cfg *cfg, const char *s, const char *e)
+{
+  const struct section_kind *k;
+  const char *n, *ne;
+  char type[16];
+
+  cfg->cur = SEC_SKIP;
+  if (!parse_header (cfg, s, e, type, sizeof type, &n, &ne))
+    return;
+  for (k = section_kinds; k->type && strcmp (k->type, type) != 0; k++)
+    ;
+  if (!k->type) {
+    ferr (cfg, cfg->lineno, "unknown section [%s] (want [device],"
+          " [scheduler], [group NAME], [export NAME], [tenant NAME],"
+          " [event NAME] or [sim])", type);
+    return;
+  }
+  if (k->moved) {
+    /* cfqsim's old sections: say what they are now, then read on. */
+    ferr (cfg, cfg->lineno, "%s", k->moved);
+    cfg->cur = k->sec;
+    return;
+  }
+  if (!k->size)
+    open_one_of_a_kind (cfg, k, type, n != NULL);
+  else
+    open_named (cfg, k, type, n, ne);
 }
 
 /* inih's reader: one physical line per call, always, so inih's count and
@@ -764,29 +804,20 @@ check_memory (struct cfg *cfg)
 #undef MEMORY_MSG
 }
 
-int
-cfg_validate (struct cfg *cfg, uint64_t device_size)
+/* [device] and [scheduler] into the model: each value given, else its
+ * default; the memory budget against its parts; the scheduler by name.
+ */
+static void
+validate_device (struct cfg *cfg)
 {
-  struct xexport *xs = cfg->exports;
-  size_t nr = cfg->nr_exports, np = 0;
-  uint64_t capacity = 0;
   const struct sched_ops *ops;
-  const struct xparam **src = NULL;
-  bool *ok = NULL;
+  uint64_t e;
 
-  free_model (cfg);
-  if (cfg->oom)
-    return -ENOMEM;
-
-  /* Device and scheduler. */
   cfg->m.dev.file = cfg_device_file (cfg);
   cfg->m.dev.queue_depth = gget (cfg, GK_QUEUE_DEPTH, SCHED_DEPTH_DEFAULT);
   cfg->m.dev.mode = gget (cfg, GK_MODE, CFQ_MODE_AUTO);
-  {
-    uint64_t e = gget (cfg, GK_EMULATE, 0);
-
-    cfg->m.dev.emulate = e ? devmodel_presets[e - 1].name : NULL;
-  }
+  e = gget (cfg, GK_EMULATE, 0);
+  cfg->m.dev.emulate = e ? devmodel_presets[e - 1].name : NULL;
   cfg->m.dev.max_connections = gget (cfg, GK_MAX_CONNS,
                                      CFG_MAX_CONNECTIONS_DEFAULT);
   cfg->m.dev.cache = gget (cfg, GK_CACHE, CFG_CACHE_NONE);
@@ -801,14 +832,26 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     cerr (cfg, "scheduler %s is not built in",
           sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   cfg->m.scheduler = ops ? ops->name : sched_names[0];
+}
 
-  /* model.*: the file's, with the command line's replacing or added. */
+/* model.*: the file's, with the command line's replacing or added, into
+ * the model, checked against the device model; *capacity is the model's
+ * device size.  -ENOMEM, else 0.
+ */
+static int
+validate_model_params (struct cfg *cfg, uint64_t *capacity)
+{
+  const struct xparam **src;
+  size_t np = 0;
+  int r;
+
   cfg->m_params = calloc (cfg->nr_fparams + cfg->nr_cparams + 1,
                           sizeof *cfg->m_params);
   src = calloc (cfg->nr_fparams + cfg->nr_cparams + 1, sizeof *src);
-  cfg->m_tunables = calloc (cfq_nr_tunables, sizeof *cfg->m_tunables);
-  if (!cfg->m_params || !src || !cfg->m_tunables)
-    goto oom;
+  if (!cfg->m_params || !src) {
+    free (src);
+    return -ENOMEM;
+  }
   for (size_t i = 0; i < cfg->nr_fparams; i++) {
     const struct xparam *c = param_find (cfg->cparams, cfg->nr_cparams,
                                          cfg->fparams[i].key);
@@ -825,30 +868,33 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     }
   cfg->m.dev.model = cfg->m_params;
   cfg->m.dev.nr_model = np;
-  if (check_model_params (cfg, src, np, &capacity) < 0)
-    goto oom;
+  r = check_model_params (cfg, src, np, capacity);
   free (src);
-  src = NULL;
-  if (cfg->simulated && !cfg->m.dev.emulate) {
-    char msg[192], all[128];
+  return r < 0 ? -ENOMEM : 0;
+}
 
-    devmodel_names (all, sizeof all, ", ", " or ");
-    snprintf (msg, sizeof msg, "the simulator needs a device model: [device]"
-              " emulate = %s", all);
-    if (cfg->filename)
-      ferr (cfg, cfg->gv[GK_EMULATE].line ? cfg->gv[GK_EMULATE].line
-            : cfg->l_device, "%s", msg);
-    else
-      cerr (cfg, "%s", msg);
-  }
-  if (cfg->simulated)
-    device_size = capacity;
-  cfg->m.dev.size = device_size;
-  cfg->m.sim.duration = cfg->duration;
-  cfg->m.sim.seed = cfg->seed;
-  cfg->m.sim.line = cfg->l_sim;
+/* cfqsim and the lab run on a device model: without one, say so. */
+static void
+check_sim_device (struct cfg *cfg)
+{
+  char msg[192], all[128];
 
-  /* The tunables given, in CFQ's table order; "mode" from [device]. */
+  if (!cfg->simulated || cfg->m.dev.emulate)
+    return;
+  devmodel_names (all, sizeof all, ", ", " or ");
+  snprintf (msg, sizeof msg, "the simulator needs a device model: [device]"
+            " emulate = %s", all);
+  if (cfg->filename)
+    ferr (cfg, cfg->gv[GK_EMULATE].line ? cfg->gv[GK_EMULATE].line
+          : cfg->l_device, "%s", msg);
+  else
+    cerr (cfg, "%s", msg);
+}
+
+/* The tunables given, in CFQ's table order; "mode" from [device]. */
+static void
+validate_tunables (struct cfg *cfg)
+{
   if (strcmp (cfg->m.scheduler, "cfq") == 0)
     for (size_t i = 0; i < cfq_nr_tunables; i++) {
       struct cfg_tunable *t = &cfg->m_tunables[cfg->m.nr_tunables];
@@ -865,13 +911,25 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
       cfg->m.nr_tunables++;
     }
   cfg->m.tunables = cfg->m_tunables;
+}
 
-  /* Exports: with no file, one over the whole device. */
+/* Exports into the model (with no file, one over the whole device), then
+ * their groups, the groups' caps and the exports' regions on a device of
+ * device_size bytes.  *okp: which exports' regions are good, for the
+ * tenants (the caller frees it).  -ENOMEM, else 0.
+ */
+static int
+validate_exports (struct cfg *cfg, uint64_t device_size, bool **okp)
+{
+  struct xexport *xs = cfg->exports;
+  size_t nr = cfg->nr_exports;
+  bool *ok;
+
   if (nr == 0 && !cfg->filename) {
     if (!cfg->implicit) {
       cfg->implicit = calloc (1, sizeof *cfg->implicit);
       if (!cfg->implicit || !(cfg->implicit->name = strdup ("")))
-        goto oom;
+        return -ENOMEM;
     }
     xs = cfg->implicit;
     nr = 1;
@@ -881,9 +939,9 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
   cfg->m_groups = calloc (cfg->nr_groups + 1, sizeof *cfg->m_groups);
   cfg->m_exports = calloc (nr + 1, sizeof *cfg->m_exports);
-  ok = calloc (nr + 1, sizeof *ok);
+  *okp = ok = calloc (nr + 1, sizeof *ok);
   if (!cfg->m_groups || !cfg->m_exports || !ok)
-    goto oom;
+    return -ENOMEM;
   for (size_t i = 0; i < nr; i++) {
     struct cfg_export *e = &cfg->m_exports[i];
     e->name = xs[i].name;
@@ -903,21 +961,58 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   cfg->m.groups = cfg->m_groups;
   cfg->m.exports = cfg->m_exports;
   cfg->m.nr_exports = nr;
+  return 0;
+}
+
+/* The tenants (on the exports ok says are good), their workloads and the
+ * events, into the model.  -ENOMEM, else 0.
+ */
+static int
+validate_sim (struct cfg *cfg, const bool *ok)
+{
   cfg->m_tenants = calloc (cfg->nr_tenants + 1, sizeof *cfg->m_tenants);
   if (!cfg->m_tenants)
-    goto oom;
+    return -ENOMEM;
   check_tenants (cfg, ok);
-  free (ok);
-  ok = NULL;
   cfg->m.tenants = cfg->m_tenants;
   cfg->m.nr_tenants = cfg->nr_tenants;
   check_workloads (cfg);
   cfg->m_events = calloc (cfg->nr_events + 1, sizeof *cfg->m_events);
   if (!cfg->m_events)
-    goto oom;
+    return -ENOMEM;
   check_events (cfg);
   cfg->m.events = cfg->m_events;
   cfg->m.nr_events = cfg->nr_events;
+  return 0;
+}
+
+int
+cfg_validate (struct cfg *cfg, uint64_t device_size)
+{
+  uint64_t capacity = 0;
+  bool *ok = NULL;
+
+  free_model (cfg);
+  if (cfg->oom)
+    return -ENOMEM;
+
+  validate_device (cfg);
+  cfg->m_tunables = calloc (cfq_nr_tunables, sizeof *cfg->m_tunables);
+  if (!cfg->m_tunables || validate_model_params (cfg, &capacity) < 0)
+    goto oom;
+  check_sim_device (cfg);
+  if (cfg->simulated)
+    device_size = capacity;
+  cfg->m.dev.size = device_size;
+  cfg->m.sim.duration = cfg->duration;
+  cfg->m.sim.seed = cfg->seed;
+  cfg->m.sim.line = cfg->l_sim;
+  validate_tunables (cfg);
+  if (validate_exports (cfg, device_size, &ok) < 0
+      || validate_sim (cfg, ok) < 0)
+    goto oom;
+  free (ok);
+  ok = NULL;
 
   if (cfg->oom)
     goto oom;
@@ -932,7 +1027,6 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
 oom:
   free (ok);
-  free (src);
   free_model (cfg);
   cfg->oom = true;
   return -ENOMEM;
