@@ -478,6 +478,24 @@ void cfq_trace (const struct cfqd *cfqd, const struct cfqq *cfqq,
  * connections (merging, splitting, freeing).  Only its ops leave it.
  */
 
+/* cfq-stats.c: CFQ's state read from outside (cfq_get_stats, cfq_get_cost,
+ * cfq_dump in include/cfq.h).  Nothing here calls it.
+ */
+
+/* cfq-history.c: what CFQ learns from requests: think time, seek history,
+ * idle window, hw_tag, seek cost (deviation 22).
+ */
+void cfq_update_io_thinktime (struct cfqd *cfqd, struct sched_queue *cic,
+                              uint64_t now);
+bool cfq_first_rq_seeky (const struct cfqd *cfqd, const struct rq *rq);
+void cfq_update_io_seektime (struct cfqd *cfqd, struct cfqq *cfqq,
+                             const struct rq *rq);
+void cfq_update_idle_window (struct cfqd *cfqd, struct cfqq *cfqq,
+                             const struct sched_queue *cic);
+void cfq_update_hw_tag (struct cfqd *cfqd);
+void cfq_update_seek_cost (struct cfqd *cfqd, const struct rq *rq,
+                           uint64_t now);
+
 /* cfq-wc.c: the work-conserving dispatch's choice (deviations 31, 32). */
 bool cfq_wc_on (const struct cfqd *cfqd);
 struct rq *cfq_wc_select (struct cfqd *cfqd, struct cfqq **cfqqp,
@@ -496,6 +514,14 @@ struct rq *cfq_qos_select (struct cfqd *cfqd, struct cfqq **cfqqp,
                            bool *reserved, uint64_t now);
 void cfq_qos_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
                      bool reserved, uint64_t now);
+
+/* cfq-rq.c: a queue's requests in sector order, and its next_rq. */
+struct rq *cfq_find_next_rq (const struct cfqd *cfqd, struct cfqq *cfqq,
+                             struct rq *last);
+void cfq_add_rq_rb (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                    uint64_t now);
+void cfq_remove_request (struct cfqd *cfqd, struct cfqq *cfqq,
+                         struct rq *rq);
 
 /* cfq-tree.c: the queue service trees of a group, the workload choice. */
 void cfq_service_tree_add (struct cfqd *cfqd, struct cfqq *cfqq,

@@ -77,13 +77,17 @@
  *
  * Files
  * -----
- * This file: queues, slices, idling, request choice, the group choice,
- * dispatch, expiry, preemption, insertion and completion, a connection's
- * queues (merge, split, free), and the sched_ops table.  Below it, each
+ * This file: queues, slices, idling, the group choice, dispatch, expiry,
+ * preemption, insertion and completion, a connection's queues (merge,
+ * split, free), and the sched_ops table.  Beside it, cfq-stats.c reads
+ * CFQ's state for the outside (cfq_get_stats, cfq_dump).  Below it, each
  * calling only the ones after it, through the private header
  * core/cfq-priv.h (structures, constants, small functions):
+ *   cfq-history.c   think time, seek history, idle window, hw_tag, seek
+ *                   cost: what CFQ learns from the requests it sees
  *   cfq-wc.c        the work-conserving dispatch's choice (31, 32)
  *   cfq-qos.c       caps and reservations (core/qos.c) inside CFQ
+ *   cfq-rq.c        a queue's requests in sector order, its next_rq
  *   cfq-tree.c      the queue service trees and the workload choice
  *   cfq-coop.c      cooperating queues: prio trees, lookup, merge links
  *   cfq-group.c     groups: vdisktime, weights, charging, the group tree,
@@ -109,8 +113,6 @@
  * that hangs from it.
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,132 +140,6 @@ cfq_slice_used (const struct cfqq *cfqq, uint64_t now)
   if (cfqq->slice_new)
     return false;
   return now >= cfqq->slice_end;
-}
-
-/* ---- Request choice inside a queue ---------------------------------- */
-
-/* Which of rq1 and rq2 is better served after position last: sync before
- * async, META first, then the shortest head movement, where going back at
- * most back_seek_max costs back_seek_penalty times the distance and going
- * back further is a wrap (cfq_choose_req, from AS).
- */
-static struct rq *
-cfq_choose_req (const struct cfqd *cfqd, struct rq *rq1, struct rq *rq2,
-                uint64_t last)
-{
-  uint64_t s1, s2, d1 = 0, d2 = 0, back_max;
-  unsigned wrap = 0;
-
-  if (rq1 == NULL || rq1 == rq2)
-    return rq2;
-  if (rq2 == NULL)
-    return rq1;
-  if (rq_is_sync (rq1) != rq_is_sync (rq2))
-    return rq_is_sync (rq1) ? rq1 : rq2;
-  if ((rq1->flags & RQ_META) != (rq2->flags & RQ_META))
-    return (rq1->flags & RQ_META) ? rq1 : rq2;
-
-  s1 = rq_sector (rq1);
-  s2 = rq_sector (rq2);
-  back_max = t_get (cfqd, T_BACK_SEEK_MAX) * 2;         /* KiB -> sectors */
-
-  if (s1 >= last)
-    d1 = s1 - last;
-  else if (s1 + back_max >= last)
-    d1 = (last - s1) * t_get (cfqd, T_BACK_SEEK_PENALTY);
-  else
-    wrap |= 1;
-  if (s2 >= last)
-    d2 = s2 - last;
-  else if (s2 + back_max >= last)
-    d2 = (last - s2) * t_get (cfqd, T_BACK_SEEK_PENALTY);
-  else
-    wrap |= 2;
-
-  switch (wrap) {
-  case 0:
-    if (d1 < d2)
-      return rq1;
-    if (d2 < d1)
-      return rq2;
-    return s1 >= s2 ? rq1 : rq2;
-  case 2:
-    return rq1;
-  case 1:
-    return rq2;
-  default:
-    /* Both behind: start with the one further back (one back seek). */
-    return s1 <= s2 ? rq1 : rq2;
-  }
-}
-
-static struct rq *
-cfq_find_next_rq (const struct cfqd *cfqd, struct cfqq *cfqq, struct rq *last)
-{
-  struct rb_node *rbnext = rb_next (&last->rb);
-  struct rb_node *rbprev = rb_prev (&last->rb);
-  struct rq *next = NULL, *prev = NULL;
-
-  if (rbprev)
-    prev = rq_of (rbprev);
-  if (rbnext)
-    next = rq_of (rbnext);
-  else {
-    rbnext = rb_first (&cfqq->sort_list);
-    if (rbnext && rbnext != &last->rb)
-      next = rq_of (rbnext);
-  }
-  return cfq_choose_req (cfqd, next, prev, rq_sector (last));
-}
-
-/* ---- Requests in a queue --------------------------------------------- */
-
-static bool
-rq_sector_less (const struct rb_node *a, const struct rb_node *b)
-{
-  return rq_sector (rq_of (a)) < rq_sector (rq_of (b));
-}
-
-static void
-cfq_add_rq_rb (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
-               uint64_t now)
-{
-  struct rq *prev;
-
-  cfqq->queued[rq_is_sync (rq)]++;
-  rb_insert (&cfqq->sort_list, &rq->rb, rq_sector_less);
-  if (!cfqq->on_rr)
-    cfq_add_cfqq_rr (cfqd, cfqq, now);
-  prev = cfqq->next_rq;
-  cfqq->next_rq = cfq_choose_req (cfqd, cfqq->next_rq, rq,
-                                  cfqd->last_position);
-  if (prev != cfqq->next_rq)
-    cfq_prio_tree_add (cfqd, cfqq);
-}
-
-static void
-cfq_remove_request (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq)
-{
-  if (cfqq->next_rq == rq) {
-    cfqq->next_rq = cfq_find_next_rq (cfqd, cfqq, rq);
-    if (cfqq->next_rq == rq)
-      cfqq->next_rq = NULL;
-  }
-  list_del (&rq->fifo);
-  cfqq->queued[rq_is_sync (rq)]--;
-  rb_erase (&cfqq->sort_list, &rq->rb);
-  if (rb_empty (&cfqq->sort_list))
-    cfqq->next_rq = NULL;
-  /* The queue leaves the service tree when it expires; the prio tree
-   * follows next_rq at once.
-   */
-  if (cfqq->next_rq)
-    cfq_prio_tree_add (cfqd, cfqq);
-  else
-    cfq_prio_tree_del (cfqq);
-  cfqd->rq_queued--;
-  if (rq->flags & RQ_META)
-    cfqq->meta_pending--;
 }
 
 /* ---- Active queue ------------------------------------------------------ */
@@ -761,81 +637,6 @@ cfq_dispatch_request (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 }
 
 /* ---- Insertion ---------------------------------------------------------- */
-
-static void
-cfq_update_io_thinktime (struct cfqd *cfqd, struct sched_queue *cic,
-                         uint64_t now)
-{
-  uint64_t elapsed = 0, ttime;
-
-  if (cic->last_end_request != SCHED_NEVER && now > cic->last_end_request)
-    elapsed = now - cic->last_end_request;
-  ttime = umin64 (elapsed, 2 * t_get (cfqd, T_SLICE_IDLE));
-  cic->ttime_samples = (7 * cic->ttime_samples + 256) / 8;
-  cic->ttime_total = (7 * cic->ttime_total + 256 * ttime) / 8;
-  cic->ttime_mean = (cic->ttime_total + 128) / cic->ttime_samples;
-}
-
-/* Would a queue's first request be a seek?  On a disk it has no distance
- * of its own, so it is judged by its distance from the head.
- */
-static bool
-cfq_first_rq_seeky (const struct cfqd *cfqd, const struct rq *rq)
-{
-  if (cfq_nonrot (cfqd))
-    return rq_sectors (rq) < CFQQ_SECT_THR_NONROT;
-  return cfq_dist_from_last (cfqd, rq) > CFQQ_SEEK_THR;
-}
-
-static void
-cfq_update_io_seektime (struct cfqd *cfqd, struct cfqq *cfqq,
-                        const struct rq *rq)
-{
-  uint64_t sdist, pos = rq_sector (rq);
-
-  /* On a disk a queue's first request is judged by its distance from the
-   * head, and that guess stands until the second request gives a real
-   * sample.  The kernel counts it as no seek.
-   */
-  if (!cfqq->last_request_pos && !cfq_nonrot (cfqd)) {
-    cfqq->seek_first = cfq_first_rq_seeky (cfqd, rq);
-    return;
-  }
-  if (cfqq->last_request_pos)
-    sdist = pos > cfqq->last_request_pos ? pos - cfqq->last_request_pos
-                                         : cfqq->last_request_pos - pos;
-  else
-    sdist = 0;
-  cfqq->seek_history <<= 1;
-  if (cfqq->seek_samples < 32)
-    cfqq->seek_samples++;
-  if (cfq_nonrot (cfqd))
-    cfqq->seek_history |= (rq_sectors (rq) < CFQQ_SECT_THR_NONROT);
-  else
-    cfqq->seek_history |= (sdist > CFQQ_SEEK_THR);
-}
-
-/* Idle for a queue unless it thinks too long or seeks so much that idling
- * does not pay.
- */
-static void
-cfq_update_idle_window (struct cfqd *cfqd, struct cfqq *cfqq,
-                        const struct sched_queue *cic)
-{
-  bool enable_idle;
-
-  if (!cfqq->sync || cfq_class_idle (cfqq))
-    return;
-  enable_idle = cfqq->idle_window;
-  if (cfqq->queued[0] + cfqq->queued[1] >= 4)
-    cfqq->deep = true;
-  if (cic->dead || !t_get (cfqd, T_SLICE_IDLE)
-      || (!cfqq->deep && CFQQ_SEEKY (cfqq)))
-    enable_idle = false;
-  else if (CFQ_SAMPLE_VALID (cic->ttime_samples))
-    enable_idle = cic->ttime_mean <= t_get (cfqd, T_SLICE_IDLE);
-  cfqq->idle_window = enable_idle;
-}
 
 /* Should new_cfqq, which just got rq, preempt the active queue?  The
  * rules in CFQ's order (cfq_should_preempt).
@@ -1409,69 +1210,6 @@ cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
   return rq;
 }
 
-/* hw_tag: does the device queue?  Peak depth in the driver over 50
- * samples taken under enough load (cfq_update_hw_tag).
- */
-static void
-cfq_update_hw_tag (struct cfqd *cfqd)
-{
-  struct cfqq *cfqq = cfqd->active_queue;
-
-  if (cfqd->rq_in_driver > cfqd->hw_tag_est_depth)
-    cfqd->hw_tag_est_depth = cfqd->rq_in_driver;
-  if (cfqd->hw_tag == 1 || t_get (cfqd, T_HW_TAG) != 2)
-    return;
-  if (cfqd->rq_queued <= CFQ_HW_QUEUE_MIN
-      && cfqd->rq_in_driver <= CFQ_HW_QUEUE_MIN)
-    return;
-  /* An idling queue without enough requests can't fill the device:
-   * don't conclude there is no queueing from that.
-   */
-  if (cfqq && cfqq->idle_window
-      && cfqq->dispatched + cfqq->queued[0] + cfqq->queued[1] < CFQ_HW_QUEUE_MIN
-      && cfqd->rq_in_driver < CFQ_HW_QUEUE_MIN)
-    return;
-  /* Nor from a driver that wc_depth keeps full (deviation 31). */
-  if (!cfqq && cfq_wc_on (cfqd)
-      && cfqd->rq_in_driver >= t_get (cfqd, T_WC_DEPTH))
-    return;
-  if (cfqd->hw_tag_samples++ < CFQ_HW_SAMPLES)
-    return;
-  cfqd->hw_tag = cfqd->hw_tag_est_depth >= CFQ_HW_QUEUE_MIN;
-}
-
-/* Seek cost (ours, deviation 22): a read that was dispatched away from
- * the head took from its dispatch, or from the completion before it if
- * that came later (the device was busy with something else until then),
- * to now.  On a disk that is a seek and a rotation, 3 ms and more; on
- * flash that claims to rotate (a virtio disk, a RAID controller) it is a
- * fraction of a millisecond, and idling for such a device only wastes it.
- */
-static void
-cfq_update_seek_cost (struct cfqd *cfqd, const struct rq *rq, uint64_t now)
-{
-  uint64_t from = umax64 (rq->t_dispatch, cfqd->last_completion);
-  uint64_t svc = now > from ? now - from : 0;
-
-  cfqd->seek_weight = (7 * cfqd->seek_weight + 256) / 8;
-  cfqd->seek_total = (7 * cfqd->seek_total + 256 * svc) / 8;
-  cfqd->seek_cost = (cfqd->seek_total + 128) / cfqd->seek_weight;
-  if (cfqd->seek_seen < CFQ_SEEK_SAMPLES) {
-    cfqd->seek_seen++;
-    return;
-  }
-  if (!cfqd->seek_fast && cfqd->seek_cost < CFQ_SEEK_FAST) {
-    cfqd->seek_fast = true;
-    CFQ_TRACE (cfqd, NULL, "seeks cost %llu us: not rotational",
-               (unsigned long long) (cfqd->seek_cost / 1000));
-  }
-  else if (cfqd->seek_fast && cfqd->seek_cost > CFQ_SEEK_SLOW) {
-    cfqd->seek_fast = false;
-    CFQ_TRACE (cfqd, NULL, "seeks cost %llu us: rotational",
-               (unsigned long long) (cfqd->seek_cost / 1000));
-  }
-}
-
 static bool
 cfq_should_wait_busy (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 {
@@ -1636,87 +1374,6 @@ cfq_cancel (struct sched *s, struct rq *rq, uint64_t now)
   cfq_conn_maybe_free (cfqd, cic);
 }
 
-void
-cfq_get_stats (struct sched *s, struct cfq_stats *st)
-{
-  struct cfqd *cfqd = CFQD (s);
-
-  *st = cfqd->stats;
-  st->hw_tag = cfqd->hw_tag;
-  st->hw_tag_est_depth = cfqd->hw_tag_est_depth;
-  st->iops_mode = iops_mode (cfqd);
-  st->seek_cost = cfqd->seek_cost;
-  st->seek_fast = cfqd->seek_fast;
-  st->busy_queues = cfqd->busy_queues;
-  st->rq_queued = cfqd->rq_queued;
-  st->rq_in_driver = cfqd->rq_in_driver;
-}
-
-struct dumpbuf {
-  char *buf;
-  size_t len, pos;
-};
-
-static void __attribute__ ((format (printf, 2, 3)))
-dump_printf (struct dumpbuf *d, const char *fmt, ...)
-{
-  va_list ap;
-  int n;
-
-  va_start (ap, fmt);
-  n = vsnprintf (d->pos < d->len ? d->buf + d->pos : NULL,
-                 d->pos < d->len ? d->len - d->pos : 0, fmt, ap);
-  va_end (ap);
-  if (n > 0)
-    d->pos += n;
-}
-
-size_t
-cfq_dump (struct sched *s, char *buf, size_t len)
-{
-  struct cfqd *cfqd = CFQD (s);
-  struct dumpbuf d = { buf, len, 0 };
-  struct list *p;
-
-  if (len)
-    buf[0] = '\0';
-  for (size_t i = 0; i < T_NR; i++)
-    dump_printf (&d, "%s=%llu %s\n", cfq_tunables[i].name,
-                 (unsigned long long) cfqd->tun[i], cfq_tunables[i].unit);
-  dump_printf (&d, "hw_tag=%d depth=%u iops_mode=%d seek_cost=%lluus "
-               "seek_fast=%d busy_queues=%u "
-               "rq_queued=%u rq_in_driver=%u idle_timer=%lld\n",
-               cfqd->hw_tag, cfqd->hw_tag_est_depth, iops_mode (cfqd),
-               (unsigned long long) (cfqd->seek_cost / 1000),
-               cfqd->seek_fast,
-               cfqd->busy_queues, cfqd->rq_queued, cfqd->rq_in_driver,
-               cfqd->idle_timer == SCHED_NEVER ? -1LL
-               : (long long) cfqd->idle_timer);
-  list_for_each (p, &cfqd->groups) {
-    struct sched_group *g = list_entry (p, struct sched_group, link);
-    dump_printf (&d, "group %s weight=%u on_st=%d vdisktime=%llu "
-                 "busy=%u dispatched=%u%s\n", g->name, g->weight, g->on_st,
-                 (unsigned long long) g->vdisktime, g->nr_cfqq, g->dispatched,
-                 cfqd->serving_group == g ? " serving" : "");
-    if (g->qos.on)
-      dump_printf (&d, "  qos held=%d throttled=%llu reserved=%llu "
-                   "r_tag=%lld\n", qos_held (&g->qos, cfqd->now),
-                   (unsigned long long) g->qos.st_held,
-                   (unsigned long long) g->qos.st_reserved,
-                   (long long) (g->qos.r_tag - cfqd->now));
-  }
-  if (cfqd->active_queue) {
-    struct cfqq *q = cfqd->active_queue;
-    dump_printf (&d, "active: class=%u level=%u sync=%d queued=%u "
-                 "dispatched=%u slice_new=%d slice_end=%llu idle_window=%d "
-                 "wait_request=%d coop=%d\n", q->ioprio_class, q->ioprio,
-                 q->sync, q->queued[0] + q->queued[1], q->dispatched,
-                 q->slice_new, (unsigned long long) q->slice_end,
-                 q->idle_window, q->wait_request, q->coop);
-  }
-  return d.pos;
-}
-
 /* The mechanism holds a dispatched request back (it waits for a buffer):
  * it is no longer at the device, so nothing waits for it.  As the
  * kernel's cfq_deactivate_request, and also out of the queue's and the
@@ -1782,12 +1439,6 @@ cfq_set_cost (struct sched *s, const struct cost_params *p, const char *source)
   if (r == 0)
     cfqd->cost_given = true;
   return r;
-}
-
-void
-cfq_get_cost (struct sched *s, struct cost_model *m)
-{
-  *m = CFQD (s)->cost;
 }
 
 const struct sched_ops cfq_ops = {
