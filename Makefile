@@ -5,7 +5,7 @@
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make check-stress  the long hostile-tenant tests (tests/stress/)
 #   make lint       shellcheck every shell script, pyflakes3 every Python
-#                   program; tools/lint-words
+#                   program; tools/lint-words; no cycles between core/'s files
 #   make SANITIZE=address,undefined check
 #                   everything built with those sanitizers, the whole suite
 #                   under them; any sanitizer report fails its test
@@ -278,7 +278,9 @@ check-tsan:
 # Every shell script, at warning level (.shellcheckrc lets it follow the
 # scripts' ". functions.sh"); and no variables made by name (printf -v
 # "${NAME}_..."), which shellcheck cannot follow: per-server values live in
-# arrays keyed by name (NBDKIT_SOCK[NAME] ...).
+# arrays keyed by name (NBDKIT_SOCK[NAME] ...).  And core/'s files call
+# one way only: tools/filegraph fails on a cycle between them, from the
+# symbols of their objects (tools/filegraph --print plugin shows plugin/'s).
 SHELL_SCRIPTS := $(wildcard tests/*.sh tests/*/*.sh bench/*.sh) \
 	tests/sanitizer/nbdkit .ci/run tools/lint-words
 # Every Python program and module: the *.py files, and the programs
@@ -288,10 +290,11 @@ PY_FILES := $(wildcard tools/*.py tools/*/*.py bench/*.py tests/*.py tests/*/*.p
 	$(shell grep -lsE '^\#!.*python' tools/* bench/* tests/* 2>/dev/null | grep -v '\.py$$')
 # tools/lint-words: no file speaks of how the tree was made (its header
 # lists the words).
-lint:
+lint: $(CORE_OBJ)
 	shellcheck -S warning $(SHELL_SCRIPTS)
 	pyflakes3 $(PY_FILES)
 	tools/lint-words
+	tools/filegraph --check core
 	@if grep -n 'printf -v "\$$' $(SHELL_SCRIPTS); then \
 	  echo "lint: a variable made by name (above): use an array"; exit 1; fi
 

@@ -1,4 +1,4 @@
-/* cfq-coop.c: cooperating queues, and the life of a connection's queue.
+/* cfq-coop.c: cooperating queues: who is close, and the links to merge.
  *
  * Two clients reading one area in turns (a thread pool) look seeky one by
  * one and sequential together.  Every queue with a next request is on its
@@ -18,6 +18,9 @@
  * - A connection and its embedded queue are freed when it is dead, has no
  *   request pending, and no connection or merge link refers to its queue
  *   (nr_conn, nr_rq, nr_link: the kernel's cfqq->ref by kind).
+ * The merge and the split at a connection's next request, and the freeing
+ * (which may expire the queue), are cfq.c's (cfq_sync_queue,
+ * cfq_put_conn_ref, cfq_conn_maybe_free): this file only finds and links.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -165,105 +168,4 @@ cfq_setup_merge (struct cfqq *cfqq, struct cfqq *new_cfqq)
     new_cfqq->new_cfqq = cfqq;
     cfqq->nr_link++;
   }
-}
-
-/* ---- Connections, merging, freeing ------------------------------------ */
-
-static void
-cfq_drop_link (struct cfqd *cfqd, struct cfqq *cfqq)
-{
-  struct cfqq *target = cfqq->new_cfqq;
-
-  if (!target)
-    return;
-  cfqq->new_cfqq = NULL;
-  target->nr_link--;
-  if (target->owner)
-    cfq_conn_maybe_free (cfqd, target->owner);
-}
-
-/* A connection stops pointing at cfqq. */
-void
-cfq_put_conn_ref (struct cfqd *cfqd, struct cfqq *cfqq)
-{
-  cfqq->nr_conn--;
-  if (!cfqq->nr_conn)
-    cfq_drop_link (cfqd, cfqq);
-  if (cfqq->nr_conn < 2)
-    cfqq->coop = cfqq->split_coop = false;
-  if (cfqq->owner)
-    cfq_conn_maybe_free (cfqd, cfqq->owner);
-}
-
-void
-cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic)
-{
-  /* Freeing one connection drops its merge link, which may free the
-   * target's connection in turn: walk the chain (links never cycle).
-   */
-  while (cic) {
-    struct cfqq *own = &cic->own;
-    struct sched_queue *next = NULL;
-
-    if (!cic->dead || cic->nr_rq || own->nr_conn || own->nr_rq
-        || own->nr_link)
-      return;
-    if (cfqd->active_queue == own)
-      __cfq_slice_expired (cfqd, own, false, cfqd->now);
-    /* Nothing may point at the queue once it is gone. */
-    if (cfqd->run_queue == own)
-      cfqd->run_queue = NULL;
-    if (cfqd->preempt_pending == own)
-      cfqd->preempt_pending = NULL;
-    if (own->on_rr)
-      cfq_del_cfqq_rr (cfqd, own);
-    cfq_prio_tree_del (own);
-    if (own->new_cfqq) {
-      own->new_cfqq->nr_link--;
-      next = own->new_cfqq->owner;
-      own->new_cfqq = NULL;
-    }
-    list_del (&cic->link);
-    free (cic);
-    cic = next;
-  }
-}
-
-/* The sync queue a new request of cic goes to: split a shared queue that
- * turned seeky, follow a pending merge (cfq_set_request).
- */
-struct cfqq *
-cfq_sync_queue (struct cfqd *cfqd, struct sched_queue *cic)
-{
-  struct cfqq *cfqq = cic->cfqq;
-
-  if (cfqq->coop && cfqq->split_coop) {
-    if (cfqq->nr_conn == 1) {
-      cfqq->coop = cfqq->split_coop = false;
-    }
-    else if (cfqq != &cic->own) {
-      /* The owner of the shared queue stays in it; the others leave, each
-       * at its next request (the kernel gives the splitting connection a
-       * fresh queue instead, whichever it is).
-       */
-      struct cfqq *own = &cic->own;
-      cic->cfqq = own;
-      own->nr_conn++;
-      cfq_drop_link (cfqd, own);
-      own->coop = own->split_coop = false;
-      cfq_put_conn_ref (cfqd, cfqq);
-      cfqd->stats.splits++;
-      cfqq = own;
-    }
-  }
-  if (cfqq->new_cfqq) {
-    struct cfqq *target = cfqq->new_cfqq;
-    cic->cfqq = target;
-    target->nr_conn++;
-    target->coop = true;
-    cfq_put_conn_ref (cfqd, cfqq);
-    cfqd->stats.merges++;
-    cfqq = target;
-  }
-  return cfqq;
 }

@@ -22,29 +22,9 @@
  * slices and, with low_latency, queue slices; the groups kept by deviation
  * 18 count in it as if still on the tree, so a group alone for a moment
  * gets no slice sized for being alone (deviation 30).
- * Work-conserving groups (ours, deviation 31): where a turn saves no seek
- * and protects no idle window (flash that queues, IOPS mode), group_idle
- * is 0 and two or more groups are present, there are no turns: each
- * request comes from the busy group of least vdisktime and is charged at
- * once (cfq_wc_dispatch), up to wc_depth requests in the driver, so
- * several groups are at the device together and the weights still hold
- * while the device is the bottleneck.
- * Bounded lag (ours, deviation 32): with group_lag set the same dispatch
- * also runs with group_idle on, as weighted fair queueing with a timed
- * anticipation: a group stays present for group_idle after its last
- * request completed with nothing queued (its lag window, CFQ's group
- * idling at request granularity) if lately a request of its came while
- * another was out and it is not IDLE class, and no group sends while its
- * vdisktime is more than group_lag requests at weight 500 ahead of a
- * present group with nothing queued; the device waits for that group
- * until its window ends or its next request comes.  So the weights hold
- * where the server, not the device, is the bottleneck, and no group waits
- * a whole round of turns.  A group back inside its window keeps its
- * vdisktime (at most group_lag and a request behind the others), each
- * queue sends in arrival order, and a group's queues take turns by last
- * service.  A tenant that keeps several requests out and thinks between
- * them still paces the others (doc/deviations.md, 32): for full queues
- * only.
+ * The work-conserving dispatch (deviations 31 and 32) is cfq-wc.c's; here
+ * are the group state it reads: which groups are present, and their lag
+ * windows (cfq_group_present).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -62,7 +42,7 @@ cfq_scale_slice (uint64_t delta, const struct sched_group *cfqg)
   return (delta << CFQ_SERVICE_SHIFT) * CFQ_WEIGHT_DEFAULT / cfqg->weight;
 }
 
-static void
+void
 update_min_vdisktime (struct cfq_grp_st *st)
 {
   uint64_t vdisktime = st->min_vdisktime;
@@ -130,7 +110,7 @@ cfq_group_slice (const struct cfqd *cfqd, const struct sched_group *cfqg)
 /* group_lag in vdisktime: that many requests at the default weight
  * (deviation 32); 0 when off.
  */
-static uint64_t
+uint64_t
 cfq_lag_vdisktime (const struct cfqd *cfqd)
 {
   return (t_get (cfqd, T_GROUP_LAG) * CFQ_IOPS_CHARGE) << CFQ_SERVICE_SHIFT;
@@ -357,65 +337,7 @@ cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
     cfqg->saved_workload_slice = 0;
 }
 
-static struct sched_group *
-cfq_get_next_cfqg (struct cfqd *cfqd)
-{
-  struct cfq_grp_st *st = &cfqd->grp_st;
-  struct sched_group *cfqg;
-
-  if (rb_empty (&st->rb))
-    return NULL;
-  cfqg = cfqg_of (rb_first (&st->rb));
-  if (qos_on (&cfqd->qos) && !(cfqg = cfq_qos_next_cfqg (cfqd)))
-    return NULL;                /* every busy group held by a cap */
-  st->active = cfqg;
-  update_min_vdisktime (st);
-  return cfqg;
-}
-
-void
-cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
-{
-  struct sched_group *cfqg = cfq_get_next_cfqg (cfqd);
-
-  cfqd->serving_group = cfqg;
-  if (cfqg && cfqg->saved_workload_slice) {
-    /* Resume the workload the group was in. */
-    cfqd->workload_expires = now + cfqg->saved_workload_slice;
-    cfqd->serving_type = cfqg->saved_workload;
-    cfqd->serving_prio = cfqg->saved_serving_prio;
-  }
-  else
-    cfqd->workload_expires = 0;      /* expired: choose again */
-  choose_service_tree (cfqd, cfqg, now);
-}
-
-/* ---- Work-conserving groups (ours, deviation 31) ----------------------- */
-
-/* Where it runs: flash (or a disk whose seeks cost under 1 ms) that
- * queues (hw_tag not ruled out), groups charged by requests.  There CFQ
- * never idles for a queue (deviation 24), so a group's turn saves no seek
- * and protects no idle window: it only caps the device at the active
- * queue's quantum.  On a disk that seeks the turn is the point (it keeps
- * each queue's run sequential and its idle window), and CFQ stays as is.
- * Two groups or more present (with one, CFQ's turns are the same thing
- * without a charge per request), and group_idle off: group_idle is how
- * CFQ holds a group's weight when its requests do not keep it busy (the
- * device waits for it), which per-request turns cannot do; where the
- * server and not the device is the bottleneck they let the weights slip
- * (doc/deviations.md, 31, has the numbers).  group_idle=0 already says
- * "do not hold the device for a group"; there turns only cost depth.
- * With group_lag (deviation 32) the mode also runs with group_idle on:
- * the bound and the lag windows wait for a group as group_idle does.
- */
-bool
-cfq_wc_on (const struct cfqd *cfqd)
-{
-  return t_get (cfqd, T_WC_DEPTH)
-    && (!t_get (cfqd, T_GROUP_IDLE) || t_get (cfqd, T_GROUP_LAG))
-    && cfq_nonrot (cfqd) && cfqd->hw_tag != 0 && iops_mode (cfqd)
-    && cfqd->grp_st.nr_present >= 2;
-}
+/* ---- Present groups and lag windows (deviations 31, 32) ----------------- */
 
 /* Present: busy, or with requests in the driver.  A group whose
  * requests are all at the device is still competing: were the other one
@@ -480,172 +402,6 @@ cfq_group_windows_expire (struct cfqd *cfqd, uint64_t now)
     if (g->in_window && now >= g->window_end)
       cfq_group_present (cfqd, g);
   }
-}
-
-/* The group's queue to serve: its highest busy class, as CFQ; inside it
- * the queue with requests and the fewest in the driver, then the one
- * served least recently, so a group's connections share its requests one
- * by one (by rb_key, a queue that never empties never moves, and the
- * first few would take every turn).  An
- * IDLE-class queue is not held to one request in the driver as in CFQ:
- * there it has the device to itself in its group's turn, here it would
- * wait behind up to wc_depth others with each one (sixteen-mixed: the
- * IDLE groups got half their share so).
- */
-static struct cfqq *
-cfq_wc_pick_queue (struct sched_group *cfqg)
-{
-  enum wl_prio prio;
-  struct cfqq *best = NULL;
-
-  if (cfq_group_busy_queues_wl (RT_WORKLOAD, cfqg))
-    prio = RT_WORKLOAD;
-  else if (cfq_group_busy_queues_wl (BE_WORKLOAD, cfqg))
-    prio = BE_WORKLOAD;
-  else
-    prio = IDLE_WORKLOAD;
-  for (int t = 0; t <= SYNC_WORKLOAD; t++) {
-    struct rb_root *st = service_tree_for (cfqg, prio, t);
-    for (struct rb_node *n = rb_first (st); n; n = rb_next (n)) {
-      struct cfqq *cfqq = cfqq_of (n);
-      if (rb_empty (&cfqq->sort_list))
-        continue;
-      if (!best || cfqq->dispatched < best->dispatched
-          || (cfqq->dispatched == best->dispatched
-              && cfqq->last_served < best->last_served))
-        best = cfqq;
-    }
-    if (prio == IDLE_WORKLOAD)
-      break;
-  }
-  return best;
-}
-
-/* The request cfqq sends: its fifo head if that expired, else next_rq.
- * With group_lag (deviation 32) always the fifo head: a group held by the
- * bound has its requests queued, and on flash the sector order saves
- * nothing while the requests behind the head's sweep wait for
- * fifo_expire_sync.
- */
-static struct rq *
-cfq_wc_pick_rq (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
-{
-  struct list *p = list_first (&cfqq->fifo);
-
-  if (p && (t_get (cfqd, T_GROUP_LAG)
-            || now >= list_entry (p, struct rq, fifo)->t_fifo))
-    return list_entry (p, struct rq, fifo);
-  return cfqq->next_rq;
-}
-
-/* Bounded lag (ours, deviation 32): with group_lag set, cfqg may not
- * send while its vdisktime is more than group_lag requests at weight 500
- * ahead of a group that is present but has nothing queued: one whose
- * requests are all in the driver, or inside its lag window.  That is
- * group_idle at request granularity: the device waits for the lagging
- * group at most until its window ends (wc_lag_wake, returned as the next
- * deadline), or until its next request comes in, and meanwhile the
- * others stay within the bound of it.  Where the server and not the
- * device is the bottleneck, each group is often empty for a moment;
- * without the bound whoever is back first takes the device, and the
- * shares follow the server's path, not the weights.
- */
-static bool
-cfq_wc_lag_held (struct cfqd *cfqd, const struct sched_group *cfqg)
-{
-  uint64_t lag = cfq_lag_vdisktime (cfqd);
-  uint64_t wake = SCHED_NEVER;
-  bool held = false;
-  const struct list *p;
-
-  if (!lag)
-    return false;
-  list_for_each (p, &cfqd->groups) {
-    struct sched_group *g = list_entry (p, struct sched_group, link);
-    /* CFQ never idles for the IDLE class: no more does the bound. */
-    if (!g->present || g->on_st || g->wc_idle
-        || (int64_t) (cfqg->vdisktime - g->vdisktime) <= (int64_t) lag)
-      continue;
-    /* With cost on, a group whose requests are all at the device, on a
-     * device that works on all of the requests it holds at once (no more
-     * of them than the parallelism its cost model was measured at), is
-     * served as fast as its own queue depth lets it: the others'
-     * requests do not slow its own, it waits for no turn, and holding
-     * the others to its pace would only leave the device idle.  It keeps
-     * group_lag of credit (its next request still goes first) and
-     * forfeits the rest, as a group that rejoins the tree does
-     * (deviation 34).  Where requests queue inside the device, the
-     * others' slow its own; and a group in its window, with nothing at
-     * the device, is between requests: those are what the hold is for.
-     */
-    if (t_get (cfqd, T_COST) && g->dispatched
-        && cfqd->rq_in_driver <= cfqd->cost.p.depth) {
-      g->vdisktime = cfqg->vdisktime - lag;
-      continue;
-    }
-    held = true;
-    if (g->in_window && g->window_end < wake)
-      wake = g->window_end;
-  }
-  if (wake < cfqd->wc_lag_wake)
-    cfqd->wc_lag_wake = wake;
-  return held;
-}
-
-/* One request while cfq_wc_on: no active queue, no slice.  Below
- * wc_depth requests in the driver, the busy group of least vdisktime
- * (that no cap holds, and not behind a group holding the device) sends
- * one request and is charged one request in IOPS units at once, so
- * several groups are at the device together and weights still hold.
- */
-struct rq *
-cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
-{
-  struct cfq_grp_st *st = &cfqd->grp_st;
-  struct sched_group *cfqg = NULL;
-  struct cfqq *cfqq = NULL;
-  struct rq *rq = NULL;
-  const bool qos = qos_on (&cfqd->qos);
-
-  if (cfqd->active_queue)
-    cfq_slice_expired (cfqd, false, now);
-  cfqd->serving_group = NULL;
-  if (cfqd->rq_in_driver >= t_get (cfqd, T_WC_DEPTH))
-    return NULL;
-  for (struct rb_node *n = rb_first (&st->rb); n && !rq; n = rb_next (n)) {
-    cfqg = cfqg_of (n);
-    if (qos && qos_held (&cfqg->qos, now))
-      continue;
-    /* The tree is in vdisktime order: the rest are further ahead. */
-    if (cfq_wc_lag_held (cfqd, cfqg))
-      break;
-    if (!(cfqq = cfq_wc_pick_queue (cfqg)))
-      continue;
-    /* IDLE class waits out its grace as on CFQ's path (deviation 10). */
-    if (cfq_class_idle (cfqq) && cfq_idle_grace_wait (cfqd, now))
-      continue;
-    rq = cfq_wc_pick_rq (cfqd, cfqq, now);
-    if (qos && qos_admit (&cfqg->qos, rq, now))
-      rq = NULL;                /* a cap holds it from now */
-  }
-  if (!rq)
-    return NULL;
-  if (qos)
-    cfq_qos_bound_lag (cfqd, cfqg);     /* rule 3, as on CFQ's path */
-  if (rq != cfqq->next_rq && now >= rq->t_fifo)
-    cfqd->stats.fifo_expired++;
-  cfqg->wc_idle = cfq_class_idle (cfqq);
-  cfq_dispatch_insert (cfqd, cfqq, rq, now);
-  if (qos) {
-    qos_account (&cfqg->qos, rq, now, false);
-    qos_turn (&cfqg->qos);
-  }
-  cfqq->last_served = now;
-  cfq_group_charge (cfqd, cfqg, cfq_rq_charge (cfqd, rq));
-  if (rb_empty (&cfqq->sort_list))
-    cfq_del_cfqq_rr (cfqd, cfqq);
-  update_min_vdisktime (st);
-  return rq;
 }
 
 struct sched_group *
@@ -748,4 +504,72 @@ cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
   st->qos_held = qos_held (&cfqg->qos, CFQD (s)->now);
   st->qos_throttled = cfqg->qos.st_held;
   st->qos_reserved = cfqg->qos.st_reserved;
+}
+
+/* ---- Queue slices, sized by the group's share ----------------------------- */
+
+uint64_t
+cfq_prio_slice (const struct cfqd *cfqd, bool sync, unsigned prio)
+{
+  const int64_t base = t_get (cfqd, sync ? T_SLICE_SYNC : T_SLICE_ASYNC);
+  int64_t s = base + base / CFQ_SLICE_SCALE * (4 - (int64_t) prio);
+
+  return s > 0 ? (uint64_t) s : 1;
+}
+
+static uint64_t
+cfq_prio_to_slice (const struct cfqd *cfqd, const struct cfqq *cfqq)
+{
+  return cfq_prio_slice (cfqd, cfqq->sync, cfqq->ioprio);
+}
+
+/* The queue's slice, with low_latency scaled to its group's share of
+ * target_latency; iq: the queues of its class in the group expected to
+ * take turns.
+ */
+uint64_t
+cfq_scaled_slice (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                  unsigned iq)
+{
+  uint64_t slice = cfq_prio_to_slice (cfqd, cfqq);
+
+  if (t_get (cfqd, T_LOW_LATENCY)) {
+    uint64_t sync_slice = t_get (cfqd, T_SLICE_SYNC);
+    uint64_t expect_latency = sync_slice * iq;
+    uint64_t group_slice = cfq_group_slice (cfqd, cfqq->cfqg);
+
+    if (expect_latency > group_slice) {
+      uint64_t base_low_slice = 2 * t_get (cfqd, T_SLICE_IDLE);
+      uint64_t low_slice = umin64 (slice, base_low_slice * slice / sync_slice);
+      slice = umax64 (slice * group_slice / expect_latency, low_slice);
+    }
+  }
+  return slice;
+}
+
+/* A group joined the tree (deviation 30): the active queue of another
+ * group keeps no more of its slice than it would be given now, so a slice
+ * sized for a group alone ends when the others come.
+ */
+void
+cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
+                uint64_t now)
+{
+  struct cfqq *cfqq = cfqd->active_queue;
+  uint64_t slice, end;
+
+  if (!cfqq || cfqq->slice_new || cfqq->wait_busy || cfqq->cfqg == joined)
+    return;
+  slice = cfq_scaled_slice (cfqd, cfqq,
+                            cfqq->cfqg->busy_queues_avg[cfq_class_rt (cfqq)]);
+  if (slice >= cfqq->allocated_slice)
+    return;
+  end = umax64 (cfqq->slice_start + slice, now);
+  if (end >= cfqq->slice_end)
+    return;
+  CFQ_TRACE (cfqd, cfqq, "group %s joined: slice cut by %llu us",
+             joined->name,
+             (unsigned long long) ((cfqq->slice_end - end) / 1000));
+  cfqq->slice_end = end;
+  cfqq->allocated_slice = end - cfqq->slice_start;
 }

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cfq.h"
 #include "cost.h"
@@ -413,6 +414,44 @@ cfqg_busy_async_queues (struct sched_group *cfqg)
     + cfqg->st[BE_WORKLOAD][ASYNC_WORKLOAD].count;
 }
 
+/* Idle-class grace (CFQ_IDLE_GRACE of CFQ up to 2.6.27, kept because
+ * "IDLE only when nothing else waits" should survive a sync reader's think
+ * time): when only IDLE-class queues have work, none starts until 100 ms
+ * after the last completion of a non-IDLE request.  2.6.36 relies on the
+ * class order inside a group only.  Across groups an IDLE queue still gets
+ * its group's turn while other groups are busy, as in 2.6.36.
+ */
+static inline bool
+cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now)
+{
+  return cfqd->busy_queues && cfqd->busy_queues == cfqd->busy_idle_queues
+    && now - cfqd->last_end_nonidle < CFQ_IDLE_GRACE;
+}
+
+/* A queue, empty and new, of cfqg (a group's async queues and a
+ * connection's own queue alike).
+ */
+static inline void
+cfq_init_cfqq (struct cfqd *cfqd, struct cfqq *cfqq, struct sched_group *cfqg,
+               struct sched_queue *owner, bool sync, unsigned cls,
+               unsigned level)
+{
+  memset (cfqq, 0, sizeof *cfqq);
+  cfqq->cfqd = cfqd;
+  cfqq->cfqg = cfqg;
+  cfqq->owner = owner;
+  rb_clear (&cfqq->rb_node);
+  rb_clear (&cfqq->p_node);
+  rb_root_init (&cfqq->sort_list);
+  list_init (&cfqq->fifo);
+  cfqq->ioprio_class = cls;
+  cfqq->ioprio = cls == SCHED_CLASS_IDLE ? SCHED_LEVELS - 1 : level;
+  cfqq->sync = sync;
+  if (sync && cls != SCHED_CLASS_IDLE)
+    cfqq->idle_window = true;
+  cfqq->slice_new = true;
+}
+
 #define cfqq_of(n) container_of (n, struct cfqq, rb_node)
 #define cfqq_of_p(n) container_of (n, struct cfqq, p_node)
 #define cfqg_of(n) container_of (n, struct sched_group, rb_node)
@@ -429,27 +468,92 @@ void cfq_trace (const struct cfqd *cfqd, const struct cfqq *cfqq,
 
 /* ---- Functions shared between the cfq*.c files ------------------------- */
 
-/* cfq.c */
-uint64_t cfq_prio_slice (const struct cfqd *cfqd, bool sync, unsigned prio);
-void __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
-                          uint64_t now);
-void cfq_slice_expired (struct cfqd *cfqd, bool timed_out, uint64_t now);
-void cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
-                          uint64_t now);
-void cfq_init_cfqq (struct cfqd *cfqd, struct cfqq *cfqq,
-                    struct sched_group *cfqg, struct sched_queue *owner,
-                    bool sync, unsigned cls, unsigned level);
-struct rq *cfq_dispatch_one (struct cfqd *cfqd, uint64_t now);
+/* Each file calls only the files listed below its own (make lint checks
+ * it): cfq.c selects, dispatches and expires; the layers below it keep
+ * their trees and charges and return their choices to it.  Listed top
+ * down, each under the file that defines it.
+ */
 
-/* cfq-group.c */
+/* cfq.c: the ops, queue selection, slices and their expiry, dispatch,
+ * connections (merging, splitting, freeing).  Only its ops leave it.
+ */
+
+/* cfq-stats.c: CFQ's state read from outside (cfq_get_stats, cfq_get_cost,
+ * cfq_dump in include/cfq.h).  Nothing here calls it.
+ */
+
+/* cfq-history.c: what CFQ learns from requests: think time, seek history,
+ * idle window, hw_tag, seek cost (deviation 22).
+ */
+void cfq_update_io_thinktime (struct cfqd *cfqd, struct sched_queue *cic,
+                              uint64_t now);
+bool cfq_first_rq_seeky (const struct cfqd *cfqd, const struct rq *rq);
+void cfq_update_io_seektime (struct cfqd *cfqd, struct cfqq *cfqq,
+                             const struct rq *rq);
+void cfq_update_idle_window (struct cfqd *cfqd, struct cfqq *cfqq,
+                             const struct sched_queue *cic);
+void cfq_update_hw_tag (struct cfqd *cfqd);
+void cfq_update_seek_cost (struct cfqd *cfqd, const struct rq *rq,
+                           uint64_t now);
+
+/* cfq-wc.c: the work-conserving dispatch's choice (deviations 31, 32). */
+bool cfq_wc_on (const struct cfqd *cfqd);
+struct rq *cfq_wc_select (struct cfqd *cfqd, struct cfqq **cfqqp,
+                          uint64_t now);
+void cfq_wc_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                    uint64_t now);
+
+/* cfq-qos.c: caps and reservations inside CFQ (deviation 29). */
+struct sched_group *cfq_qos_next_cfqg (struct cfqd *cfqd);
+void cfq_qos_bound_lag (struct cfqd *cfqd, const struct sched_group *cfqg);
+bool cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                    uint64_t now);
+void cfq_qos_refused (struct cfqd *cfqd, struct cfqq *cfqq);
+void cfq_qos_completed (struct cfqd *cfqd, struct rq *rq, uint64_t now);
+struct rq *cfq_qos_select (struct cfqd *cfqd, struct cfqq **cfqqp,
+                           bool *reserved, uint64_t now);
+void cfq_qos_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                     bool reserved, uint64_t now);
+
+/* cfq-rq.c: a queue's requests in sector order, and its next_rq. */
+struct rq *cfq_find_next_rq (const struct cfqd *cfqd, struct cfqq *cfqq,
+                             struct rq *last);
+void cfq_add_rq_rb (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                    uint64_t now);
+void cfq_remove_request (struct cfqd *cfqd, struct cfqq *cfqq,
+                         struct rq *rq);
+
+/* cfq-tree.c: the queue service trees of a group, the workload choice. */
+void cfq_service_tree_add (struct cfqd *cfqd, struct cfqq *cfqq,
+                           bool add_front, uint64_t now);
+void cfq_resort_rr_list (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
+void cfq_add_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
+void cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq);
+struct cfqq *cfq_get_next_queue (struct cfqd *cfqd);
+bool cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,
+                        enum wl_prio prio, uint64_t now);
+void choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
+                          uint64_t now);
+
+/* cfq-coop.c: the prio trees, cooperator lookup, merge links. */
+void cfq_prio_tree_del (struct cfqq *cfqq);
+void cfq_prio_tree_add (struct cfqd *cfqd, struct cfqq *cfqq);
+uint64_t cfq_dist_from_last (const struct cfqd *cfqd, const struct rq *rq);
+bool cfq_rq_close (const struct cfqd *cfqd, const struct rq *rq);
+struct cfqq *cfq_close_cooperator (struct cfqd *cfqd, struct cfqq *cur);
+void cfq_setup_merge (struct cfqq *cfqq, struct cfqq *new_cfqq);
+
+/* cfq-group.c: groups, the group service tree, charges, present groups
+ * and lag windows, queue slices sized by the group's share.
+ */
 uint64_t cfq_scale_slice (uint64_t delta, const struct sched_group *cfqg);
+void update_min_vdisktime (struct cfq_grp_st *st);
 unsigned cfq_group_get_avg_queues (struct sched_group *cfqg, bool rt);
 uint64_t cfq_group_slice (const struct cfqd *cfqd,
                           const struct sched_group *cfqg);
+uint64_t cfq_lag_vdisktime (const struct cfqd *cfqd);
 bool cfqg_less (const struct rb_node *a, const struct rb_node *b);
 void cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg);
-void cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
-                     uint64_t now);
 void cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg);
 uint64_t cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now);
 bool cfq_charge_by_cost (const struct cfqd *cfqd);
@@ -462,7 +566,8 @@ void cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
                            uint64_t now);
 void cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
                        struct cfqq *cfqq, uint64_t now);
-void cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now);
+void cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg);
+void cfq_group_windows_expire (struct cfqd *cfqd, uint64_t now);
 struct sched_group *cfq_group_alloc (struct cfqd *cfqd, const char *name,
                                      unsigned weight);
 struct sched_group *cfq_group_new (struct sched *s, const char *name,
@@ -471,44 +576,13 @@ int cfq_group_set_weight (struct sched *s, struct sched_group *cfqg,
                           unsigned w);
 int cfq_group_set_qos (struct sched *s, struct sched_group *cfqg,
                        const struct qos_conf *c);
+uint64_t cfq_prio_slice (const struct cfqd *cfqd, bool sync, unsigned prio);
+uint64_t cfq_scaled_slice (const struct cfqd *cfqd, const struct cfqq *cfqq,
+                           unsigned iq);
+void cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
+                     uint64_t now);
 
-/* cfq-tree.c */
-void cfq_service_tree_add (struct cfqd *cfqd, struct cfqq *cfqq,
-                           bool add_front, uint64_t now);
-void cfq_resort_rr_list (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
-void cfq_add_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now);
-void cfq_del_cfqq_rr (struct cfqd *cfqd, struct cfqq *cfqq);
-bool cfq_wc_on (const struct cfqd *cfqd);
-bool cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now);
-void cfq_group_present (struct cfqd *cfqd, struct sched_group *cfqg);
-void cfq_group_windows_expire (struct cfqd *cfqd, uint64_t now);
-struct rq *cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now);
-struct cfqq *cfq_get_next_queue (struct cfqd *cfqd);
-bool cfq_async_overdue (const struct cfqd *cfqd, struct sched_group *cfqg,
-                        enum wl_prio prio, uint64_t now);
-void choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
-                          uint64_t now);
-
-/* cfq-coop.c */
-void cfq_prio_tree_del (struct cfqq *cfqq);
-void cfq_prio_tree_add (struct cfqd *cfqd, struct cfqq *cfqq);
-uint64_t cfq_dist_from_last (const struct cfqd *cfqd, const struct rq *rq);
-bool cfq_rq_close (const struct cfqd *cfqd, const struct rq *rq);
-struct cfqq *cfq_close_cooperator (struct cfqd *cfqd, struct cfqq *cur);
-void cfq_setup_merge (struct cfqq *cfqq, struct cfqq *new_cfqq);
-void cfq_put_conn_ref (struct cfqd *cfqd, struct cfqq *cfqq);
-void cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic);
-struct cfqq *cfq_sync_queue (struct cfqd *cfqd, struct sched_queue *cic);
-
-/* cfq-qos.c */
-struct sched_group *cfq_qos_next_cfqg (struct cfqd *cfqd);
-void cfq_qos_bound_lag (struct cfqd *cfqd, const struct sched_group *cfqg);
-bool cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
-                    uint64_t now);
-void cfq_qos_completed (struct cfqd *cfqd, struct rq *rq, uint64_t now);
-struct rq *cfq_qos_dispatch (struct cfqd *cfqd, uint64_t now);
-
-/* cfq-tunables.c */
+/* cfq-tunables.c: the tunable table, the setter. */
 int cfq_set (struct sched *s, const char *key, uint64_t val);
 int cfq_get (struct sched *s, const char *key, uint64_t *val);
 void cfq_profile_apply (struct cfqd *cfqd, uint64_t profile);
@@ -518,5 +592,7 @@ extern const struct sched_tunables cfq_sched_tunables;
 /* cfq-stats.c */
 void cfq_stats (struct sched *s, struct sched_group *g, stat_emit_fn *emit,
                 void *opaque);
+
+/* cfq-trace.c: cfq_trace and its hook, above. */
 
 #endif /* CFQ_CFQ_PRIV_H */

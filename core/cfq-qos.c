@@ -67,7 +67,8 @@ cfq_qos_bound_lag (struct cfqd *cfqd, const struct sched_group *cfqg)
 }
 
 /* Rule 4: may the active queue dispatch rq under its group's caps?  If
- * not, its turn ends as if it had run dry, and the caller chooses again.
+ * not, cfq.c ends its turn as if it had run dry (cfq_slice_expired), calls
+ * cfq_qos_refused, and chooses again.
  */
 bool
 cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
@@ -80,15 +81,20 @@ cfq_qos_admit (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   CFQ_TRACE (cfqd, cfqq, "held by a cap for %llu us: slice ends",
              (unsigned long long) ((until - now) / 1000));
   cfqd->qos_refused = true;
-  cfq_slice_expired (cfqd, false, now);
-  /* Time mode: a turn a cap ends is charged the time up to now, which is
-   * nothing for the requests it leaves at the device; their device time
-   * is charged as they complete (cfq_qos_completed), or a capped group
-   * would use the disk for free whatever its weight.
-   */
+  return false;
+}
+
+/* The turn of cfqq a cap ended (cfq_qos_admit) has been expired.  Time
+ * mode: a turn a cap ends is charged the time up to now, which is
+ * nothing for the requests it leaves at the device; their device time is
+ * charged as they complete (cfq_qos_completed), or a capped group would
+ * use the disk for free whatever its weight.
+ */
+void
+cfq_qos_refused (struct cfqd *cfqd, struct cfqq *cfqq)
+{
   if (!iops_mode (cfqd))
     cfqq->cfqg->qos_orphans = cfqq->cfqg->dispatched;
-  return false;
 }
 
 /* A request completed: if its group's turn was ended by a cap with it at
@@ -146,19 +152,16 @@ cfq_qos_pick_queue (struct cfqd *cfqd, struct sched_group *cfqg)
   return best;
 }
 
-/* A request of cfqg dispatched outside CFQ's turns (rules 1 and 5), if
- * its caps let it go: for the reservation the oldest request of the queue
- * CFQ would serve first (mClock serves each client in arrival order),
- * else the request CFQ would take next from it.  Only a released group's
- * request is charged, as CFQ would charge it: one request in IOPS mode,
- * its device time at completion in time mode.
+/* The request of cfqg to dispatch outside CFQ's turns (rules 1 and 5),
+ * if its caps let it go, and its queue in *cfqqp: for the reservation the
+ * oldest request of the queue CFQ would serve first (mClock serves each
+ * client in arrival order), else the request CFQ would take next from it.
  */
 static struct rq *
-cfq_qos_dispatch_from (struct cfqd *cfqd, struct sched_group *cfqg,
-                       bool reserved, uint64_t now)
+cfq_qos_pick_from (struct cfqd *cfqd, struct sched_group *cfqg,
+                   bool reserved, struct cfqq **cfqqp, uint64_t now)
 {
   struct cfqq *cfqq = cfq_qos_pick_queue (cfqd, cfqg);
-  struct sched_group *active;
   struct rq *rq;
 
   if (!cfqq)
@@ -173,7 +176,21 @@ cfq_qos_dispatch_from (struct cfqd *cfqd, struct sched_group *cfqg,
     rq = cfqq->next_rq;
   if (qos_admit (&cfqg->qos, rq, now))
     return NULL;                /* rule 6: its caps hold it */
-  cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  *cfqqp = cfqq;
+  return rq;
+}
+
+/* rq of cfqq, chosen by cfq_qos_select, was dispatched.  Only a released
+ * group's request is charged, as CFQ would charge it: one request in IOPS
+ * mode, its device time at completion in time mode.
+ */
+void
+cfq_qos_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
+                bool reserved, uint64_t now)
+{
+  struct sched_group *cfqg = cfqq->cfqg;
+  struct sched_group *active;
+
   qos_account (&cfqg->qos, rq, now, reserved);
   if (!reserved) {
     if (iops_mode (cfqd))
@@ -193,12 +210,11 @@ cfq_qos_dispatch_from (struct cfqd *cfqd, struct sched_group *cfqg,
     cfq_del_cfqq_rr (cfqd, cfqq);
   if (active == cfqg && cfqg->on_st)
     cfqd->grp_st.active = active;
-  return rq;
 }
 
 /* Rule 1: the reserved group whose tag is due goes first. */
 static struct rq *
-cfq_qos_dispatch_reserved (struct cfqd *cfqd, uint64_t now)
+cfq_qos_pick_reserved (struct cfqd *cfqd, struct cfqq **cfqqp, uint64_t now)
 {
   for (int tries = 0; tries < 4; tries++) {
     struct qos_group *qg = qos_due (&cfqd->qos, now);
@@ -206,8 +222,8 @@ cfq_qos_dispatch_reserved (struct cfqd *cfqd, uint64_t now)
 
     if (!qg)
       return NULL;
-    rq = cfq_qos_dispatch_from (cfqd, container_of (qg, struct sched_group,
-                                                    qos), true, now);
+    rq = cfq_qos_pick_from (cfqd, container_of (qg, struct sched_group, qos),
+                            true, cfqqp, now);
     if (rq)
       return rq;
   }
@@ -251,7 +267,7 @@ cfq_qos_owed (struct cfqd *cfqd, struct sched_group *cfqg, uint64_t now)
  * the tree, and hands its turn to the next group; doc/design.md).
  */
 static struct rq *
-cfq_qos_dispatch_released (struct cfqd *cfqd, uint64_t now)
+cfq_qos_pick_released (struct cfqd *cfqd, struct cfqq **cfqqp, uint64_t now)
 {
   struct cfqq *active = cfqd->active_queue;
   struct list *p;
@@ -277,26 +293,26 @@ cfq_qos_dispatch_released (struct cfqd *cfqd, uint64_t now)
       if (!cfq_nonrot (cfqd))
         qos_turn (qg);
     }
-    else if ((rq = cfq_qos_dispatch_from (cfqd, cfqg, false, now)))
+    else if ((rq = cfq_qos_pick_from (cfqd, cfqg, false, cfqqp, now)))
       return rq;
   }
   return NULL;
 }
 
+/* The request to dispatch before CFQ chooses, if any (rules 1 and 5),
+ * its queue in *cfqqp and whether it is the reservation's in *reserved:
+ * cfq.c dispatches it, then calls cfq_qos_served.
+ */
 struct rq *
-cfq_qos_dispatch (struct cfqd *cfqd, uint64_t now)
+cfq_qos_select (struct cfqd *cfqd, struct cfqq **cfqqp, bool *reserved,
+                uint64_t now)
 {
   struct rq *rq;
 
-  rq = cfq_qos_dispatch_reserved (cfqd, now);
-  if (!rq)
-    rq = cfq_qos_dispatch_released (cfqd, now);
-  /* A refusal ends a turn (rule 4): choose again, a few times. */
-  for (int tries = 0; !rq && tries < 4; tries++) {
-    cfqd->qos_refused = false;
-    rq = cfq_dispatch_one (cfqd, now);
-    if (!cfqd->qos_refused)
-      break;
-  }
-  return rq;
+  *reserved = true;
+  rq = cfq_qos_pick_reserved (cfqd, cfqqp, now);
+  if (rq)
+    return rq;
+  *reserved = false;
+  return cfq_qos_pick_released (cfqd, cfqqp, now);
 }

@@ -77,14 +77,25 @@
  *
  * Files
  * -----
- * This file: queues, slices, idling, request choice, dispatch, preemption,
- * insertion and completion, and the sched_ops table.  Around it, through
- * the private header core/cfq-priv.h (structures, constants, small functions):
- *   cfq-group.c     groups: vdisktime, weights, charging, the group tree
- *   cfq-tree.c      the queue service trees and the workload choice
- *   cfq-coop.c      cooperating queues: lookup, merge, split, freeing
+ * This file: queues, slices, idling, the group choice, dispatch, expiry,
+ * preemption, insertion and completion, a connection's queues (merge,
+ * split, free), and the sched_ops table.  Beside it, cfq-stats.c reads
+ * CFQ's state for the outside (cfq_get_stats, cfq_dump).  Below it, each
+ * calling only the ones after it, through the private header
+ * core/cfq-priv.h (structures, constants, small functions):
+ *   cfq-history.c   think time, seek history, idle window, hw_tag, seek
+ *                   cost: what CFQ learns from the requests it sees
+ *   cfq-wc.c        the work-conserving dispatch's choice (31, 32)
  *   cfq-qos.c       caps and reservations (core/qos.c) inside CFQ
+ *   cfq-rq.c        a queue's requests in sector order, its next_rq
+ *   cfq-tree.c      the queue service trees and the workload choice
+ *   cfq-coop.c      cooperating queues: prio trees, lookup, merge links
+ *   cfq-group.c     groups: vdisktime, weights, charging, the group tree,
+ *                   queue slices sized by the group's share
  *   cfq-tunables.c  the tunable table, its parser and formatter
+ *   cfq-trace.c     the trace hook
+ * Only this file dispatches or expires: the others return their choice
+ * (cfq_wc_select, cfq_qos_select, cfq_qos_admit) and it acts on it.
  *
  * Deviations from the kernel
  * --------------------------
@@ -102,53 +113,14 @@
  * that hangs from it.
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cfq-priv.h"
 
+static void cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic);
+
 /* ---- Slices ---------------------------------------------------------- */
-
-uint64_t
-cfq_prio_slice (const struct cfqd *cfqd, bool sync, unsigned prio)
-{
-  const int64_t base = t_get (cfqd, sync ? T_SLICE_SYNC : T_SLICE_ASYNC);
-  int64_t s = base + base / CFQ_SLICE_SCALE * (4 - (int64_t) prio);
-
-  return s > 0 ? (uint64_t) s : 1;
-}
-
-static uint64_t
-cfq_prio_to_slice (const struct cfqd *cfqd, const struct cfqq *cfqq)
-{
-  return cfq_prio_slice (cfqd, cfqq->sync, cfqq->ioprio);
-}
-
-/* The queue's slice, with low_latency scaled to its group's share of
- * target_latency; iq: the queues of its class in the group expected to
- * take turns.
- */
-static uint64_t
-cfq_scaled_slice (const struct cfqd *cfqd, const struct cfqq *cfqq,
-                  unsigned iq)
-{
-  uint64_t slice = cfq_prio_to_slice (cfqd, cfqq);
-
-  if (t_get (cfqd, T_LOW_LATENCY)) {
-    uint64_t sync_slice = t_get (cfqd, T_SLICE_SYNC);
-    uint64_t expect_latency = sync_slice * iq;
-    uint64_t group_slice = cfq_group_slice (cfqd, cfqq->cfqg);
-
-    if (expect_latency > group_slice) {
-      uint64_t base_low_slice = 2 * t_get (cfqd, T_SLICE_IDLE);
-      uint64_t low_slice = umin64 (slice, base_low_slice * slice / sync_slice);
-      slice = umax64 (slice * group_slice / expect_latency, low_slice);
-    }
-  }
-  return slice;
-}
 
 static void
 cfq_set_prio_slice (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
@@ -162,165 +134,12 @@ cfq_set_prio_slice (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
   cfqq->allocated_slice = slice;
 }
 
-/* A group joined the tree (deviation 30): the active queue of another
- * group keeps no more of its slice than it would be given now, so a slice
- * sized for a group alone ends when the others come.
- */
-void
-cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
-                uint64_t now)
-{
-  struct cfqq *cfqq = cfqd->active_queue;
-  uint64_t slice, end;
-
-  if (!cfqq || cfqq->slice_new || cfqq->wait_busy || cfqq->cfqg == joined)
-    return;
-  slice = cfq_scaled_slice (cfqd, cfqq,
-                            cfqq->cfqg->busy_queues_avg[cfq_class_rt (cfqq)]);
-  if (slice >= cfqq->allocated_slice)
-    return;
-  end = umax64 (cfqq->slice_start + slice, now);
-  if (end >= cfqq->slice_end)
-    return;
-  CFQ_TRACE (cfqd, cfqq, "group %s joined: slice cut by %llu us",
-             joined->name,
-             (unsigned long long) ((cfqq->slice_end - end) / 1000));
-  cfqq->slice_end = end;
-  cfqq->allocated_slice = end - cfqq->slice_start;
-}
-
 static bool
 cfq_slice_used (const struct cfqq *cfqq, uint64_t now)
 {
   if (cfqq->slice_new)
     return false;
   return now >= cfqq->slice_end;
-}
-
-/* ---- Request choice inside a queue ---------------------------------- */
-
-/* Which of rq1 and rq2 is better served after position last: sync before
- * async, META first, then the shortest head movement, where going back at
- * most back_seek_max costs back_seek_penalty times the distance and going
- * back further is a wrap (cfq_choose_req, from AS).
- */
-static struct rq *
-cfq_choose_req (const struct cfqd *cfqd, struct rq *rq1, struct rq *rq2,
-                uint64_t last)
-{
-  uint64_t s1, s2, d1 = 0, d2 = 0, back_max;
-  unsigned wrap = 0;
-
-  if (rq1 == NULL || rq1 == rq2)
-    return rq2;
-  if (rq2 == NULL)
-    return rq1;
-  if (rq_is_sync (rq1) != rq_is_sync (rq2))
-    return rq_is_sync (rq1) ? rq1 : rq2;
-  if ((rq1->flags & RQ_META) != (rq2->flags & RQ_META))
-    return (rq1->flags & RQ_META) ? rq1 : rq2;
-
-  s1 = rq_sector (rq1);
-  s2 = rq_sector (rq2);
-  back_max = t_get (cfqd, T_BACK_SEEK_MAX) * 2;         /* KiB -> sectors */
-
-  if (s1 >= last)
-    d1 = s1 - last;
-  else if (s1 + back_max >= last)
-    d1 = (last - s1) * t_get (cfqd, T_BACK_SEEK_PENALTY);
-  else
-    wrap |= 1;
-  if (s2 >= last)
-    d2 = s2 - last;
-  else if (s2 + back_max >= last)
-    d2 = (last - s2) * t_get (cfqd, T_BACK_SEEK_PENALTY);
-  else
-    wrap |= 2;
-
-  switch (wrap) {
-  case 0:
-    if (d1 < d2)
-      return rq1;
-    if (d2 < d1)
-      return rq2;
-    return s1 >= s2 ? rq1 : rq2;
-  case 2:
-    return rq1;
-  case 1:
-    return rq2;
-  default:
-    /* Both behind: start with the one further back (one back seek). */
-    return s1 <= s2 ? rq1 : rq2;
-  }
-}
-
-static struct rq *
-cfq_find_next_rq (const struct cfqd *cfqd, struct cfqq *cfqq, struct rq *last)
-{
-  struct rb_node *rbnext = rb_next (&last->rb);
-  struct rb_node *rbprev = rb_prev (&last->rb);
-  struct rq *next = NULL, *prev = NULL;
-
-  if (rbprev)
-    prev = rq_of (rbprev);
-  if (rbnext)
-    next = rq_of (rbnext);
-  else {
-    rbnext = rb_first (&cfqq->sort_list);
-    if (rbnext && rbnext != &last->rb)
-      next = rq_of (rbnext);
-  }
-  return cfq_choose_req (cfqd, next, prev, rq_sector (last));
-}
-
-/* ---- Requests in a queue --------------------------------------------- */
-
-static bool
-rq_sector_less (const struct rb_node *a, const struct rb_node *b)
-{
-  return rq_sector (rq_of (a)) < rq_sector (rq_of (b));
-}
-
-static void
-cfq_add_rq_rb (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
-               uint64_t now)
-{
-  struct rq *prev;
-
-  cfqq->queued[rq_is_sync (rq)]++;
-  rb_insert (&cfqq->sort_list, &rq->rb, rq_sector_less);
-  if (!cfqq->on_rr)
-    cfq_add_cfqq_rr (cfqd, cfqq, now);
-  prev = cfqq->next_rq;
-  cfqq->next_rq = cfq_choose_req (cfqd, cfqq->next_rq, rq,
-                                  cfqd->last_position);
-  if (prev != cfqq->next_rq)
-    cfq_prio_tree_add (cfqd, cfqq);
-}
-
-static void
-cfq_remove_request (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq)
-{
-  if (cfqq->next_rq == rq) {
-    cfqq->next_rq = cfq_find_next_rq (cfqd, cfqq, rq);
-    if (cfqq->next_rq == rq)
-      cfqq->next_rq = NULL;
-  }
-  list_del (&rq->fifo);
-  cfqq->queued[rq_is_sync (rq)]--;
-  rb_erase (&cfqq->sort_list, &rq->rb);
-  if (rb_empty (&cfqq->sort_list))
-    cfqq->next_rq = NULL;
-  /* The queue leaves the service tree when it expires; the prio tree
-   * follows next_rq at once.
-   */
-  if (cfqq->next_rq)
-    cfq_prio_tree_add (cfqd, cfqq);
-  else
-    cfq_prio_tree_del (cfqq);
-  cfqd->rq_queued--;
-  if (rq->flags & RQ_META)
-    cfqq->meta_pending--;
 }
 
 /* ---- Active queue ------------------------------------------------------ */
@@ -360,7 +179,7 @@ __cfq_set_active_queue (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
   cfqd->active_queue = cfqq;
 }
 
-void
+static void
 __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
                      uint64_t now)
 {
@@ -401,7 +220,7 @@ __cfq_slice_expired (struct cfqd *cfqd, struct cfqq *cfqq, bool timed_out,
   cfqd->active_cic = NULL;
 }
 
-void
+static void
 cfq_slice_expired (struct cfqd *cfqd, bool timed_out, uint64_t now)
 {
   if (cfqd->active_queue)
@@ -489,7 +308,7 @@ cfq_arm_slice_timer (struct cfqd *cfqd, uint64_t now)
   }
 }
 
-void
+static void
 cfq_dispatch_insert (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
                      uint64_t now)
 {
@@ -569,18 +388,41 @@ cfq_prio_to_maxrq (const struct cfqd *cfqd, const struct cfqq *cfqq)
   return 2 * (base_rq + base_rq * (CFQ_PRIO_LISTS - 1 - cfqq->ioprio));
 }
 
-/* Idle-class grace (CFQ_IDLE_GRACE of CFQ up to 2.6.27, kept because
- * "IDLE only when nothing else waits" should survive a sync reader's think
- * time): when only IDLE-class queues have work, none starts until 100 ms
- * after the last completion of a non-IDLE request.  2.6.36 relies on the
- * class order inside a group only.  Across groups an IDLE queue still gets
- * its group's turn while other groups are busy, as in 2.6.36.
+/* The group to serve next: the leftmost on the group tree (rule 3 of
+ * cfq-qos.c with caps), in the workload it was in when its last turn
+ * ended.
  */
-bool
-cfq_idle_grace_wait (const struct cfqd *cfqd, uint64_t now)
+static struct sched_group *
+cfq_get_next_cfqg (struct cfqd *cfqd)
 {
-  return cfqd->busy_queues && cfqd->busy_queues == cfqd->busy_idle_queues
-    && now - cfqd->last_end_nonidle < CFQ_IDLE_GRACE;
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  struct sched_group *cfqg;
+
+  if (rb_empty (&st->rb))
+    return NULL;
+  cfqg = cfqg_of (rb_first (&st->rb));
+  if (qos_on (&cfqd->qos) && !(cfqg = cfq_qos_next_cfqg (cfqd)))
+    return NULL;                /* every busy group held by a cap */
+  st->active = cfqg;
+  update_min_vdisktime (st);
+  return cfqg;
+}
+
+static void
+cfq_choose_cfqg (struct cfqd *cfqd, uint64_t now)
+{
+  struct sched_group *cfqg = cfq_get_next_cfqg (cfqd);
+
+  cfqd->serving_group = cfqg;
+  if (cfqg && cfqg->saved_workload_slice) {
+    /* Resume the workload the group was in. */
+    cfqd->workload_expires = now + cfqg->saved_workload_slice;
+    cfqd->serving_type = cfqg->saved_workload;
+    cfqd->serving_prio = cfqg->saved_serving_prio;
+  }
+  else
+    cfqd->workload_expires = 0;      /* expired: choose again */
+  choose_service_tree (cfqd, cfqg, now);
 }
 
 /* Keep serving the active queue, or expire it and choose the next one.
@@ -773,8 +615,12 @@ cfq_dispatch_request (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
   if (!cfq_may_dispatch (cfqd, cfqq, now))
     return NULL;
   if (qos_on (&cfqd->qos)
-      && !cfq_qos_admit (cfqd, cfqq, rq ? rq : cfqq->next_rq, now))
-    return NULL;                /* a cap holds it: the slice ended */
+      && !cfq_qos_admit (cfqd, cfqq, rq ? rq : cfqq->next_rq, now)) {
+    /* A cap holds it: the turn ends as if the queue had run dry. */
+    cfq_slice_expired (cfqd, false, now);
+    cfq_qos_refused (cfqd, cfqq);
+    return NULL;
+  }
   if (rq)
     cfqd->stats.fifo_expired++;
   else
@@ -791,81 +637,6 @@ cfq_dispatch_request (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
 }
 
 /* ---- Insertion ---------------------------------------------------------- */
-
-static void
-cfq_update_io_thinktime (struct cfqd *cfqd, struct sched_queue *cic,
-                         uint64_t now)
-{
-  uint64_t elapsed = 0, ttime;
-
-  if (cic->last_end_request != SCHED_NEVER && now > cic->last_end_request)
-    elapsed = now - cic->last_end_request;
-  ttime = umin64 (elapsed, 2 * t_get (cfqd, T_SLICE_IDLE));
-  cic->ttime_samples = (7 * cic->ttime_samples + 256) / 8;
-  cic->ttime_total = (7 * cic->ttime_total + 256 * ttime) / 8;
-  cic->ttime_mean = (cic->ttime_total + 128) / cic->ttime_samples;
-}
-
-/* Would a queue's first request be a seek?  On a disk it has no distance
- * of its own, so it is judged by its distance from the head.
- */
-static bool
-cfq_first_rq_seeky (const struct cfqd *cfqd, const struct rq *rq)
-{
-  if (cfq_nonrot (cfqd))
-    return rq_sectors (rq) < CFQQ_SECT_THR_NONROT;
-  return cfq_dist_from_last (cfqd, rq) > CFQQ_SEEK_THR;
-}
-
-static void
-cfq_update_io_seektime (struct cfqd *cfqd, struct cfqq *cfqq,
-                        const struct rq *rq)
-{
-  uint64_t sdist, pos = rq_sector (rq);
-
-  /* On a disk a queue's first request is judged by its distance from the
-   * head, and that guess stands until the second request gives a real
-   * sample.  The kernel counts it as no seek.
-   */
-  if (!cfqq->last_request_pos && !cfq_nonrot (cfqd)) {
-    cfqq->seek_first = cfq_first_rq_seeky (cfqd, rq);
-    return;
-  }
-  if (cfqq->last_request_pos)
-    sdist = pos > cfqq->last_request_pos ? pos - cfqq->last_request_pos
-                                         : cfqq->last_request_pos - pos;
-  else
-    sdist = 0;
-  cfqq->seek_history <<= 1;
-  if (cfqq->seek_samples < 32)
-    cfqq->seek_samples++;
-  if (cfq_nonrot (cfqd))
-    cfqq->seek_history |= (rq_sectors (rq) < CFQQ_SECT_THR_NONROT);
-  else
-    cfqq->seek_history |= (sdist > CFQQ_SEEK_THR);
-}
-
-/* Idle for a queue unless it thinks too long or seeks so much that idling
- * does not pay.
- */
-static void
-cfq_update_idle_window (struct cfqd *cfqd, struct cfqq *cfqq,
-                        const struct sched_queue *cic)
-{
-  bool enable_idle;
-
-  if (!cfqq->sync || cfq_class_idle (cfqq))
-    return;
-  enable_idle = cfqq->idle_window;
-  if (cfqq->queued[0] + cfqq->queued[1] >= 4)
-    cfqq->deep = true;
-  if (cic->dead || !t_get (cfqd, T_SLICE_IDLE)
-      || (!cfqq->deep && CFQQ_SEEKY (cfqq)))
-    enable_idle = false;
-  else if (CFQ_SAMPLE_VALID (cic->ttime_samples))
-    enable_idle = cic->ttime_mean <= t_get (cfqd, T_SLICE_IDLE);
-  cfqq->idle_window = enable_idle;
-}
 
 /* Should new_cfqq, which just got rq, preempt the active queue?  The
  * rules in CFQ's order (cfq_should_preempt).
@@ -1022,25 +793,105 @@ cfq_run_timer (struct cfqd *cfqd, uint64_t now)
 
 /* ---- Ops ----------------------------------------------------------------- */
 
-void
-cfq_init_cfqq (struct cfqd *cfqd, struct cfqq *cfqq, struct sched_group *cfqg,
-               struct sched_queue *owner, bool sync, unsigned cls,
-               unsigned level)
+/* ---- Connections: merging, splitting, freeing --------------------------- */
+
+static void
+cfq_drop_link (struct cfqd *cfqd, struct cfqq *cfqq)
 {
-  memset (cfqq, 0, sizeof *cfqq);
-  cfqq->cfqd = cfqd;
-  cfqq->cfqg = cfqg;
-  cfqq->owner = owner;
-  rb_clear (&cfqq->rb_node);
-  rb_clear (&cfqq->p_node);
-  rb_root_init (&cfqq->sort_list);
-  list_init (&cfqq->fifo);
-  cfqq->ioprio_class = cls;
-  cfqq->ioprio = cls == SCHED_CLASS_IDLE ? SCHED_LEVELS - 1 : level;
-  cfqq->sync = sync;
-  if (sync && cls != SCHED_CLASS_IDLE)
-    cfqq->idle_window = true;
-  cfqq->slice_new = true;
+  struct cfqq *target = cfqq->new_cfqq;
+
+  if (!target)
+    return;
+  cfqq->new_cfqq = NULL;
+  target->nr_link--;
+  if (target->owner)
+    cfq_conn_maybe_free (cfqd, target->owner);
+}
+
+/* A connection stops pointing at cfqq. */
+static void
+cfq_put_conn_ref (struct cfqd *cfqd, struct cfqq *cfqq)
+{
+  cfqq->nr_conn--;
+  if (!cfqq->nr_conn)
+    cfq_drop_link (cfqd, cfqq);
+  if (cfqq->nr_conn < 2)
+    cfqq->coop = cfqq->split_coop = false;
+  if (cfqq->owner)
+    cfq_conn_maybe_free (cfqd, cfqq->owner);
+}
+
+static void
+cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic)
+{
+  /* Freeing one connection drops its merge link, which may free the
+   * target's connection in turn: walk the chain (links never cycle).
+   */
+  while (cic) {
+    struct cfqq *own = &cic->own;
+    struct sched_queue *next = NULL;
+
+    if (!cic->dead || cic->nr_rq || own->nr_conn || own->nr_rq
+        || own->nr_link)
+      return;
+    if (cfqd->active_queue == own)
+      __cfq_slice_expired (cfqd, own, false, cfqd->now);
+    /* Nothing may point at the queue once it is gone. */
+    if (cfqd->run_queue == own)
+      cfqd->run_queue = NULL;
+    if (cfqd->preempt_pending == own)
+      cfqd->preempt_pending = NULL;
+    if (own->on_rr)
+      cfq_del_cfqq_rr (cfqd, own);
+    cfq_prio_tree_del (own);
+    if (own->new_cfqq) {
+      own->new_cfqq->nr_link--;
+      next = own->new_cfqq->owner;
+      own->new_cfqq = NULL;
+    }
+    list_del (&cic->link);
+    free (cic);
+    cic = next;
+  }
+}
+
+/* The sync queue a new request of cic goes to: split a shared queue that
+ * turned seeky, follow a pending merge (cfq_set_request).
+ */
+static struct cfqq *
+cfq_sync_queue (struct cfqd *cfqd, struct sched_queue *cic)
+{
+  struct cfqq *cfqq = cic->cfqq;
+
+  if (cfqq->coop && cfqq->split_coop) {
+    if (cfqq->nr_conn == 1) {
+      cfqq->coop = cfqq->split_coop = false;
+    }
+    else if (cfqq != &cic->own) {
+      /* The owner of the shared queue stays in it; the others leave, each
+       * at its next request (the kernel gives the splitting connection a
+       * fresh queue instead, whichever it is).
+       */
+      struct cfqq *own = &cic->own;
+      cic->cfqq = own;
+      own->nr_conn++;
+      cfq_drop_link (cfqd, own);
+      own->coop = own->split_coop = false;
+      cfq_put_conn_ref (cfqd, cfqq);
+      cfqd->stats.splits++;
+      cfqq = own;
+    }
+  }
+  if (cfqq->new_cfqq) {
+    struct cfqq *target = cfqq->new_cfqq;
+    cic->cfqq = target;
+    target->nr_conn++;
+    target->coop = true;
+    cfq_put_conn_ref (cfqd, cfqq);
+    cfqd->stats.merges++;
+    cfqq = target;
+  }
+  return cfqq;
 }
 
 static struct sched_queue *
@@ -1244,8 +1095,28 @@ cfq_next_deadline (struct cfqd *cfqd, uint64_t now)
   return next;
 }
 
+/* One request while cfq_wc_on (deviation 31, cfq-wc.c): no active
+ * queue, no slice; the chosen request's group is charged at once.
+ */
+static struct rq *
+cfq_wc_dispatch (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *cfqq = NULL;
+  struct rq *rq;
+
+  if (cfqd->active_queue)
+    cfq_slice_expired (cfqd, false, now);
+  cfqd->serving_group = NULL;
+  rq = cfq_wc_select (cfqd, &cfqq, now);
+  if (!rq)
+    return NULL;
+  cfq_dispatch_insert (cfqd, cfqq, rq, now);
+  cfq_wc_served (cfqd, cfqq, rq, now);
+  return rq;
+}
+
 /* One request from the queue to serve, if any. */
-struct rq *
+static struct rq *
 cfq_dispatch_one (struct cfqd *cfqd, uint64_t now)
 {
   struct rq *rq = NULL;
@@ -1267,6 +1138,31 @@ cfq_dispatch_one (struct cfqd *cfqd, uint64_t now)
       cfqq->slice_end = now + 1;
       cfq_slice_expired (cfqd, false, now);
     }
+  }
+  return rq;
+}
+
+/* With caps or reservations (cfq-qos.c): a reserved or released group's
+ * request first, else CFQ's; a refusal ends a turn (rule 4): choose again,
+ * a few times.
+ */
+static struct rq *
+cfq_qos_dispatch (struct cfqd *cfqd, uint64_t now)
+{
+  struct cfqq *cfqq = NULL;
+  bool reserved;
+  struct rq *rq;
+
+  rq = cfq_qos_select (cfqd, &cfqq, &reserved, now);
+  if (rq) {
+    cfq_dispatch_insert (cfqd, cfqq, rq, now);
+    cfq_qos_served (cfqd, cfqq, rq, reserved, now);
+  }
+  for (int tries = 0; !rq && tries < 4; tries++) {
+    cfqd->qos_refused = false;
+    rq = cfq_dispatch_one (cfqd, now);
+    if (!cfqd->qos_refused)
+      break;
   }
   return rq;
 }
@@ -1312,69 +1208,6 @@ cfq_dispatch (struct sched *s, uint64_t now, uint64_t *next)
   }
   *next = cfq_next_deadline (cfqd, now);
   return rq;
-}
-
-/* hw_tag: does the device queue?  Peak depth in the driver over 50
- * samples taken under enough load (cfq_update_hw_tag).
- */
-static void
-cfq_update_hw_tag (struct cfqd *cfqd)
-{
-  struct cfqq *cfqq = cfqd->active_queue;
-
-  if (cfqd->rq_in_driver > cfqd->hw_tag_est_depth)
-    cfqd->hw_tag_est_depth = cfqd->rq_in_driver;
-  if (cfqd->hw_tag == 1 || t_get (cfqd, T_HW_TAG) != 2)
-    return;
-  if (cfqd->rq_queued <= CFQ_HW_QUEUE_MIN
-      && cfqd->rq_in_driver <= CFQ_HW_QUEUE_MIN)
-    return;
-  /* An idling queue without enough requests can't fill the device:
-   * don't conclude there is no queueing from that.
-   */
-  if (cfqq && cfqq->idle_window
-      && cfqq->dispatched + cfqq->queued[0] + cfqq->queued[1] < CFQ_HW_QUEUE_MIN
-      && cfqd->rq_in_driver < CFQ_HW_QUEUE_MIN)
-    return;
-  /* Nor from a driver that wc_depth keeps full (deviation 31). */
-  if (!cfqq && cfq_wc_on (cfqd)
-      && cfqd->rq_in_driver >= t_get (cfqd, T_WC_DEPTH))
-    return;
-  if (cfqd->hw_tag_samples++ < CFQ_HW_SAMPLES)
-    return;
-  cfqd->hw_tag = cfqd->hw_tag_est_depth >= CFQ_HW_QUEUE_MIN;
-}
-
-/* Seek cost (ours, deviation 22): a read that was dispatched away from
- * the head took from its dispatch, or from the completion before it if
- * that came later (the device was busy with something else until then),
- * to now.  On a disk that is a seek and a rotation, 3 ms and more; on
- * flash that claims to rotate (a virtio disk, a RAID controller) it is a
- * fraction of a millisecond, and idling for such a device only wastes it.
- */
-static void
-cfq_update_seek_cost (struct cfqd *cfqd, const struct rq *rq, uint64_t now)
-{
-  uint64_t from = umax64 (rq->t_dispatch, cfqd->last_completion);
-  uint64_t svc = now > from ? now - from : 0;
-
-  cfqd->seek_weight = (7 * cfqd->seek_weight + 256) / 8;
-  cfqd->seek_total = (7 * cfqd->seek_total + 256 * svc) / 8;
-  cfqd->seek_cost = (cfqd->seek_total + 128) / cfqd->seek_weight;
-  if (cfqd->seek_seen < CFQ_SEEK_SAMPLES) {
-    cfqd->seek_seen++;
-    return;
-  }
-  if (!cfqd->seek_fast && cfqd->seek_cost < CFQ_SEEK_FAST) {
-    cfqd->seek_fast = true;
-    CFQ_TRACE (cfqd, NULL, "seeks cost %llu us: not rotational",
-               (unsigned long long) (cfqd->seek_cost / 1000));
-  }
-  else if (cfqd->seek_fast && cfqd->seek_cost > CFQ_SEEK_SLOW) {
-    cfqd->seek_fast = false;
-    CFQ_TRACE (cfqd, NULL, "seeks cost %llu us: rotational",
-               (unsigned long long) (cfqd->seek_cost / 1000));
-  }
 }
 
 static bool
@@ -1541,87 +1374,6 @@ cfq_cancel (struct sched *s, struct rq *rq, uint64_t now)
   cfq_conn_maybe_free (cfqd, cic);
 }
 
-void
-cfq_get_stats (struct sched *s, struct cfq_stats *st)
-{
-  struct cfqd *cfqd = CFQD (s);
-
-  *st = cfqd->stats;
-  st->hw_tag = cfqd->hw_tag;
-  st->hw_tag_est_depth = cfqd->hw_tag_est_depth;
-  st->iops_mode = iops_mode (cfqd);
-  st->seek_cost = cfqd->seek_cost;
-  st->seek_fast = cfqd->seek_fast;
-  st->busy_queues = cfqd->busy_queues;
-  st->rq_queued = cfqd->rq_queued;
-  st->rq_in_driver = cfqd->rq_in_driver;
-}
-
-struct dumpbuf {
-  char *buf;
-  size_t len, pos;
-};
-
-static void __attribute__ ((format (printf, 2, 3)))
-dump_printf (struct dumpbuf *d, const char *fmt, ...)
-{
-  va_list ap;
-  int n;
-
-  va_start (ap, fmt);
-  n = vsnprintf (d->pos < d->len ? d->buf + d->pos : NULL,
-                 d->pos < d->len ? d->len - d->pos : 0, fmt, ap);
-  va_end (ap);
-  if (n > 0)
-    d->pos += n;
-}
-
-size_t
-cfq_dump (struct sched *s, char *buf, size_t len)
-{
-  struct cfqd *cfqd = CFQD (s);
-  struct dumpbuf d = { buf, len, 0 };
-  struct list *p;
-
-  if (len)
-    buf[0] = '\0';
-  for (size_t i = 0; i < T_NR; i++)
-    dump_printf (&d, "%s=%llu %s\n", cfq_tunables[i].name,
-                 (unsigned long long) cfqd->tun[i], cfq_tunables[i].unit);
-  dump_printf (&d, "hw_tag=%d depth=%u iops_mode=%d seek_cost=%lluus "
-               "seek_fast=%d busy_queues=%u "
-               "rq_queued=%u rq_in_driver=%u idle_timer=%lld\n",
-               cfqd->hw_tag, cfqd->hw_tag_est_depth, iops_mode (cfqd),
-               (unsigned long long) (cfqd->seek_cost / 1000),
-               cfqd->seek_fast,
-               cfqd->busy_queues, cfqd->rq_queued, cfqd->rq_in_driver,
-               cfqd->idle_timer == SCHED_NEVER ? -1LL
-               : (long long) cfqd->idle_timer);
-  list_for_each (p, &cfqd->groups) {
-    struct sched_group *g = list_entry (p, struct sched_group, link);
-    dump_printf (&d, "group %s weight=%u on_st=%d vdisktime=%llu "
-                 "busy=%u dispatched=%u%s\n", g->name, g->weight, g->on_st,
-                 (unsigned long long) g->vdisktime, g->nr_cfqq, g->dispatched,
-                 cfqd->serving_group == g ? " serving" : "");
-    if (g->qos.on)
-      dump_printf (&d, "  qos held=%d throttled=%llu reserved=%llu "
-                   "r_tag=%lld\n", qos_held (&g->qos, cfqd->now),
-                   (unsigned long long) g->qos.st_held,
-                   (unsigned long long) g->qos.st_reserved,
-                   (long long) (g->qos.r_tag - cfqd->now));
-  }
-  if (cfqd->active_queue) {
-    struct cfqq *q = cfqd->active_queue;
-    dump_printf (&d, "active: class=%u level=%u sync=%d queued=%u "
-                 "dispatched=%u slice_new=%d slice_end=%llu idle_window=%d "
-                 "wait_request=%d coop=%d\n", q->ioprio_class, q->ioprio,
-                 q->sync, q->queued[0] + q->queued[1], q->dispatched,
-                 q->slice_new, (unsigned long long) q->slice_end,
-                 q->idle_window, q->wait_request, q->coop);
-  }
-  return d.pos;
-}
-
 /* The mechanism holds a dispatched request back (it waits for a buffer):
  * it is no longer at the device, so nothing waits for it.  As the
  * kernel's cfq_deactivate_request, and also out of the queue's and the
@@ -1689,12 +1441,6 @@ cfq_set_cost (struct sched *s, const struct cost_params *p, const char *source)
   return r;
 }
 
-void
-cfq_get_cost (struct sched *s, struct cost_model *m)
-{
-  *m = CFQD (s)->cost;
-}
-
 const struct sched_ops cfq_ops = {
   .name = "cfq",
   .create = cfq_create,
@@ -1719,36 +1465,3 @@ const struct sched_ops cfq_ops = {
   .tunables = &cfq_sched_tunables,
   .set_trace = cfq_set_trace,
 };
-
-/* ---- Tracing ------------------------------------------------------------- */
-
-cfq_trace_fn cfq_trace_hook;
-void *cfq_trace_opaque;
-
-void
-cfq_trace (const struct cfqd *cfqd, const struct cfqq *cfqq,
-           const char *fmt, ...)
-{
-  char msg[256];
-  int n = 0;
-  va_list ap;
-
-  if (cfqq)
-    n = snprintf (msg, sizeof msg, "group %s q%p: ", cfqq->cfqg->name,
-                  (const void *) cfqq);
-  if (n < 0 || (size_t) n >= sizeof msg)
-    n = 0;
-  va_start (ap, fmt);
-  vsnprintf (msg + n, sizeof msg - n, fmt, ap);
-  va_end (ap);
-  (void) cfqd;
-  cfq_trace_hook (cfq_trace_opaque, msg);
-}
-
-void
-cfq_set_trace (struct sched *s, cfq_trace_fn fn, void *opaque)
-{
-  (void) s;
-  cfq_trace_opaque = opaque;
-  cfq_trace_hook = fn;
-}

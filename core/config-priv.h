@@ -4,7 +4,9 @@
  * file, the command line) and checked into a struct cfg_model
  * (include/config.h).  Its files, by job:
  *   config.c         the reader: sections, keys, values, the two layers,
- *                    errors, cfg_validate's order, life
+ *                    cfg_validate's order, life
+ *   config-diag.c    what the others share: key and value names, errors
+ *                    and warnings, value syntax, misplaced-key hints
  *   config-server.c  the server's model: [group], [export], allow lists,
  *                    regions on the device, the device model's parameters
  *   config-sim.c     the lab and the simulator: [tenant], [sim], [event]
@@ -189,11 +191,26 @@ struct cfg {
 
 /* ---- shared between the config*.c files ---------------------------------- */
 
-/* config.c */
+/* Each file calls only those listed below its own (make lint checks it):
+ * config.c (the reader, nothing shared), then config-sim.c,
+ * config-server.c, config-qos.c, config-diag.c.
+ */
+
+/* config-diag.c: names, errors, value syntax, misplaced keys.  Called by
+ * every other config*.c file; calls none of them.
+ */
 extern const char *const tls_names[];
 extern const char *const writes_names[];
+extern const char *const sched_names[];
 extern const char *const gk_names[GK_TUNABLE];
+/* A string-valued global key (file, calibration, cost_model): kept as
+ * text; gtext gives its value, the command line's else the file's.
+ */
+extern bool gkey_is_text (int k);
+extern const char *gtext (const struct cfg *cfg, int k);
+bool tunable_is_key (size_t i);
 int gkey_lookup (const char *name);
+enum sec gkey_sec (int k);
 int name_index (const char *const *names, const char *s);
 void add_error (struct cfg *cfg, const char *file, unsigned line,
                 const char *fmt, va_list ap)
@@ -210,6 +227,8 @@ int parse_gvalue (int k, const char *value, uint64_t *v, char *why,
                   size_t len);
 char *xstrdup (struct cfg *cfg, const char *s);
 char *file_path (struct cfg *cfg, const char *value);
+struct suggest;
+void sec_suggest (struct suggest *s, enum sec sec);
 void unknown_key (struct cfg *cfg, enum sec sec, const char *key,
                   const char *secname);
 void bad_key (struct cfg *cfg, enum sec sec, const char *key,

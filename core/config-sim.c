@@ -153,6 +153,91 @@ set_rw (struct cfg *cfg, struct xtenant *x, const char *value)
   x->bad = true;
 }
 
+/* bs = SIZE: sectors, 512 bytes to CFG_BS_MAX. */
+static bool
+bs_key (struct cfg *cfg, const char *value, uint32_t *bs)
+{
+  uint64_t v;
+
+  if (!size_key (cfg, "bs", value, CFG_SECTOR, &v))
+    return false;
+  if (v == 0 || v > CFG_BS_MAX) {
+    ferr (cfg, cfg->lineno, "bs = %s: out of range 512..32M", value);
+    return false;
+  }
+  *bs = v;
+  return true;
+}
+
+/* rate = RATE: bytes/s, more than 0. */
+static bool
+rate_key (struct cfg *cfg, const char *value, uint64_t *rate)
+{
+  uint64_t v;
+  int r = units_parse_rate (value, &v);
+
+  if (r == -ERANGE) {
+    ferr (cfg, cfg->lineno, "rate = %s: out of range (a rate is less"
+          " than 2^64 bytes/s)", value);
+    return false;
+  }
+  if (r < 0 || v == 0) {
+    ferr (cfg, cfg->lineno, "rate = %s: not a rate (want %s)", value,
+          UNITS_EXPECT_RATE);
+    return false;
+  }
+  *rate = v;
+  return true;
+}
+
+/* class = rt|be|idle, and prio = 0..7: the tenant's own, over its
+ * group's.
+ */
+static bool
+class_key (struct cfg *cfg, const char *value, struct cfg_tenant *t)
+{
+  int i = sched_class_parse (value);
+
+  if (i < 0) {
+    ferr (cfg, cfg->lineno, "class = %s: want rt, be or idle", value);
+    return false;
+  }
+  t->cls = i;
+  t->cls_given = true;
+  return true;
+}
+
+static bool
+prio_key (struct cfg *cfg, const char *value, struct cfg_tenant *t)
+{
+  uint64_t v;
+
+  if (units_parse_count (value, &v) < 0 || v >= SCHED_LEVELS) {
+    ferr (cfg, cfg->lineno, "prio = %s: want 0..%d (0 is highest)", value,
+          SCHED_LEVELS - 1);
+    return false;
+  }
+  t->prio = v;
+  t->prio_given = true;
+  return true;
+}
+
+/* workload = NAME, of cfg_workload_names. */
+static bool
+workload_key (struct cfg *cfg, const char *value, enum cfg_workload *w)
+{
+  int i = name_index (cfg_workload_names, value);
+  char lst[96];
+
+  if (i < 0) {
+    ferr (cfg, cfg->lineno, "workload = %s: want %s", value,
+          one_of (cfg_workload_names, lst, sizeof lst));
+    return false;
+  }
+  *w = i;
+  return true;
+}
+
 void
 set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
                 const char *value)
@@ -160,7 +245,6 @@ set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
   struct cfg_tenant *t = &x->t;
   bool ok = true;
   uint64_t v;
-  int i;
 
   if (strcmp (key, "export") == 0) {
     if (first_time (cfg, &x->l_export, key))
@@ -183,15 +267,8 @@ set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
     }
   }
   else if (strcmp (key, "bs") == 0) {
-    if (!first_time (cfg, &x->l_bs, key))
-      return;
-    ok = size_key (cfg, key, value, CFG_SECTOR, &v);
-    if (ok && (v == 0 || v > CFG_BS_MAX)) {
-      ferr (cfg, cfg->lineno, "bs = %s: out of range 512..32M", value);
-      ok = false;
-    }
-    if (ok)
-      t->bs = v;
+    if (first_time (cfg, &x->l_bs, key))
+      ok = bs_key (cfg, value, &t->bs);
   }
   else if (strcmp (key, "iodepth") == 0) {
     if (first_time (cfg, &x->l_iodepth, key)
@@ -208,22 +285,8 @@ set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
       t->rate_iops = v;
   }
   else if (strcmp (key, "rate") == 0) {
-    if (!first_time (cfg, &x->l_rate, key))
-      return;
-    int r = units_parse_rate (value, &v);
-
-    if (r == -ERANGE) {
-      ferr (cfg, cfg->lineno, "rate = %s: out of range (a rate is less"
-            " than 2^64 bytes/s)", value);
-      ok = false;
-    }
-    else if (r < 0 || v == 0) {
-      ferr (cfg, cfg->lineno, "rate = %s: not a rate (want %s)", value,
-            UNITS_EXPECT_RATE);
-      ok = false;
-    }
-    else
-      t->rate = v;
+    if (first_time (cfg, &x->l_rate, key))
+      ok = rate_key (cfg, value, &t->rate);
   }
   else if (strcmp (key, "fsync") == 0) {
     if (first_time (cfg, &x->l_fsync, key)
@@ -252,43 +315,16 @@ set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
       ok = time_key (cfg, key, value, &t->stop);
   }
   else if (strcmp (key, "class") == 0) {
-    if (!first_time (cfg, &x->l_class, key))
-      return;
-    i = sched_class_parse (value);
-    if (i < 0) {
-      ferr (cfg, cfg->lineno, "class = %s: want rt, be or idle", value);
-      ok = false;
-    }
-    else {
-      t->cls = i;
-      t->cls_given = true;
-    }
+    if (first_time (cfg, &x->l_class, key))
+      ok = class_key (cfg, value, t);
   }
   else if (strcmp (key, "prio") == 0) {
-    if (!first_time (cfg, &x->l_prio, key))
-      return;
-    if (units_parse_count (value, &v) < 0 || v >= SCHED_LEVELS) {
-      ferr (cfg, cfg->lineno, "prio = %s: want 0..%d (0 is highest)", value,
-            SCHED_LEVELS - 1);
-      ok = false;
-    }
-    else {
-      t->prio = v;
-      t->prio_given = true;
-    }
+    if (first_time (cfg, &x->l_prio, key))
+      ok = prio_key (cfg, value, t);
   }
   else if (strcmp (key, "workload") == 0) {
-    if (!first_time (cfg, &x->l_workload, key))
-      return;
-    i = name_index (cfg_workload_names, value);
-    if (i < 0) {
-      char lst[96];
-      ferr (cfg, cfg->lineno, "workload = %s: want %s", value,
-            one_of (cfg_workload_names, lst, sizeof lst));
-      ok = false;
-    }
-    else
-      t->workload = i;
+    if (first_time (cfg, &x->l_workload, key))
+      ok = workload_key (cfg, value, &t->workload);
   }
   else
     bad_key (cfg, SEC_TENANT, key, "[tenant NAME]");

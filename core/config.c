@@ -81,228 +81,22 @@
  * device models' own table (devmodel_presets), "none" aside.
  *
  * Files.  This one reads: sections, keys and values into the two layers,
- * errors, cfg_validate's order of checks, life.  The checks of one job each
- * live with their sections: config-server.c ([group], [export], allow
- * lists, regions, the device model), config-sim.c ([tenant], [sim],
- * [event]: the lab and the simulator), config-qos.c (caps and
- * reservations), through core/config-priv.h.
+ * cfg_validate's order of checks, life.  The checks of one job each live
+ * with their sections: config-server.c ([group], [export], allow lists,
+ * regions, the device model), config-sim.c ([tenant], [sim], [event]: the
+ * lab and the simulator), config-qos.c (caps and reservations), through
+ * core/config-priv.h.  What they all use, errors and warnings, the names
+ * of keys and values and the syntax of global values, is config-diag.c's,
+ * below them: this file calls the sections, they never call it.
  */
 #include <inttypes.h>
+#include <stddef.h>
 
 #include "config-priv.h"
+#include "cost.h"
 #include "suggest.h"
 
 #define NAME_MAX_LEN 4096       /* NBD's limit on export names */
-
-/* ---- the tunables --------------------------------------------------------
- * CFQ's table: entry i is a [scheduler] key unless it is "mode" (a [device]
- * key here); its values are parsed and written by cfq_tunable_parse and
- * cfq_tunable_format.
- */
-static bool
-tunable_is_key (size_t i)
-{
-  return strcmp (cfq_tunables[i].name, "mode") != 0;
-}
-
-const char *const gk_names[GK_TUNABLE] = {
-  "file", "queue_depth", "mode", "emulate", "max_connections", "cache",
-  "buffer_pool", "memory", "reply_timeout", "calibrate", "calibration",
-  "cost_model", "scheduler",
-};
-
-/* enum cfg_cache, in order. */
-static const char *const cache_names[] = { "none", "page", NULL };
-
-const char *
-cfg_cache_name (enum cfg_cache c)
-{
-  return c <= CFG_CACHE_PAGE ? cache_names[c] : "?";
-}
-
-/* enum cfg_calibrate, in order. */
-static const char *const calibrate_names[] = { "off", "read", "write", NULL };
-
-const char *
-cfg_calibrate_name (enum cfg_calibrate c)
-{
-  return c <= CFG_CALIBRATE_WRITE ? calibrate_names[c] : "?";
-}
-
-/* A string-valued global key: kept as text in gval's file_s / cmd_s. */
-static bool
-gkey_is_text (int k)
-{
-  return k == GK_FILE || k == GK_CALIBRATION || k == GK_COST_MODEL;
-}
-
-static const char *const sched_names[] = {
-  CFG_DEFAULT_SCHEDULER, "fifo", NULL,
-};
-
-const char *const writes_names[] = { "async", "sync", "auto", NULL };
-
-const char *const tls_names[] = { "optional", "require", NULL };
-
-static const char *const group_keys[] = { "weight", "class", "prio", NULL };
-
-static const char *const export_keys[] = {
-  "group", "offset", "size", "file", "readonly", "writes", "allow", "tls",
-  "max_connections", NULL,
-};
-
-static const char *const tenant_keys[] = {
-  "export", "connections", "rw", "rwmixread", "bs", "iodepth", "thinktime",
-  "rate_iops", "rate", "fsync", "offset", "size", "start", "stop", "class",
-  "prio", "workload", NULL,
-};
-
-static const char *const sim_keys[] = { "duration", "seed", NULL };
-
-static const char *const event_keys[] = { "at", "command", NULL };
-
-const char *const cfg_workload_names[] = {
-  "fio", "fs_mark", "fsync-tester", "dd", "mmap", NULL,
-};
-
-int
-gkey_lookup (const char *name)
-{
-  for (int i = 0; i < GK_TUNABLE; i++)
-    if (strcmp (gk_names[i], name) == 0)
-      return i;
-  for (size_t i = 0; i < cfq_nr_tunables; i++)
-    if (tunable_is_key (i) && strcmp (cfq_tunables[i].name, name) == 0)
-      return GK_TUNABLE + (int) i;
-  return -1;
-}
-
-static enum sec
-gkey_sec (int k)
-{
-  return k < GK_SCHEDULER ? SEC_DEVICE : SEC_SCHED;
-}
-
-int
-name_index (const char *const *names, const char *s)
-{
-  for (int i = 0; names[i]; i++)
-    if (strcmp (names[i], s) == 0)
-      return i;
-  return -1;
-}
-
-/* ---- errors -------------------------------------------------------------- */
-
-void __attribute__ ((format (printf, 4, 0)))
-add_error (struct cfg *cfg, const char *file, unsigned line,
-           const char *fmt, va_list ap)
-{
-  char *msg = NULL, *full = NULL, **v;
-  int r;
-
-  if (vasprintf (&msg, fmt, ap) == -1) {
-    cfg->oom = true;
-    return;
-  }
-  if (!file)
-    r = asprintf (&full, "command line: %s", msg);
-  else if (line)
-    r = asprintf (&full, "%s:%u: %s", file, line, msg);
-  else
-    r = asprintf (&full, "%s: %s", file, msg);
-  free (msg);
-  if (r == -1) {
-    cfg->oom = true;
-    return;
-  }
-  v = realloc (cfg->errors, (cfg->nr_errors + 1) * sizeof *v);
-  if (!v) {
-    free (full);
-    cfg->oom = true;
-    return;
-  }
-  cfg->errors = v;
-  cfg->errors[cfg->nr_errors++] = full;
-  if (cfg->report)
-    cfg->report (cfg->opaque, full);
-}
-
-/* A warning at LINE of the config file: kept apart from the errors. */
-void __attribute__ ((format (printf, 3, 4)))
-fwarn (struct cfg *cfg, unsigned line, const char *fmt, ...)
-{
-  char *msg = NULL, *full = NULL, **v;
-  va_list ap;
-
-  va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) == -1)
-    msg = NULL;
-  va_end (ap);
-  if (!msg || asprintf (&full, "%s:%u: warning: %s", cfg->filename
-                        ? cfg->filename : "config", line, msg) == -1) {
-    free (msg);
-    cfg->oom = true;
-    return;
-  }
-  free (msg);
-  v = realloc (cfg->warnings, (cfg->nr_warnings + 1) * sizeof *v);
-  if (!v) {
-    free (full);
-    cfg->oom = true;
-    return;
-  }
-  cfg->warnings = v;
-  cfg->warnings[cfg->nr_warnings++] = full;
-  if (cfg->report)
-    cfg->report (cfg->opaque, full);
-}
-
-size_t
-cfg_nr_warnings (const struct cfg *cfg)
-{
-  return cfg->nr_warnings;
-}
-
-const char *
-cfg_warning (const struct cfg *cfg, size_t i)
-{
-  return i < cfg->nr_warnings ? cfg->warnings[i] : NULL;
-}
-
-/* An error at LINE of the config file (0: the file as a whole). */
-void __attribute__ ((format (printf, 3, 4)))
-ferr (struct cfg *cfg, unsigned line, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  add_error (cfg, cfg->filename ? cfg->filename : "config", line, fmt, ap);
-  va_end (ap);
-}
-
-/* An error in a command-line override or with no file to point at. */
-void __attribute__ ((format (printf, 2, 3)))
-cerr (struct cfg *cfg, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  add_error (cfg, NULL, 0, fmt, ap);
-  va_end (ap);
-}
-
-size_t
-cfg_nr_errors (const struct cfg *cfg)
-{
-  return cfg->nr_errors;
-}
-
-const char *
-cfg_error (const struct cfg *cfg, size_t i)
-{
-  return i < cfg->nr_errors ? cfg->errors[i] : NULL;
-}
 
 static int
 status (const struct cfg *cfg)
@@ -312,182 +106,7 @@ status (const struct cfg *cfg)
   return cfg->nr_errors ? -EINVAL : 0;
 }
 
-/* ---- value syntax -------------------------------------------------------- */
-
-/* "a, b or c" for messages. */
-const char *
-one_of (const char *const *names, char *buf, size_t len)
-{
-  size_t n = 0, off = 0;
-
-  while (names[n])
-    n++;
-  buf[0] = '\0';
-  for (size_t i = 0; i < n && off < len; i++)
-    off += snprintf (buf + off, len - off, "%s%s",
-                     i == 0 ? "" : i + 1 == n ? " or " : ", ", names[i]);
-  return buf;
-}
-
-/* A connection limit, [device] or [export NAME] max_connections. */
-int
-parse_max_conns (const char *value, uint64_t *v, char *why, size_t len)
-{
-  int r = units_parse_count (value, v);
-
-  if (r == 0 && *v >= 1 && *v <= CFG_MAX_CONNECTIONS_MAX)
-    return 0;
-  snprintf (why, len, "%s (want 1..%d)",
-            r == -EINVAL ? "not a number" : "out of range",
-            CFG_MAX_CONNECTIONS_MAX);
-  return -EINVAL;
-}
-
-/* Parse VALUE for global key K.  On error writes the reason to WHY. */
-int
-parse_gvalue (int k, const char *value, uint64_t *v, char *why, size_t len)
-{
-  const char *const *names = NULL;
-  const struct cfq_tunable *t;
-  char lst[64];
-  int r, i;
-
-  switch (k) {
-  case GK_FILE:
-  case GK_CALIBRATION:
-    return 0;
-  case GK_COST_MODEL: {
-    struct cost_params p;
-    const char *bad = "";
-
-    r = cost_params_parse (value, &p, &bad);
-    if (r == -ERANGE)
-      snprintf (why, len, "%.*s: out of bounds (rbps and wbps 1MB/s..1TB/s,"
-                " IOPS 10..100000000, depth 1..4096)",
-                (int) strcspn (bad, " ,\t"), bad);
-    else if (r < 0 && *bad)
-      snprintf (why, len, "at '%.*s': want rbps=RATE rseqiops=N rrandiops=N"
-                " wbps=RATE wseqiops=N wrandiops=N depth=N, each once",
-                (int) strcspn (bad, " ,\t"), bad);
-    else if (r < 0)
-      snprintf (why, len, "a key is missing (want rbps, rseqiops, rrandiops,"
-                " wbps, wseqiops, wrandiops and depth, each once)");
-    return r < 0 ? -EINVAL : 0;
-  }
-  case GK_QUEUE_DEPTH:
-    r = units_parse_count (value, v);
-    if (r == 0 && *v >= 1 && *v <= SCHED_DEPTH_MAX)
-      return 0;
-    snprintf (why, len, "%s (want 1..%d)",
-              r == -EINVAL ? "not a number" : "out of range",
-              SCHED_DEPTH_MAX);
-    return -EINVAL;
-  case GK_MAX_CONNS:
-    return parse_max_conns (value, v, why, len);
-  case GK_BUFFER_POOL:
-    r = units_parse_size (value, v);
-    if (r == 0 && *v >= CFG_BUFFER_POOL_MIN && *v <= CFG_BUFFER_POOL_MAX)
-      return 0;
-    snprintf (why, len, "%s (want %" PRIu64 "M..%" PRIu64 "G: at least the"
-              " largest request, %uM, and its edge blocks)",
-              r == -EINVAL ? "not a size" : "out of range",
-              CFG_BUFFER_POOL_MIN >> 20, CFG_BUFFER_POOL_MAX >> 30,
-              CFG_MAX_REQUEST >> 20);
-    return -EINVAL;
-  case GK_MEMORY:
-    r = units_parse_size (value, v);
-    if (r == 0 && *v <= CFG_MEMORY_MAX)
-      return 0;
-    snprintf (why, len, "%s (want a size up to %" PRIu64 "T)",
-              r == -EINVAL ? "not a size" : "out of range", CFG_MEMORY_MAX >> 40);
-    return -EINVAL;
-  case GK_REPLY_TIMEOUT:
-    r = units_parse_time (value, 1000000, v);
-    if (r == 0 && (*v == 0 || (*v >= CFG_REPLY_TIMEOUT_MIN &&
-                               *v <= CFG_REPLY_TIMEOUT_MAX)))
-      return 0;
-    snprintf (why, len, "%s (want 0 for none, or %" PRIu64 "s..%" PRIu64
-              "s)", r == -EINVAL ? "not a time" : "out of range",
-              CFG_REPLY_TIMEOUT_MIN / 1000000000,
-              CFG_REPLY_TIMEOUT_MAX / 1000000000);
-    return -EINVAL;
-  case GK_MODE:
-    t = cfq_tunable_lookup ("mode");
-    break;
-  case GK_EMULATE: {
-    char all[128];
-
-    /* 0 = none, i + 1 = devmodel_presets[i] */
-    if (strcmp (value, "none") == 0) {
-      *v = 0;
-      return 0;
-    }
-    for (i = 0; devmodel_presets[i].name; i++)
-      if (strcmp (devmodel_presets[i].name, value) == 0) {
-        *v = i + 1;
-        return 0;
-      }
-    devmodel_names (all, sizeof all, ", ", " or ");
-    snprintf (why, len, "want none, %s", all);
-    return -EINVAL;
-  }
-  case GK_CACHE: names = cache_names; break;
-  case GK_CALIBRATE: names = calibrate_names; break;
-  case GK_SCHEDULER: names = sched_names; break;
-  default:
-    t = &cfq_tunables[k - GK_TUNABLE];
-    break;
-  }
-  if (names) {
-    struct suggest s;
-    char hint[128];
-
-    i = name_index (names, value);
-    if (i >= 0) {
-      *v = i;
-      return 0;
-    }
-    /* The list, and the nearest name when one is near enough. */
-    suggest_init (&s, value);
-    suggest_add_all (&s, names);
-    snprintf (why, len, "want %s%s", one_of (names, lst, sizeof lst),
-              suggest_best (&s) ? suggest_hint (&s, hint, sizeof hint) : "");
-    return -EINVAL;
-  }
-  r = cfq_tunable_parse (t->name, value, v);
-  if (r < 0) {
-    cfq_tunable_explain (t, value, r, why, len);
-    return -EINVAL;
-  }
-  return 0;
-}
-
 /* ---- building up the layers ---------------------------------------------- */
-
-char *
-xstrdup (struct cfg *cfg, const char *s)
-{
-  char *d = strdup (s);
-
-  if (!d)
-    cfg->oom = true;
-  return d;
-}
-
-/* A path from the file, relative to the file's directory. */
-char *
-file_path (struct cfg *cfg, const char *value)
-{
-  char *p;
-
-  if (value[0] == '/' || cfg->dir[0] == '\0')
-    return xstrdup (cfg, value);
-  if (asprintf (&p, "%s%s", cfg->dir, value) == -1) {
-    cfg->oom = true;
-    return NULL;
-  }
-  return p;
-}
 
 /* model.KEY: KEY is lower-case letters, digits and '_'. */
 static bool
@@ -544,145 +163,6 @@ param_set (struct cfg *cfg, struct xparam **v, size_t *n,
   (*n)++;
 }
 
-/* Which sections a known key belongs in, for "belongs in" hints. */
-static const char *
-key_home (const char *key)
-{
-  int k = gkey_lookup (key);
-  bool in_group = name_index (group_keys, key) >= 0
-    || qos_key_lookup (key) != NULL;
-  bool in_export = name_index (export_keys, key) >= 0;
-
-  if (k == GK_FILE || k == GK_MAX_CONNS)
-    return "[device] or [export NAME]";
-  if (k >= 0)
-    return gkey_sec (k) == SEC_DEVICE ? "[device]" : "[scheduler]";
-  if (strncmp (key, "model.", 6) == 0)
-    return "[device]";
-  if (in_group)
-    return "[group NAME]";
-  if (in_export)
-    return "[export NAME]";
-  if (name_index (tenant_keys, key) >= 0)
-    return "[tenant NAME]";
-  if (name_index (sim_keys, key) >= 0)
-    return "[sim]";
-  if (name_index (event_keys, key) >= 0)
-    return "[event NAME]";
-  return NULL;
-}
-
-/* The keys of section SEC into S, for "did you mean". */
-static void
-sec_suggest (struct suggest *s, enum sec sec)
-{
-  switch (sec) {
-  case SEC_DEVICE:
-    for (int k = 0; k < GK_SCHEDULER; k++)
-      suggest_add (s, gk_names[k]);
-    break;
-  case SEC_SCHED:
-    for (int k = GK_SCHEDULER; k < GK_TUNABLE; k++)
-      suggest_add (s, gk_names[k]);
-    for (size_t i = 0; i < cfq_nr_tunables; i++)
-      if (tunable_is_key (i))
-        suggest_add (s, cfq_tunables[i].name);
-    break;
-  case SEC_GROUP:
-    suggest_add_all (s, group_keys);
-    for (size_t i = 0; i < qos_nr_keys; i++)
-      suggest_add (s, qos_keys[i].name);
-    break;
-  case SEC_EXPORT: suggest_add_all (s, export_keys); break;
-  case SEC_TENANT: suggest_add_all (s, tenant_keys); break;
-  case SEC_SIM: suggest_add_all (s, sim_keys); break;
-  case SEC_EVENT: suggest_add_all (s, event_keys); break;
-  default: break;
-  }
-}
-
-void
-unknown_key (struct cfg *cfg, enum sec sec, const char *key,
-             const char *secname)
-{
-  const char *home = key_home (key);
-  struct suggest s;
-  char hint[256];
-
-  if (home) {
-    ferr (cfg, cfg->lineno, "'%s' belongs in %s, not in %s", key, home,
-          secname);
-    return;
-  }
-  suggest_init (&s, key);
-  sec_suggest (&s, sec);
-  ferr (cfg, cfg->lineno, "unknown key '%s' in %s%s", key, secname,
-        suggest_hint (&s, hint, sizeof hint));
-}
-
-/* cfqsim's job files had a language of their own; other keys of it are
- * refused with their new spelling.  Writes the hint for KEY in section SEC
- * to BUF, or returns NULL.
- */
-static const char *
-old_key_hint (enum sec sec, const char *key, char *buf, size_t len)
-{
-  static const struct { enum sec sec; const char *key, *hint; } old[] = {
-    { SEC_DEVICE, "model", "[device] model= is now [device] emulate=" },
-    { SEC_DEVICE, "kind", "[device] kind= is now [device] emulate=" },
-    { SEC_SCHED, "policy", "[sched] policy= is now [scheduler] scheduler=" },
-    { SEC_SCHED, "sched", "[sched] sched= is now [scheduler] scheduler=" },
-    { SEC_SIM, "model", "[global] model= is now [device] emulate=" },
-    { SEC_SIM, "device", "[global] device= is now [device] emulate=" },
-    { SEC_SIM, "sched", "[global] sched= is now [scheduler] scheduler=" },
-    { SEC_SIM, "policy", "[global] policy= is now [scheduler] scheduler=" },
-    { SEC_TENANT, "depth", "[job] depth= is now [tenant] iodepth=" },
-    { SEC_TENANT, "think", "[job] think= is now [tenant] thinktime=" },
-    { SEC_TENANT, "level", "[job] level= is now [tenant] prio=" },
-    { SEC_TENANT, "pattern", "[job] pattern= is now part of [tenant] rw="
-      " (read, write, randread, randwrite, rw or randrw)" },
-    { SEC_TENANT, "stride", "[job] stride= is now [tenant] rw=read:SKIP"
-      " (fio's: SKIP = stride - bs)" },
-    { SEC_TENANT, "sync", "[job] sync=1 is now [export NAME] writes=sync"
-      " on the tenant's export" },
-    { SEC_TENANT, "meta", "[job] meta= is gone (NBD has no metadata flag)" },
-    { SEC_TENANT, "group", "[job] group= is now [tenant] export=NAME, and"
-      " that [export NAME] names the group" },
-  };
-  enum sec s = sec == SEC_OLDJOB ? SEC_TENANT : sec;
-
-  for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
-    if (old[i].sec == s && strcmp (old[i].key, key) == 0) {
-      snprintf (buf, len, "%s", old[i].hint);
-      return buf;
-    }
-  /* [device] rpm= and the like: the device model's parameters. */
-  if (sec == SEC_DEVICE)
-    for (const char *const *kind = devmodel_kinds; *kind; kind++) {
-      struct devmodel *dm = devmodel_new (*kind, NULL);
-      int found = dm ? name_index (devmodel_params (dm), key) : -1;
-      devmodel_free (dm);
-      if (found >= 0) {
-        snprintf (buf, len, "[device] %s= is now [device] model.%s=", key,
-                  key);
-        return buf;
-      }
-    }
-  return NULL;
-}
-
-/* An unknown or misplaced KEY in section SEC (named SECNAME). */
-void
-bad_key (struct cfg *cfg, enum sec sec, const char *key, const char *secname)
-{
-  char hint[160];
-
-  if (old_key_hint (sec, key, hint, sizeof hint))
-    ferr (cfg, cfg->lineno, "'%s': %s", key, hint);
-  else if (sec != SEC_OLDJOB)
-    unknown_key (cfg, sec, key, secname);
-}
-
 static void
 set_global (struct cfg *cfg, enum sec sec, const char *key, const char *value)
 {
@@ -724,18 +204,6 @@ set_global (struct cfg *cfg, enum sec sec, const char *key, const char *value)
     g->file_s = xstrdup (cfg, value);
 }
 
-/* Note KEY at this line in *L; false (and an error) if it was there before. */
-bool
-first_time (struct cfg *cfg, unsigned *l, const char *key)
-{
-  if (*l) {
-    ferr (cfg, cfg->lineno, "duplicate key '%s' (first at line %u)", key, *l);
-    return false;
-  }
-  *l = cfg->lineno;
-  return true;
-}
-
 /* ---- reading the file ------------------------------------------------------ */
 
 struct reader {
@@ -759,23 +227,104 @@ rskip_blank (const char *s, const char *e)
   return e;
 }
 
+/* ---- the sections --------------------------------------------------------
+ * What a header [TYPE] or [TYPE NAME] opens.  One of a kind ([device],
+ * [scheduler], [sim]): its header line in struct cfg, a second one is an
+ * error.  Named: a record each in an array of struct cfg (its name and
+ * header line in the record), a second of the same name is an error.
+ */
+struct section_kind {
+  const char *type;             /* the word in the header; NULL ends */
+  enum sec sec;                 /* how its keys are read */
+  const char *moved;            /* cfqsim's old sections: the error, after
+                                   which the keys are read as sec */
+  size_t line_off;              /* one of a kind: offset of its header
+                                   line (unsigned) in struct cfg */
+  const char *a_name;           /* named: "a group", for the rule on names
+                                   (group_name_ok); NULL: any name, or
+                                   none (the export "") */
+  size_t list_off, nr_off;      /* named: offsets of the array and its
+                                   count (size_t) in struct cfg */
+  size_t size;                  /* named: bytes of a record; 0: one of a
+                                   kind */
+  size_t name_off, rec_line_off; /* named: offsets of the name (char *) and
+                                    the header line (unsigned) in a record */
+  void (*init) (void *rec);     /* named: the defaults, or NULL */
+};
+
 static void
-open_section (struct cfg *cfg, const char *s, const char *e)
+init_tenant (void *rec)
+{
+  struct xtenant *x = rec;
+
+  x->t.connections = 1;
+  x->t.rw = "read";
+  x->t.rwmixread = 100;
+  x->t.bs = 4096;
+  x->t.iodepth = 1;
+}
+
+static void
+init_group (void *rec)
+{
+  struct xgroup *g = rec;
+
+  g->weight = SCHED_WEIGHT_DEFAULT;
+  g->cls = SCHED_CLASS_BE;
+  g->prio = SCHED_PRIO_DEFAULT;
+}
+
+#define ONE_OF_A_KIND(t, s, l) \
+  { .type = t, .sec = s, .line_off = offsetof (struct cfg, l) }
+#define MOVED(t, s, msg) { .type = t, .sec = s, .moved = msg }
+#define NAMED(t, s, a, list, nr, rtype, i) \
+  { .type = t, .sec = s, .a_name = a, \
+    .list_off = offsetof (struct cfg, list), \
+    .nr_off = offsetof (struct cfg, nr), .size = sizeof (rtype), \
+    .name_off = offsetof (rtype, name), .rec_line_off = offsetof (rtype, line), \
+    .init = i }
+
+static const struct section_kind section_kinds[] = {
+  ONE_OF_A_KIND ("device", SEC_DEVICE, l_device),
+  ONE_OF_A_KIND ("scheduler", SEC_SCHED, l_sched),
+  ONE_OF_A_KIND ("sim", SEC_SIM, l_sim),
+  NAMED ("group", SEC_GROUP, "a group", groups, nr_groups, struct xgroup,
+         init_group),
+  NAMED ("export", SEC_EXPORT, NULL, exports, nr_exports, struct xexport,
+         NULL),
+  NAMED ("tenant", SEC_TENANT, "a tenant", tenants, nr_tenants,
+         struct xtenant, init_tenant),
+  NAMED ("event", SEC_EVENT, "an event", events, nr_events, struct xevent,
+         NULL),
+  MOVED ("global", SEC_SIM, "[global] is now [sim] (duration, seed) and"
+         " [device] (queue_depth)"),
+  MOVED ("sched", SEC_SCHED, "[sched] is now [scheduler] (and policy= is now"
+         " scheduler=)"),
+  MOVED ("job", SEC_OLDJOB, "[job NAME] is now [tenant NAME], in fio's terms"
+         " (export=, rw=, bs=, iodepth=, thinktime=, fsync=)"),
+  { .type = NULL },
+};
+
+/* The header line s..e, "[TYPE NAME]": TYPE into type (of len bytes),
+ * NAME (bare and trimmed, or in double quotes) as *np..*nep, both NULL
+ * without one.  False, with the error said, if the header is bad.
+ */
+static bool
+parse_header (struct cfg *cfg, const char *s, const char *e, char *type,
+              size_t len, const char **np, const char **nep)
 {
   unsigned line = cfg->lineno;
   const char *close = memchr (s, ']', e - s), *t, *te, *n, *ne, *rest;
-  char type[16], *name = NULL;
   size_t tl;
 
-  cfg->cur = SEC_SKIP;
   if (!close) {
     ferr (cfg, line, "missing ']' in section header");
-    return;
+    return false;
   }
   rest = skip_blank (close + 1, e);
   if (rest < e && *rest != ';' && *rest != '#') {
     ferr (cfg, line, "unexpected text after ']'");
-    return;
+    return false;
   }
   t = skip_blank (s + 1, close);
   for (te = t; te < close && *te != ' ' && *te != '\t'; te++)
@@ -783,9 +332,9 @@ open_section (struct cfg *cfg, const char *s, const char *e)
   n = skip_blank (te, close);
   ne = rskip_blank (n, close);
   tl = te - t;
-  if (tl == 0 || tl >= sizeof type) {
+  if (tl == 0 || tl >= len) {
     ferr (cfg, line, "unknown section [%.*s]", (int) (close - s - 1), s + 1);
-    return;
+    return false;
   }
   memcpy (type, t, tl);
   type[tl] = '\0';
@@ -794,7 +343,7 @@ open_section (struct cfg *cfg, const char *s, const char *e)
   if (n < ne && *n == '"') {
     if (ne - n < 2 || ne[-1] != '"' || memchr (n + 1, '"', ne - n - 2)) {
       ferr (cfg, line, "bad quoted name in section header");
-      return;
+      return false;
     }
     n++, ne--;
   }
@@ -814,65 +363,46 @@ open_section (struct cfg *cfg, const char *s, const char *e)
       else
         ferr (cfg, line, "section name is not valid UTF-8 (byte 0x%02x at"
               " byte %zu)", (unsigned char) n[bad], bad);
-      return;
+      return false;
     }
   }
+  *np = n;
+  *nep = ne;
+  return true;
+}
 
-  if (strcmp (type, "device") == 0 || strcmp (type, "scheduler") == 0) {
-    bool dev = type[0] == 'd';
-    unsigned *l = dev ? &cfg->l_device : &cfg->l_sched;
-    if (n) {
-      ferr (cfg, line, "[%s] takes no name", type);
-      return;
-    }
-    if (*l) {
-      ferr (cfg, line, "duplicate section [%s] (first at line %u)", type, *l);
-      return;
-    }
-    *l = line;
-    cfg->cur = dev ? SEC_DEVICE : SEC_SCHED;
+/* [device], [scheduler], [sim]: no name, and once only. */
+static void
+open_one_of_a_kind (struct cfg *cfg, const struct section_kind *k,
+                    const char *type, bool named)
+{
+  unsigned line = cfg->lineno;
+  unsigned *l = (unsigned *) ((char *) cfg + k->line_off);
+
+  if (named) {
+    ferr (cfg, line, "[%s] takes no name", type);
     return;
   }
-  /* cfqsim's old sections: say what they are now, then read on. */
-  if (strcmp (type, "global") == 0) {
-    ferr (cfg, line, "[global] is now [sim] (duration, seed) and [device]"
-          " (queue_depth)");
-    cfg->cur = SEC_SIM;
+  if (*l) {
+    ferr (cfg, line, "duplicate section [%s] (first at line %u)", type, *l);
     return;
   }
-  if (strcmp (type, "sched") == 0) {
-    ferr (cfg, line, "[sched] is now [scheduler] (and policy= is now"
-          " scheduler=)");
-    cfg->cur = SEC_SCHED;
-    return;
-  }
-  if (strcmp (type, "job") == 0) {
-    ferr (cfg, line, "[job NAME] is now [tenant NAME], in fio's terms"
-          " (export=, rw=, bs=, iodepth=, thinktime=, fsync=)");
-    cfg->cur = SEC_OLDJOB;
-    return;
-  }
-  if (strcmp (type, "sim") == 0) {
-    if (n) {
-      ferr (cfg, line, "[sim] takes no name");
-      return;
-    }
-    if (cfg->l_sim) {
-      ferr (cfg, line, "duplicate section [sim] (first at line %u)",
-            cfg->l_sim);
-      return;
-    }
-    cfg->l_sim = line;
-    cfg->cur = SEC_SIM;
-    return;
-  }
-  if (strcmp (type, "group") != 0 && strcmp (type, "export") != 0
-      && strcmp (type, "tenant") != 0 && strcmp (type, "event") != 0) {
-    ferr (cfg, line, "unknown section [%s] (want [device], [scheduler],"
-          " [group NAME], [export NAME], [tenant NAME], [event NAME] or"
-          " [sim])", type);
-    return;
-  }
+  *l = line;
+  cfg->cur = k->sec;
+}
+
+/* A named section (n..ne, NULL for none): a new record at the end of its
+ * kind's array, with its defaults, unless the name is wrong or taken.
+ */
+static void
+open_named (struct cfg *cfg, const struct section_kind *k, const char *type,
+            const char *n, const char *ne)
+{
+  unsigned line = cfg->lineno;
+  char *name, *rec;
+  void *recs;
+  size_t *nr;
+
   if (ne - n > NAME_MAX_LEN) {
     ferr (cfg, line, "section name longer than %d bytes", NAME_MAX_LEN);
     return;
@@ -882,132 +412,76 @@ open_section (struct cfg *cfg, const char *s, const char *e)
     cfg->oom = true;
     return;
   }
-
-  if (strcmp (type, "event") == 0) {
-    struct xevent *x;
-    if (!n) {
-      ferr (cfg, line, "[event] needs a name: [event NAME]");
-      goto out;
-    }
-    if (!group_name_ok (name)) {
-      ferr (cfg, line, "[event %s]: an event name is letters, digits, '_',"
-            " '.' and '-' (at most 64)", name);
-      goto out;
-    }
-    for (size_t i = 0; i < cfg->nr_events; i++)
-      if (strcmp (cfg->events[i].name, name) == 0) {
-        ferr (cfg, line, "duplicate section [event %s] (first at line %u)",
-              name, cfg->events[i].line);
-        goto out;
-      }
-    x = realloc (cfg->events, (cfg->nr_events + 1) * sizeof *x);
-    if (!x) {
-      cfg->oom = true;
-      goto out;
-    }
-    cfg->events = x;
-    x = &x[cfg->nr_events];
-    memset (x, 0, sizeof *x);
-    x->name = name;
-    x->line = line;
-    cfg->cur = SEC_EVENT;
-    cfg->cur_idx = cfg->nr_events++;
-    return;
+  if (k->a_name && !n) {
+    ferr (cfg, line, "[%s] needs a name: [%s NAME]", type, type);
+    goto out;
   }
-  if (type[0] == 't') {
-    struct xtenant *x;
-    if (!n) {
-      ferr (cfg, line, "[tenant] needs a name: [tenant NAME]");
-      goto out;
-    }
-    if (!group_name_ok (name)) {
-      ferr (cfg, line, "[tenant %s]: a tenant name is letters, digits, '_',"
-            " '.' and '-' (at most 64)", name);
-      goto out;
-    }
-    for (size_t i = 0; i < cfg->nr_tenants; i++)
-      if (strcmp (cfg->tenants[i].name, name) == 0) {
-        ferr (cfg, line, "duplicate section [tenant %s] (first at line %u)",
-              name, cfg->tenants[i].line);
-        goto out;
-      }
-    x = realloc (cfg->tenants, (cfg->nr_tenants + 1) * sizeof *x);
-    if (!x) {
-      cfg->oom = true;
-      goto out;
-    }
-    cfg->tenants = x;
-    x = &x[cfg->nr_tenants];
-    memset (x, 0, sizeof *x);
-    x->name = name;
-    x->line = line;
-    x->t.connections = 1;
-    x->t.rw = "read";
-    x->t.rwmixread = 100;
-    x->t.bs = 4096;
-    x->t.iodepth = 1;
-    cfg->cur = SEC_TENANT;
-    cfg->cur_idx = cfg->nr_tenants++;
-    return;
+  if (k->a_name && !group_name_ok (name)) {
+    ferr (cfg, line, "[%s %s]: %s name is letters, digits, '_', '.' and '-'"
+          " (at most 64)", type, name, k->a_name);
+    goto out;
   }
-  if (type[0] == 'g') {
-    struct xgroup *g;
-    if (!n) {
-      ferr (cfg, line, "[group] needs a name: [group NAME]");
+  memcpy (&recs, (char *) cfg + k->list_off, sizeof recs);
+  nr = (size_t *) ((char *) cfg + k->nr_off);
+  for (size_t i = 0; i < *nr; i++) {
+    char *r = (char *) recs + i * k->size, *rname;
+    memcpy (&rname, r + k->name_off, sizeof rname);
+    if (strcmp (rname, name) == 0) {
+      ferr (cfg, line, "duplicate section [%s %s] (first at line %u)",
+            type, name, *(unsigned *) (r + k->rec_line_off));
       goto out;
     }
-    if (!group_name_ok (name)) {
-      ferr (cfg, line, "[group %s]: a group name is letters, digits, '_',"
-            " '.' and '-' (at most 64)", name);
-      goto out;
-    }
-    for (size_t i = 0; i < cfg->nr_groups; i++)
-      if (strcmp (cfg->groups[i].name, name) == 0) {
-        ferr (cfg, line, "duplicate section [group %s] (first at line %u)",
-              name, cfg->groups[i].line);
-        goto out;
-      }
-    g = realloc (cfg->groups, (cfg->nr_groups + 1) * sizeof *g);
-    if (!g) {
-      cfg->oom = true;
-      goto out;
-    }
-    cfg->groups = g;
-    g = &g[cfg->nr_groups];
-    memset (g, 0, sizeof *g);
-    g->name = name;
-    g->weight = SCHED_WEIGHT_DEFAULT;
-    g->cls = SCHED_CLASS_BE;
-    g->prio = SCHED_PRIO_DEFAULT;
-    g->line = line;
-    cfg->cur = SEC_GROUP;
-    cfg->cur_idx = cfg->nr_groups++;
-    return;
   }
-  else {
-    struct xexport *x;
-    for (size_t i = 0; i < cfg->nr_exports; i++)
-      if (strcmp (cfg->exports[i].name, name) == 0) {
-        ferr (cfg, line, "duplicate section [export %s] (first at line %u)",
-              name, cfg->exports[i].line);
-        goto out;
-      }
-    x = realloc (cfg->exports, (cfg->nr_exports + 1) * sizeof *x);
-    if (!x) {
-      cfg->oom = true;
-      goto out;
-    }
-    cfg->exports = x;
-    x = &x[cfg->nr_exports];
-    memset (x, 0, sizeof *x);
-    x->name = name;
-    x->line = line;
-    cfg->cur = SEC_EXPORT;
-    cfg->cur_idx = cfg->nr_exports++;
-    return;
+  recs = realloc (recs, (*nr + 1) * k->size);
+  if (!recs) {
+    cfg->oom = true;
+    goto out;
   }
+  memcpy ((char *) cfg + k->list_off, &recs, sizeof recs);
+  rec = (char *) recs + *nr * k->size;
+  memset (rec, 0, k->size);
+  memcpy (rec + k->name_off, &name, sizeof name);
+  *(unsigned *) (rec + k->rec_line_off) = line;
+  if (k->init)
+    k->init (rec);
+  cfg->cur = k->sec;
+  cfg->cur_idx = (*nr)++;
+  return;
 out:
   free (name);
+}
+
+/* A section header s..e: its kind from section_kinds; the keys that
+ * follow go to it (cfg->cur), or are skipped after an error.
+ */
+static void
+open_section (struct cfg *cfg, const char *s, const char *e)
+{
+  const struct section_kind *k;
+  const char *n, *ne;
+  char type[16];
+
+  cfg->cur = SEC_SKIP;
+  if (!parse_header (cfg, s, e, type, sizeof type, &n, &ne))
+    return;
+  for (k = section_kinds; k->type && strcmp (k->type, type) != 0; k++)
+    ;
+  if (!k->type) {
+    ferr (cfg, cfg->lineno, "unknown section [%s] (want [device],"
+          " [scheduler], [group NAME], [export NAME], [tenant NAME],"
+          " [event NAME] or [sim])", type);
+    return;
+  }
+  if (k->moved) {
+    /* cfqsim's old sections: say what they are now, then read on. */
+    ferr (cfg, cfg->lineno, "%s", k->moved);
+    cfg->cur = k->sec;
+    return;
+  }
+  if (!k->size)
+    open_one_of_a_kind (cfg, k, type, n != NULL);
+  else
+    open_named (cfg, k, type, n, ne);
 }
 
 /* inih's reader: one physical line per call, always, so inih's count and
@@ -1252,21 +726,6 @@ cfg_simulate (struct cfg *cfg)
   cfg->simulated = true;
 }
 
-/* A text key's value: the command line's, else the file's, else NULL. */
-static const char *
-gtext (const struct cfg *cfg, int k)
-{
-  const struct gval *g = &cfg->gv[k];
-
-  return g->cmd_set ? g->cmd_s : g->line ? g->file_s : NULL;
-}
-
-const char *
-cfg_device_file (const struct cfg *cfg)
-{
-  return gtext (cfg, GK_FILE);
-}
-
 static void
 free_model (struct cfg *cfg)
 {
@@ -1348,29 +807,20 @@ check_memory (struct cfg *cfg)
 #undef MEMORY_MSG
 }
 
-int
-cfg_validate (struct cfg *cfg, uint64_t device_size)
+/* [device] and [scheduler] into the model: each value given, else its
+ * default; the memory budget against its parts; the scheduler by name.
+ */
+static void
+validate_device (struct cfg *cfg)
 {
-  struct xexport *xs = cfg->exports;
-  size_t nr = cfg->nr_exports, np = 0;
-  uint64_t capacity = 0;
   const struct sched_ops *ops;
-  const struct xparam **src = NULL;
-  bool *ok = NULL;
+  uint64_t e;
 
-  free_model (cfg);
-  if (cfg->oom)
-    return -ENOMEM;
-
-  /* Device and scheduler. */
   cfg->m.dev.file = cfg_device_file (cfg);
   cfg->m.dev.queue_depth = gget (cfg, GK_QUEUE_DEPTH, SCHED_DEPTH_DEFAULT);
   cfg->m.dev.mode = gget (cfg, GK_MODE, CFQ_MODE_AUTO);
-  {
-    uint64_t e = gget (cfg, GK_EMULATE, 0);
-
-    cfg->m.dev.emulate = e ? devmodel_presets[e - 1].name : NULL;
-  }
+  e = gget (cfg, GK_EMULATE, 0);
+  cfg->m.dev.emulate = e ? devmodel_presets[e - 1].name : NULL;
   cfg->m.dev.max_connections = gget (cfg, GK_MAX_CONNS,
                                      CFG_MAX_CONNECTIONS_DEFAULT);
   cfg->m.dev.cache = gget (cfg, GK_CACHE, CFG_CACHE_NONE);
@@ -1395,14 +845,26 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     cerr (cfg, "scheduler %s is not built in",
           sched_names[gget (cfg, GK_SCHEDULER, 0)]);
   cfg->m.scheduler = ops ? ops->name : sched_names[0];
+}
 
-  /* model.*: the file's, with the command line's replacing or added. */
+/* model.*: the file's, with the command line's replacing or added, into
+ * the model, checked against the device model; *capacity is the model's
+ * device size.  -ENOMEM, else 0.
+ */
+static int
+validate_model_params (struct cfg *cfg, uint64_t *capacity)
+{
+  const struct xparam **src;
+  size_t np = 0;
+  int r;
+
   cfg->m_params = calloc (cfg->nr_fparams + cfg->nr_cparams + 1,
                           sizeof *cfg->m_params);
   src = calloc (cfg->nr_fparams + cfg->nr_cparams + 1, sizeof *src);
-  cfg->m_tunables = calloc (cfq_nr_tunables, sizeof *cfg->m_tunables);
-  if (!cfg->m_params || !src || !cfg->m_tunables)
-    goto oom;
+  if (!cfg->m_params || !src) {
+    free (src);
+    return -ENOMEM;
+  }
   for (size_t i = 0; i < cfg->nr_fparams; i++) {
     const struct xparam *c = param_find (cfg->cparams, cfg->nr_cparams,
                                          cfg->fparams[i].key);
@@ -1419,30 +881,33 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
     }
   cfg->m.dev.model = cfg->m_params;
   cfg->m.dev.nr_model = np;
-  if (check_model_params (cfg, src, np, &capacity) < 0)
-    goto oom;
+  r = check_model_params (cfg, src, np, capacity);
   free (src);
-  src = NULL;
-  if (cfg->simulated && !cfg->m.dev.emulate) {
-    char msg[192], all[128];
+  return r < 0 ? -ENOMEM : 0;
+}
 
-    devmodel_names (all, sizeof all, ", ", " or ");
-    snprintf (msg, sizeof msg, "the simulator needs a device model: [device]"
-              " emulate = %s", all);
-    if (cfg->filename)
-      ferr (cfg, cfg->gv[GK_EMULATE].line ? cfg->gv[GK_EMULATE].line
-            : cfg->l_device, "%s", msg);
-    else
-      cerr (cfg, "%s", msg);
-  }
-  if (cfg->simulated)
-    device_size = capacity;
-  cfg->m.dev.size = device_size;
-  cfg->m.sim.duration = cfg->duration;
-  cfg->m.sim.seed = cfg->seed;
-  cfg->m.sim.line = cfg->l_sim;
+/* cfqsim and the lab run on a device model: without one, say so. */
+static void
+check_sim_device (struct cfg *cfg)
+{
+  char msg[192], all[128];
 
-  /* The tunables given, in CFQ's table order; "mode" from [device]. */
+  if (!cfg->simulated || cfg->m.dev.emulate)
+    return;
+  devmodel_names (all, sizeof all, ", ", " or ");
+  snprintf (msg, sizeof msg, "the simulator needs a device model: [device]"
+            " emulate = %s", all);
+  if (cfg->filename)
+    ferr (cfg, cfg->gv[GK_EMULATE].line ? cfg->gv[GK_EMULATE].line
+          : cfg->l_device, "%s", msg);
+  else
+    cerr (cfg, "%s", msg);
+}
+
+/* The tunables given, in CFQ's table order; "mode" from [device]. */
+static void
+validate_tunables (struct cfg *cfg)
+{
   if (strcmp (cfg->m.scheduler, "cfq") == 0)
     for (size_t i = 0; i < cfq_nr_tunables; i++) {
       struct cfg_tunable *t = &cfg->m_tunables[cfg->m.nr_tunables];
@@ -1459,13 +924,25 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
       cfg->m.nr_tunables++;
     }
   cfg->m.tunables = cfg->m_tunables;
+}
 
-  /* Exports: with no file, one over the whole device. */
+/* Exports into the model (with no file, one over the whole device), then
+ * their groups, the groups' caps and the exports' regions on a device of
+ * device_size bytes.  *okp: which exports' regions are good, for the
+ * tenants (the caller frees it).  -ENOMEM, else 0.
+ */
+static int
+validate_exports (struct cfg *cfg, uint64_t device_size, bool **okp)
+{
+  struct xexport *xs = cfg->exports;
+  size_t nr = cfg->nr_exports;
+  bool *ok;
+
   if (nr == 0 && !cfg->filename) {
     if (!cfg->implicit) {
       cfg->implicit = calloc (1, sizeof *cfg->implicit);
       if (!cfg->implicit || !(cfg->implicit->name = strdup ("")))
-        goto oom;
+        return -ENOMEM;
     }
     xs = cfg->implicit;
     nr = 1;
@@ -1475,9 +952,9 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
   cfg->m_groups = calloc (cfg->nr_groups + 1, sizeof *cfg->m_groups);
   cfg->m_exports = calloc (nr + 1, sizeof *cfg->m_exports);
-  ok = calloc (nr + 1, sizeof *ok);
+  *okp = ok = calloc (nr + 1, sizeof *ok);
   if (!cfg->m_groups || !cfg->m_exports || !ok)
-    goto oom;
+    return -ENOMEM;
   for (size_t i = 0; i < nr; i++) {
     struct cfg_export *e = &cfg->m_exports[i];
     e->name = xs[i].name;
@@ -1497,21 +974,58 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
   cfg->m.groups = cfg->m_groups;
   cfg->m.exports = cfg->m_exports;
   cfg->m.nr_exports = nr;
+  return 0;
+}
+
+/* The tenants (on the exports ok says are good), their workloads and the
+ * events, into the model.  -ENOMEM, else 0.
+ */
+static int
+validate_sim (struct cfg *cfg, const bool *ok)
+{
   cfg->m_tenants = calloc (cfg->nr_tenants + 1, sizeof *cfg->m_tenants);
   if (!cfg->m_tenants)
-    goto oom;
+    return -ENOMEM;
   check_tenants (cfg, ok);
-  free (ok);
-  ok = NULL;
   cfg->m.tenants = cfg->m_tenants;
   cfg->m.nr_tenants = cfg->nr_tenants;
   check_workloads (cfg);
   cfg->m_events = calloc (cfg->nr_events + 1, sizeof *cfg->m_events);
   if (!cfg->m_events)
-    goto oom;
+    return -ENOMEM;
   check_events (cfg);
   cfg->m.events = cfg->m_events;
   cfg->m.nr_events = cfg->nr_events;
+  return 0;
+}
+
+int
+cfg_validate (struct cfg *cfg, uint64_t device_size)
+{
+  uint64_t capacity = 0;
+  bool *ok = NULL;
+
+  free_model (cfg);
+  if (cfg->oom)
+    return -ENOMEM;
+
+  validate_device (cfg);
+  cfg->m_tunables = calloc (cfq_nr_tunables, sizeof *cfg->m_tunables);
+  if (!cfg->m_tunables || validate_model_params (cfg, &capacity) < 0)
+    goto oom;
+  check_sim_device (cfg);
+  if (cfg->simulated)
+    device_size = capacity;
+  cfg->m.dev.size = device_size;
+  cfg->m.sim.duration = cfg->duration;
+  cfg->m.sim.seed = cfg->seed;
+  cfg->m.sim.line = cfg->l_sim;
+  validate_tunables (cfg);
+  if (validate_exports (cfg, device_size, &ok) < 0
+      || validate_sim (cfg, ok) < 0)
+    goto oom;
+  free (ok);
+  ok = NULL;
 
   if (cfg->oom)
     goto oom;
@@ -1526,7 +1040,6 @@ cfg_validate (struct cfg *cfg, uint64_t device_size)
 
 oom:
   free (ok);
-  free (src);
   free_model (cfg);
   cfg->oom = true;
   return -ENOMEM;

@@ -1,6 +1,7 @@
-/* sched.c: the table of policies the mechanism can choose by name, the
- * rule that says which requests are sync, and a policy's tunables by name
- * (sched_tunable_*, plain numbers for a policy without them).
+/* sched.c: the rule that says which requests are sync, the names of the
+ * classes, and a policy's tunables by name (sched_tunable_*, plain
+ * numbers for a policy without them).  The table of policies by name is
+ * sched-lookup.c's: it sits above the policies, which call this file.
  *
  * Sync or async.  CFQ serves sync requests (someone is waiting for them)
  * from the submitter's own queue, with idling and preemption rights, and
@@ -37,11 +38,6 @@
 
 #include "sched.h"
 
-static const struct sched_ops *const policies[] = {
-  &fifo_ops,
-  &cfq_ops,
-};
-
 void
 sched_classify (struct sched_wstate *w, struct rq *rq, uint64_t now)
 {
@@ -55,15 +51,6 @@ sched_classify (struct sched_wstate *w, struct rq *rq, uint64_t now)
     rq->flags |= RQ_SYNC;
   else
     rq->flags &= ~RQ_SYNC;
-}
-
-const struct sched_ops *
-sched_lookup (const char *name)
-{
-  for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
-    if (strcmp (policies[i]->name, name) == 0)
-      return policies[i];
-  return NULL;
 }
 
 const char *const sched_class_names[SCHED_CLASS_IDLE + 1] = {
