@@ -295,6 +295,7 @@ lint: $(CORE_OBJ)
 	pyflakes3 $(PY_FILES)
 	tools/lint-words
 	tools/filegraph --check core
+	tools/filegraph --check plugin
 	@if grep -n 'printf -v "\$$' $(SHELL_SCRIPTS); then \
 	  echo "lint: a variable made by name (above): use an array"; exit 1; fi
 
