@@ -5,7 +5,8 @@
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make check-stress  the long hostile-tenant tests (tests/stress/)
 #   make lint       shellcheck every shell script, pyflakes3 every Python
-#                   program; tools/lint-words; no cycles between core/'s files
+#                   program; tools/lint-words; no cycles between core/'s or
+#                   plugin/'s files; tools/lint-size (files, functions)
 #   make SANITIZE=address,undefined check
 #                   everything built with those sanitizers, the whole suite
 #                   under them; any sanitizer report fails its test
@@ -282,7 +283,7 @@ check-tsan:
 # one way only: tools/filegraph fails on a cycle between them, from the
 # symbols of their objects (tools/filegraph --print plugin shows plugin/'s).
 SHELL_SCRIPTS := $(wildcard tests/*.sh tests/*/*.sh bench/*.sh) \
-	tests/sanitizer/nbdkit .ci/run tools/lint-words
+	tests/sanitizer/nbdkit .ci/run tools/lint-words tools/lint-size
 # Every Python program and module: the *.py files, and the programs
 # without the suffix (a python3 #! line).  pyflakes reads them without
 # importing them, so no bytecode is written.
@@ -294,6 +295,7 @@ lint: $(CORE_OBJ)
 	shellcheck -S warning $(SHELL_SCRIPTS)
 	pyflakes3 $(PY_FILES)
 	tools/lint-words
+	tools/lint-size
 	tools/filegraph --check core
 	tools/filegraph --check plugin
 	@if grep -n 'printf -v "\$$' $(SHELL_SCRIPTS); then \
