@@ -248,6 +248,23 @@ drain (struct cal *c, unsigned inflight)
   }
 }
 
+/* Submit what is queued and wait for one completion: 0, or the error
+ * (said in c->why) after the INFLIGHT requests have come back.  EINTR,
+ * EAGAIN and EBUSY are not errors: the caller reaps and submits again.
+ */
+static int
+submit_wait (struct cal *c, unsigned inflight)
+{
+  int r = io_uring_submit_and_wait (&c->ring, 1);
+
+  if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+    snprintf (c->why, c->wlen, "io_uring_submit: %s", strerror (-r));
+    drain (c, inflight);
+    return r;
+  }
+  return 0;
+}
+
 static int
 failed (struct cal *c, const char *what, uint64_t off, int res, uint32_t len)
 {
@@ -286,12 +303,8 @@ read_figure (struct cal *c, bool seq, uint32_t len, char *bufs,
     }
     if (!inflight)
       break;
-    r = io_uring_submit_and_wait (&c->ring, 1);
-    if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-      snprintf (c->why, c->wlen, "io_uring_submit: %s", strerror (-r));
-      drain (c, inflight);
+    if ((r = submit_wait (c, inflight)) < 0)
       return r;
-    }
     while (io_uring_peek_cqe (&c->ring, &cqe) == 0) {
       uint64_t off = io_uring_cqe_get_data64 (cqe);
       int res = cqe->res;
@@ -333,12 +346,8 @@ batch (struct cal *c, bool write, const uint64_t *offs, char *bufs,
       next++;
       inflight++;
     }
-    r = io_uring_submit_and_wait (&c->ring, 1);
-    if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-      snprintf (c->why, c->wlen, "io_uring_submit: %s", strerror (-r));
-      drain (c, inflight);
+    if ((r = submit_wait (c, inflight)) < 0)
       return r;
-    }
     while (io_uring_peek_cqe (&c->ring, &cqe) == 0) {
       unsigned i = (unsigned) io_uring_cqe_get_data64 (cqe);
       int res = cqe->res;
