@@ -110,11 +110,9 @@ cfq_update_hw_tag (struct cfqd *cfqd)
       && cfqq->dispatched + cfqq->queued[0] + cfqq->queued[1] < CFQ_HW_QUEUE_MIN
       && cfqd->rq_in_driver < CFQ_HW_QUEUE_MIN)
     return;
-  /* Nor from a driver that the work-conserving dispatch keeps full
-   * (deviations 31, 34).
-   */
+  /* Nor from a driver that wc_depth keeps full (deviation 31). */
   if (!cfqq && cfq_wc_on (cfqd)
-      && cfqd->rq_in_driver >= cfq_wc_depth (cfqd))
+      && cfqd->rq_in_driver >= t_get (cfqd, T_WC_DEPTH))
     return;
   if (cfqd->hw_tag_samples++ < CFQ_HW_SAMPLES)
     return;

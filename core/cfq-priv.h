@@ -498,7 +498,6 @@ void cfq_update_seek_cost (struct cfqd *cfqd, const struct rq *rq,
 
 /* cfq-wc.c: the work-conserving dispatch's choice (deviations 31, 32). */
 bool cfq_wc_on (const struct cfqd *cfqd);
-uint64_t cfq_wc_depth (const struct cfqd *cfqd);
 struct rq *cfq_wc_select (struct cfqd *cfqd, struct cfqq **cfqqp,
                           uint64_t now);
 void cfq_wc_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,

@@ -59,27 +59,6 @@ cfq_wc_on (const struct cfqd *cfqd)
     && cfqd->grp_st.nr_present >= 2;
 }
 
-/* Requests the work-conserving dispatch keeps at the device: wc_depth,
- * and with cost on at most twice the parallelism the cost model gives
- * the device (its depth).  A device that works on one request at a time
- * but takes many queues them inside, in arrival order: a group whose few
- * large requests sit there is served ahead of the order vdisktime says,
- * and the weights slip (on a one-channel flash model, 4 KiB reads beside
- * 1 MiB reads at equal weights get 0.35 of the device's time instead of
- * half).  Twice the parallelism keeps such a device busy between a
- * completion and the next dispatch (deviation 34).
- */
-uint64_t
-cfq_wc_depth (const struct cfqd *cfqd)
-{
-  uint64_t d = t_get (cfqd, T_WC_DEPTH);
-
-  if (t_get (cfqd, T_COST) && cfqd->cost.p.depth
-      && d > 2 * cfqd->cost.p.depth)
-    d = 2 * cfqd->cost.p.depth;
-  return d;
-}
-
 /* The group's queue to serve: its highest busy class, as CFQ; inside it
  * the queue with requests and the fewest in the driver, then the one
  * served least recently, so a group's connections share its requests one
@@ -205,7 +184,7 @@ cfq_wc_select (struct cfqd *cfqd, struct cfqq **cfqqp, uint64_t now)
   struct rq *rq = NULL;
   const bool qos = qos_on (&cfqd->qos);
 
-  if (cfqd->rq_in_driver >= cfq_wc_depth (cfqd))
+  if (cfqd->rq_in_driver >= t_get (cfqd, T_WC_DEPTH))
     return NULL;
   for (struct rb_node *n = rb_first (&st->rb); n && !rq; n = rb_next (n)) {
     cfqg = cfqg_of (n);

@@ -7,11 +7,6 @@
 #    equal weights: the fractions within 1.3x of each other, both >= 0.4.
 #  - the same, weights 4:1: the ratio of the fractions within 25% of 4.
 #  - 4 KiB random reads beside 4 KiB random writes: within 1.3x, >= 0.4.
-#  - 4 KiB random reads beside 1 MiB reads at depth 4 on flash that works
-#    on one request at a time but queues many (one channel, 1 ms + 32
-#    MB/s): within 1.3x, >= 0.4; the requests kept at the device are
-#    bounded by the model's parallelism, or the 1 MiB reads queued inside
-#    it take the 4 KiB reader's turns.
 #  - 1 MiB reads at depth 4 use a quarter of the device alone: they keep
 #    >= 0.9 of it, and the 4 KiB reader gets the rest, as much as under
 #    FIFO (0.95x of FIFO's fraction or more).
@@ -21,7 +16,7 @@
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
-for j in size shallow rw size-41 onechan; do
+for j in size shallow rw size-41; do
   sim "$tmp/$j.json" unlike-$j.job
   sim "$tmp/$j-a.json" unlike-$j.job --only a
   sim "$tmp/$j-b.json" unlike-$j.job --only b
@@ -35,7 +30,7 @@ def frac(run, t, solo=None):
     alone = J(solo or f"{run}-{t}")
     return group(J(run), t)["mib_s"] / group(alone, t)["mib_s"]
 
-for run in ("size", "rw", "onechan"):
+for run in ("size", "rw"):
     a, b = frac(run, "a"), frac(run, "b")
     ok(min(a, b) >= 0.4, f"{run}: fractions {a:.3f} / {b:.3f}, both >= 0.4")
     ok(max(a, b) / min(a, b) <= 1.3,
