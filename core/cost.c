@@ -368,10 +368,16 @@ cost_calibrate (const struct cost_measure *ms,
                                 fallback->seqiops[COST_READ],
                                 fallback->randiops[COST_READ] };
 
+    /* An estimate is kept within the bounds: only what was measured
+     * may refuse the measurement.
+     */
     for (int i = 0; i < 3; i++)
       if (fb_rd[i] && *rd[i]) {
+        const double lo = i == 0 ? COST_BPS_MIN : COST_IOPS_MIN;
+        const double hi = i == 0 ? COST_BPS_MAX : COST_IOPS_MAX;
         double w = (double) *wr[i] * ((double) *rd[i] / fb_rd[i]);
-        *wr[i] = w >= 1 && w < 1e18 ? (uint64_t) (w + 0.5) : 0;
+
+        *wr[i] = (uint64_t) (w < lo ? lo : w > hi ? hi : w + 0.5);
       }
   }
   c.depth = ms->depth;

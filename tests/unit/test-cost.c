@@ -208,6 +208,24 @@ test_calibrate (void)
   CHECK_NEAR ((double) out.randiops[COST_WRITE] / out.randiops[COST_READ],
               (double) fb.randiops[COST_WRITE] / fb.randiops[COST_READ], 0.001);
   CHECK (out.randiops[COST_WRITE] > 10 * fb.randiops[COST_WRITE]);
+  /* A slow device: its write estimates stay within the bounds, and the
+   * reads measured are taken.
+   */
+  {
+    struct cost_measure slow = {
+      .bps = { 1.05e6, 0 }, .seqiops = { 12, 0 }, .randiops = { 11, 0 },
+      .depth = 1,
+    };
+    struct cost_params big = fb;
+
+    big.bps[COST_WRITE] = big.bps[COST_READ] / 2;
+    big.seqiops[COST_WRITE] = big.seqiops[COST_READ] / 2;
+    big.randiops[COST_WRITE] = big.randiops[COST_READ] / 2;
+    CHECK_EQ (cost_calibrate (&slow, &big, &out, why, sizeof why), 0);
+    CHECK_EQ (out.bps[COST_WRITE], COST_BPS_MIN);
+    CHECK_EQ (out.randiops[COST_WRITE], COST_IOPS_MIN);
+    CHECK_EQ (out.randiops[COST_READ], 11ull);
+  }
   CHECK_STREQ (why, "");
 
   /* The page cache answered: 50 GB/s is fine, 4 TB/s is not. */
