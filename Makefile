@@ -291,7 +291,7 @@ PY_FILES := $(wildcard tools/*.py tools/*/*.py bench/*.py tests/*.py tests/*/*.p
 	$(shell grep -lsE '^\#!.*python' tools/* bench/* tests/* 2>/dev/null | grep -v '\.py$$')
 # tools/lint-words: no file speaks of how the tree was made (its header
 # lists the words).
-lint: $(CORE_OBJ)
+lint: $(CORE_OBJ) $(PLUGIN_OBJ)
 	shellcheck -S warning $(SHELL_SCRIPTS)
 	pyflakes3 $(PY_FILES)
 	tools/lint-words
