@@ -279,9 +279,9 @@ check-tsan:
 # Every shell script, at warning level (.shellcheckrc lets it follow the
 # scripts' ". functions.sh"); and no variables made by name (printf -v
 # "${NAME}_..."), which shellcheck cannot follow: per-server values live in
-# arrays keyed by name (NBDKIT_SOCK[NAME] ...).  And core/'s files call
-# one way only: tools/filegraph fails on a cycle between them, from the
-# symbols of their objects (tools/filegraph --print plugin shows plugin/'s).
+# arrays keyed by name (NBDKIT_SOCK[NAME] ...).  And core/'s files, and
+# plugin/'s, call one way only: tools/filegraph fails on a cycle between
+# them, from the symbols of their objects (so lint builds them first).
 SHELL_SCRIPTS := $(wildcard tests/*.sh tests/*/*.sh bench/*.sh) \
 	tests/sanitizer/nbdkit .ci/run tools/lint-words tools/lint-size
 # Every Python program and module: the *.py files, and the programs
