@@ -45,6 +45,7 @@ ROOT = os.path.dirname(HOME)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from cfqlab_lib.common import LabError, Lock, fill_image  # noqa: E402
+from cfqlab_lib.util import fmt  # noqa: E402
 
 LAB = os.path.join(ROOT, "tools", "cfqlab")
 SCN = os.path.join(HOME, "scenarios")
@@ -126,18 +127,6 @@ def one_tenant_target(get):
         r = ratio(get(rep, CFQ), get(rep, FIFO))
         return ("cfq/fifo %s" % fmt(r, 2), r is not None and r >= 0.95)
     return ("cfq >= 0.95x fifo", f)
-
-
-def fmt(x, nd=1):
-    if x is None:
-        return "-"
-    if isinstance(x, str):
-        return x
-    if abs(x) >= 1000:
-        return "%.0f" % x
-    if abs(x) >= 100:
-        return "%.0f" % x
-    return "%.*f" % (nd, x)
 
 
 EXPERIMENTS = []
