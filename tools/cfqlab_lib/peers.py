@@ -13,7 +13,7 @@ import time
 
 from .clients import ClientRun, fio_time, run_clients
 from .common import LabError, drop_caches, fresh, load_fio_json, stop_proc, wait_path
-from .systems import Peer, System, qos_needs_cfq
+from .systems import Peer, System, launch, qos_needs_cfq
 from .util import note, tail
 
 
@@ -237,12 +237,7 @@ class QSD(Throttled):
                      % (i, i, e)]
         args += ["--chardev", "socket,id=qmp,path=%s,server=on,wait=off" % qmp,
                  "--monitor", "chardev=qmp"]
-        with open(os.path.join(rundir, "server.cmd"), "w") as f:
-            f.write(" ".join(args) + "\n")
-        log = open(os.path.join(rundir, "server.log"), "w")
-        drop_caches()
-        srv = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        lab.procs.append(srv)
+        srv, log = launch(lab, rundir, args)
         try:
             if not (wait_path(sock, srv, 30) and wait_path(qmp, srv, 30)):
                 raise LabError("qemu-storage-daemon did not start: %s"

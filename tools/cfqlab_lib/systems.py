@@ -11,6 +11,19 @@ from .common import LabError, ctl_call, drop_caches, fresh, stop_proc, wait_path
 from .util import note, tail
 
 
+
+def launch(lab, rundir, args):
+    """Start a server: ARGS written to RUNDIR/server.cmd, the page cache
+    dropped, its output to RUNDIR/server.log, the process in lab.procs (so
+    that the lab stops it).  Returns the process and the open log."""
+    with open(os.path.join(rundir, "server.cmd"), "w") as f:
+        f.write(" ".join(args) + "\n")
+    log = open(os.path.join(rundir, "server.log"), "w")
+    drop_caches()
+    srv = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    lab.procs.append(srv)
+    return srv, log
+
 class System:
     kind = "?"
     server = True
@@ -65,12 +78,7 @@ class Ours(System):
                 "config=" + os.path.abspath(scn.path), "file=" + lab.image,
                 "control=" + ctl, "scheduler=" + self.sched]
         args += scn.overrides + self.overrides + lab.args.server_arg
-        with open(os.path.join(rundir, "server.cmd"), "w") as f:
-            f.write(" ".join(args) + "\n")
-        log = open(os.path.join(rundir, "server.log"), "w")
-        drop_caches()
-        srv = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        lab.procs.append(srv)
+        srv, log = launch(lab, rundir, args)
         try:
             if not (wait_path(sock, srv, 30) and wait_path(ctl, srv, 30)):
                 log.flush()
