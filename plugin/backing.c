@@ -163,9 +163,12 @@ open_backing (struct backing *b, bool readonly, bool direct)
   return 0;
 }
 
-/* What file b is, whatever its name: 0 or -1 (reported). */
-static int
-identity (const struct backing *b, dev_t *dev, ino_t *ino)
+/* What file b is, whatever its name: the device (st_rdev of a block
+ * device, else st_dev) and the inode (0 for a block device); 0 or -1
+ * (reported).
+ */
+int
+bk_identity (const struct backing *b, dev_t *dev, ino_t *ino)
 {
   struct stat st;
 
@@ -195,14 +198,14 @@ check_aliases (const struct cfg_model *m)
   size_t idx[ENGINE_FILE_SLOTS], n = 0;
   int bad = 0;
 
-  if (identity (&bk_dev, &ddev, &dino) == -1)
+  if (bk_identity (&bk_dev, &ddev, &dino) == -1)
     return -1;
   for (size_t i = 0; i < bk_nr_own; i++) {
     const struct backing *b = &bk_own[i];
 
     if (!b->path)
       continue;
-    if (identity (b, &dev[n], &ino[n]) == -1)
+    if (bk_identity (b, &dev[n], &ino[n]) == -1)
       return -1;
     if (dev[n] == ddev && ino[n] == dino) {
       nbdkit_error ("cfq: export '%s': file %s is the device %s under "

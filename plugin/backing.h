@@ -78,6 +78,8 @@ extern const struct backing *bk_main (void);
 extern const struct backing *bk_export (size_t i);
 /* Bytes: the alignment every buffer given to FILE_DIRECT needs. */
 extern size_t bk_buf_align (void);
+/* What file b is, whatever its name (backing.c). */
+extern int bk_identity (const struct backing *b, dev_t *dev, ino_t *ino);
 /* Put every open file into the engine's slots (cfg->fds, cfg->nr_fds). */
 extern void bk_engine_fds (struct engine_cfg *cfg);
 

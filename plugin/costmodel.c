@@ -123,17 +123,16 @@ calibrate_mode (const struct cfg_device *d, enum cfg_calibrate *mode)
 static int
 ident (const struct backing *b, struct cost_ident *id)
 {
-  struct stat st;
+  dev_t dev;
+  ino_t ino;
 
   memset (id, 0, sizeof *id);
-  if (fstat (b->fds[FILE_DIRECT], &st) == -1) {
-    nbdkit_error ("cfq: file=%s: fstat: %m", b->path);
+  if (bk_identity (b, &dev, &ino) == -1)
     return -1;
-  }
-  id->blockdev = S_ISBLK (st.st_mode);
-  id->major = id->blockdev ? major (st.st_rdev) : major (st.st_dev);
-  id->minor = id->blockdev ? minor (st.st_rdev) : minor (st.st_dev);
-  id->ino = id->blockdev ? 0 : (uint64_t) st.st_ino;
+  id->blockdev = b->dev.is_blockdev;
+  id->major = major (dev);
+  id->minor = minor (dev);
+  id->ino = (uint64_t) ino;
   id->size = b->dev.size;
   return 0;
 }
