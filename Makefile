@@ -252,7 +252,9 @@ bench/%: bench/%.c $(CORE_LIB) $(FLAGS_STAMP)
 DEB_PKGS := build-essential pkg-config nbdkit nbdkit-plugin-dev libnbd-dev \
 	libnbd-bin python3-libnbd liburing-dev libev-dev libinih-dev fio \
 	qemu-utils fsmark valgrind e2fsprogs util-linux fuse3 procps \
-	qemu-system-common perl shellcheck pyflakes3 clang libclang-rt-dev gnuplot-nox time
+	qemu-system-common perl shellcheck pyflakes3 clang libclang-rt-dev gnuplot-nox time \
+	librbd-dev librados-dev ceph-mon ceph-mgr ceph-osd ceph-common rbd-nbd \
+	qemu-block-extra uuid-runtime
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -qq && \
