@@ -72,7 +72,7 @@ static const char *const export_keys[] = {
 
 static const char *const tenant_keys[] = {
   "export", "connections", "rw", "rwmixread", "bs", "iodepth", "thinktime",
-  "rate_iops", "rate", "fsync", "offset", "size", "start", "stop", "class",
+  "thinktime_blocks", "rate_iops", "rate", "fsync", "offset", "size", "start", "stop", "class",
   "prio", "workload", NULL,
 };
 

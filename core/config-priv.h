@@ -128,7 +128,7 @@ struct xtenant {
   bool bad;                     /* a value was refused: skip checks */
   unsigned line;                /* of the header */
   unsigned l_export, l_connections, l_rw, l_rwmixread, l_bs, l_iodepth,
-    l_thinktime, l_rate_iops, l_rate, l_fsync, l_offset, l_size, l_start,
+    l_thinktime, l_thinktime_blocks, l_rate_iops, l_rate, l_fsync, l_offset, l_size, l_start,
     l_stop, l_class, l_prio, l_workload;
 };
 

@@ -279,6 +279,11 @@ set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
     if (first_time (cfg, &x->l_thinktime, key))
       ok = time_key (cfg, key, value, &t->thinktime);
   }
+  else if (strcmp (key, "thinktime_blocks") == 0) {
+    if (first_time (cfg, &x->l_thinktime_blocks, key)
+        && (ok = count_key (cfg, key, value, 1, 1u << 30, &v)))
+      t->thinktime_blocks = v;
+  }
   else if (strcmp (key, "rate_iops") == 0) {
     if (first_time (cfg, &x->l_rate_iops, key)
         && (ok = count_key (cfg, key, value, 1, NSEC_PER_SEC, &v)))

@@ -240,6 +240,9 @@ struct cfg_tenant {
   unsigned iodepth;             /* requests in flight per connection, 1 */
   uint64_t thinktime;           /* ns from a completion to the next
                                    submission of that slot; 0 */
+  unsigned thinktime_blocks;    /* requests: with thinktime, think only
+                                   after this many were sent and all of
+                                   them came back (fio's); 0: per slot */
   uint64_t rate_iops;           /* per connection; 0: unlimited */
   uint64_t rate;                /* bytes/s per connection; 0: unlimited */
   unsigned fsync;               /* flush after every N writes; 0: never */

@@ -146,6 +146,10 @@ job_arrive (struct job *j, uint64_t now)
     j->parked++;
     return;
   }
+  if (j->think_blocks && j->burst >= j->think_blocks) {
+    j->burst_parked++;          /* the burst is sent: wait for its end */
+    return;
+  }
   /* rate_iops / rate: request k no earlier than start + k intervals. */
   t_ok = job_rate_time (j);
   if (now < t_ok) {
@@ -154,6 +158,7 @@ job_arrive (struct job *j, uint64_t now)
     return;
   }
   j->issued++;
+  j->burst++;
   write = j->rwmixread == 0
     || (j->rwmixread < 100 && job_rand (j) % 100 >= j->rwmixread);
   sr = j->free;
@@ -201,11 +206,34 @@ job_arrive (struct job *j, uint64_t now)
  * completion (and may expire an empty queue or arm an idle timer) before
  * the client, which must first receive the reply, sends its next request.
  */
+/* With think_blocks the job thinks between bursts instead: a slot
+ * goes again at once while the burst has requests left to send; once
+ * all are sent the slots wait, and the last completion of the burst
+ * starts the think time for all of them (fio's thinktime_blocks: it
+ * quiesces before it thinks).
+ */
 static void
 job_slot_done (struct job *j, uint64_t now)
 {
-  if (now + j->think < j->stop && now + j->think <= sim.end)
-    ev_push (now + j->think, EV_ARRIVE, j, 0);
+  uint64_t t = now + j->think;
+  unsigned n = 1;
+
+  if (j->think_blocks) {
+    if (j->burst < j->think_blocks)
+      t = now;
+    else if (j->inflight > 0) {
+      j->burst_parked++;
+      return;
+    }
+    else {
+      n += j->burst_parked;
+      j->burst_parked = 0;
+      j->burst = 0;
+    }
+  }
+  if (t < j->stop && t <= sim.end)
+    while (n--)
+      ev_push (t, EV_ARRIVE, j, 0);
 }
 
 /* The earliest time the job's next request may go, by its rate limits. */

@@ -147,6 +147,7 @@ sim_setup (void)
       j->stride = t->bs + t->skip;
       j->depth = t->iodepth;
       j->think = t->thinktime;
+      j->think_blocks = t->thinktime ? t->thinktime_blocks : 0;
       j->rate_iops = t->rate_iops;
       j->rate = t->rate;
       j->fsync = t->fsync;

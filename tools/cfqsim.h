@@ -75,6 +75,7 @@ struct job {
   uint64_t stride;              /* bytes between sequential requests */
   unsigned depth;               /* outstanding data requests */
   uint64_t think;               /* ns from a completion to the next submit */
+  unsigned think_blocks;        /* requests per burst; 0: think per slot */
   uint64_t rate_iops, rate;     /* per connection; 0: unlimited */
   unsigned fsync;               /* flush after every N writes; 0 never */
   uint64_t start, stop;         /* ns: active window */
@@ -91,6 +92,8 @@ struct job {
   bool flush_out;               /* the flush is submitted */
   uint64_t next_off;            /* bytes: next sequential offset */
   uint64_t issued;              /* data requests submitted so far */
+  unsigned burst;               /* of them, in this burst (think_blocks) */
+  unsigned burst_parked;        /* slots waiting for the burst's think */
   uint64_t rng;                 /* xorshift64* state */
 
   uint64_t batch_start;         /* ns: first write since the last flush */

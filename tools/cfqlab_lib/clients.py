@@ -69,6 +69,8 @@ def fio_jobfile(path, scn, tenants, targets, logdir, duration, seed, shift=0.0,
                     lines.append("rwmixread=%d" % d["rwmixread"])
                 if d.get("thinktime_ns"):
                     lines.append("thinktime=%d" % max(1, d["thinktime_ns"] // 1000))
+                    if d.get("thinktime_blocks"):
+                        lines.append("thinktime_blocks=%d" % d["thinktime_blocks"])
                 if d.get("rate_iops"):
                     lines.append("rate_iops=%d" % d["rate_iops"])
                 if d.get("rate"):

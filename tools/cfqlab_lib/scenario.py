@@ -58,7 +58,8 @@ class Tenant:
         d = self.d
         caps = []
         if d.get("thinktime_ns"):
-            caps.append(self.iodepth * self.bs * self.conns * NS / d["thinktime_ns"])
+            per_think = d.get("thinktime_blocks") or self.iodepth
+            caps.append(per_think * self.bs * self.conns * NS / d["thinktime_ns"])
         if d.get("rate"):
             caps.append(d["rate"] * self.conns)
         if d.get("rate_iops"):
