@@ -125,6 +125,13 @@ cfq_update_hw_tag (struct cfqd *cfqd)
  * to now.  On a disk that is a seek and a rotation, 3 ms and more; on
  * flash that claims to rotate (a virtio disk, a RAID controller) it is a
  * fraction of a millisecond, and idling for such a device only wastes it.
+ * Taken as flash, a device is taken back as a disk only when the mean
+ * is slow and CFQ_SEEK_SAMPLES reads in a row were: a disk's seeks are
+ * all slow, while a dispatcher that did not run for a few milliseconds
+ * (a machine whose cores are busy elsewhere) sees one late completion
+ * and then the rest of the batch at once.  Without that, a few stalls
+ * turned the mean and the policy went from IOPS to time mode in the
+ * middle of a run.
  */
 void
 cfq_update_seek_cost (struct cfqd *cfqd, const struct rq *rq, uint64_t now)
@@ -132,6 +139,12 @@ cfq_update_seek_cost (struct cfqd *cfqd, const struct rq *rq, uint64_t now)
   uint64_t from = umax64 (rq->t_dispatch, cfqd->last_completion);
   uint64_t svc = now > from ? now - from : 0;
 
+  if (svc > CFQ_SEEK_SLOW) {
+    if (cfqd->seek_slow_run < CFQ_SEEK_SAMPLES)
+      cfqd->seek_slow_run++;
+  }
+  else
+    cfqd->seek_slow_run = 0;
   cfqd->seek_weight = (7 * cfqd->seek_weight + 256) / 8;
   cfqd->seek_total = (7 * cfqd->seek_total + 256 * svc) / 8;
   cfqd->seek_cost = (cfqd->seek_total + 128) / cfqd->seek_weight;
@@ -144,7 +157,8 @@ cfq_update_seek_cost (struct cfqd *cfqd, const struct rq *rq, uint64_t now)
     CFQ_TRACE (cfqd, NULL, "seeks cost %llu us: not rotational",
                (unsigned long long) (cfqd->seek_cost / 1000));
   }
-  else if (cfqd->seek_fast && cfqd->seek_cost > CFQ_SEEK_SLOW) {
+  else if (cfqd->seek_fast && cfqd->seek_cost > CFQ_SEEK_SLOW
+           && cfqd->seek_slow_run >= CFQ_SEEK_SAMPLES) {
     cfqd->seek_fast = false;
     CFQ_TRACE (cfqd, NULL, "seeks cost %llu us: rotational",
                (unsigned long long) (cfqd->seek_cost / 1000));

@@ -89,7 +89,8 @@ enum {
 #define CFQ_SAMPLE_VALID(s)     ((s) > 80)
 /* Seek cost (ours): after this many seeky reads, a "rotational" device
  * whose mean service time for them is under CFQ_SEEK_FAST is taken as
- * non-rotational, and taken back as rotational above CFQ_SEEK_SLOW.
+ * non-rotational, and taken back as rotational when the mean is above
+ * CFQ_SEEK_SLOW and so were this many of them in a row.
  */
 #define CFQ_SEEK_SAMPLES        16
 #define CFQ_SEEK_FAST           (1 * MS)
@@ -302,6 +303,8 @@ struct cfqd {
   uint64_t seek_weight;         /* EWMA weight, 256 = one full sample */
   uint64_t seek_cost;           /* ns: mean service time of those reads */
   unsigned seek_seen;           /* such reads completed (saturates) */
+  unsigned seek_slow_run;       /* of them, the last ones in a row that
+                                   took over CFQ_SEEK_SLOW (saturates) */
   bool seek_fast;               /* rotational=1, but seeks cost < 1 ms */
   uint64_t last_delayed_sync;   /* ns: a sync rq completed late */
   uint64_t last_sync;           /* ns: a sync rq inserted or completed;

@@ -334,6 +334,66 @@ test_seek_cost (void)
   printf ("seek cost: ok\n");
 }
 
+/* One seeky read of queue a, served in svc. */
+static uint64_t
+seek_read (struct sched *s, struct sched_queue *a, struct rq *rq, int i,
+           uint64_t t, uint64_t svc)
+{
+  uint64_t next;
+  struct rq *r;
+
+  mkrq (rq, a, (uint64_t) (i * 7919 % 97 + 1) << 24, 4096, RQ_SYNC);
+  sched_insert (s, rq, t);
+  r = sched_dispatch (s, t, &next);
+  if (!r) {
+    t = next;
+    r = sched_dispatch (s, t, &next);
+  }
+  CHECK_PTR_EQ (r, rq);
+  sched_completed (s, r, t += svc);
+  return t + 50 * US;
+}
+
+/* A device taken as flash stays flash through stalls of the machine: a
+ * read seen 20 ms late after every three seen in 100 us (a dispatcher
+ * that did not run, then a batch) moves the mean past CFQ_SEEK_SLOW but
+ * is not a disk; 16 slow reads in a row are.
+ */
+static void
+test_seek_cost_stalls (void)
+{
+  struct sched *s = kernel_cfq ();
+  struct sched_queue *a = sched_queue_new (s, NULL, SCHED_CLASS_BE, 4);
+  struct rq rq;
+  struct cfq_stats st;
+  uint64_t t = 0;
+  int i = 0;
+
+  for (; i < 20; i++)
+    t = seek_read (s, a, &rq, i, t, 100 * US);
+  cfq_get_stats (s, &st);
+  CHECK (st.seek_fast);
+  for (; i < 220; i++)
+    t = seek_read (s, a, &rq, i, t, i % 4 == 0 ? 20 * MS : 100 * US);
+  cfq_get_stats (s, &st);
+  CHECK_GT (st.seek_cost, 2 * MS);      /* the mean alone would flip */
+  CHECK (st.seek_fast);
+  CHECK (st.iops_mode);
+  for (int k = 0; k < 15; k++, i++)
+    t = seek_read (s, a, &rq, i, t, 8 * MS);
+  cfq_get_stats (s, &st);
+  CHECK (st.seek_fast);
+  t = seek_read (s, a, &rq, i, t, 8 * MS);
+  cfq_get_stats (s, &st);
+  CHECK (!st.seek_fast);
+  CHECK (!st.iops_mode);
+  t += 100 * MS;
+  sched_dispatch (s, t, &t);
+  sched_queue_free (s, a);
+  sched_destroy (s);
+  printf ("seek cost with stalls: ok\n");
+}
+
 /* mode=auto is the policy's rule, so the server and cfqsim apply it alike:
  * on a device that says it does not rotate, groups are charged by
  * requests whatever slice_idle is (the plugin used to force this itself).
@@ -1113,6 +1173,7 @@ static const struct {
   { "service_tree_keys", test_service_tree_keys },
   { "split_owner", test_split_owner },
   { "seek_cost", test_seek_cost },
+  { "seek_cost_stalls", test_seek_cost_stalls },
   { "auto_mode", test_auto_mode },
   { "flush_has_no_place", test_flush_has_no_place },
   { "flash_no_wait", test_flash_no_wait },
