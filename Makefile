@@ -55,9 +55,17 @@ CFLAGS_STRICT := -std=gnu11 -fPIC $(WARN) $(WARN_STRICT) $(WERROR) \
 LDFLAGS_ALL  := $(SAN_LDFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
 
+# backend=rbd: built where librbd's and librados' headers are (Debian ships
+# no .pc for them); RBD=no builds without it, to check that build too.
+RBD ?= $(if $(wildcard /usr/include/rbd/librbd.h),yes,no)
+ifeq ($(RBD),yes)
+RBD_CFLAGS := -DHAVE_RBD
+RBD_LIBS   := -lrbd -lrados
+endif
+
 # Everything is rebuilt when the compiler, CFLAGS or SANITIZE change: the
 # objects depend on .build-flags, which is rewritten only when they differ.
-BUILD_FLAGS := $(CC) | $(CFLAGS) | $(SANITIZE)
+BUILD_FLAGS := $(CC) | $(CFLAGS) | $(SANITIZE) | $(RBD)
 FLAGS_STAMP := .build-flags
 
 PKG_PLUGIN := nbdkit liburing libev
@@ -78,7 +86,7 @@ CORE_LIB := core/libcfqcore.a
 PLUGIN_SRC := $(wildcard plugin/*.c)
 PLUGIN_OBJ := $(PLUGIN_SRC:.c=.o)
 PLUGIN     := plugin/nbdkit-cfq-plugin.so
-PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) -lpthread -lm
+PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) $(RBD_LIBS) -lpthread -lm
 
 # ---- tools/: cfqsim (core only), cfqconf, cfqctl --------------------------
 # One file a tool, but cfqsim: tools/cfqsim-*.c behind tools/cfqsim.h.
@@ -147,8 +155,8 @@ $(CORE_LIB): $(CORE_OBJ)
 	ar rcs $@ $^
 
 plugin/%.o: plugin/%.c $(FLAGS_STAMP)
-	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_STRICT) -fvisibility=hidden \
-	  -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(RBD_CFLAGS) $(CFLAGS_STRICT) \
+	  -fvisibility=hidden -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
 
 $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
 	$(CC) -shared -Wl,-z,nodelete $(LDFLAGS_ALL) -o $@ $(PLUGIN_OBJ) \
@@ -226,7 +234,7 @@ tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRC) $(wildcard include/*.h core/*
 # target stands in for the three nbdkit functions the rest calls).
 FUZZ_PLUGIN := tests/fuzz/fuzz-control
 FUZZ_PLUGIN_SRC := $(filter-out plugin/plugin.c,$(PLUGIN_SRC))
-FUZZ_PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) -lpthread -lm
+FUZZ_PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) $(RBD_LIBS) -lpthread -lm
 $(FUZZ_PLUGIN:tests/fuzz/fuzz-%=tests/fuzz/replay-%): tests/fuzz/replay-%: \
 	  tests/fuzz/replay.c tests/fuzz/fuzz-%.c $(FUZZ_PLUGIN_SRC:.c=.o) \
 	  $(CORE_LIB) tests/fuzz/fuzz.h tests/unit/check.h $(FLAGS_STAMP)
