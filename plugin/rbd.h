@@ -24,7 +24,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RBD_PREFIX "rbd:"               /* an image, where a file may be */
+#include "config.h"
+
+#define RBD_PREFIX CFG_RBD_PREFIX       /* an image, where a file may be */
 #define RBD_POOL_DEFAULT "rbd"
 #define RBD_TIMEOUT_DEFAULT 30          /* s: rbd_timeout's default */
 
