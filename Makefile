@@ -4,6 +4,8 @@
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make check-stress  the long hostile-tenant tests (tests/stress/)
+#   make check-ceph  backend=rbd against a single-node Ceph cluster it starts
+#                   and stops (tests/ceph/; root and the Ceph packages)
 #   make lint       shellcheck every shell script, pyflakes3 every Python
 #                   program; tools/lint-words; no cycles between core/'s or
 #                   plugin/'s files; tools/lint-size (files, functions)
@@ -139,7 +141,8 @@ ifneq ($(SANITIZE),)
 ALL += $(SAN_SHIM)
 endif
 
-.PHONY: all deps deps-kernel check check-stress check-kernel check-tsan lint fuzz \
+.PHONY: all deps deps-kernel check check-stress check-ceph check-kernel \
+	check-tsan lint fuzz \
 	demo bench bench-seeds lab lab-matrix install clean FORCE
 all: $(ALL)
 
@@ -322,6 +325,12 @@ fuzz: $(FUZZ_BIN)
 # runs a bounded form.  Timing-sensitive: run them on a quiet machine.
 check-stress: all
 	@tests/run.sh tests/stress/test-*.sh
+
+# backend=rbd in front of a real cluster: tests/ceph/run.sh starts one
+# single-node cluster for the whole suite (about 15 s) and stops it after;
+# skips where it cannot run one.  CFQ_CEPH_CONF=FILE uses a running one.
+check-ceph: all
+	@tests/ceph/run.sh
 
 
 # The real kernel NBD client runs in a software-emulated VM: its packages
