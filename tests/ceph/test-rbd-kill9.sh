@@ -29,10 +29,12 @@ serve ()
 
 serve 1
 rc=0
-"$DURABLE" -s 99 -c 2 -L 40 "${NBDKIT_URI[srv]}" >"$TESTDIR/d.out" 2>"$TESTDIR/d.err" &
+# A write to a cluster takes milliseconds: the 10th of connection 0 is
+# long past after 1.5 s.
+"$DURABLE" -s 99 -c 2 -L 10 "${NBDKIT_URI[srv]}" >"$TESTDIR/d.out" 2>"$TESTDIR/d.err" &
 dpid=$!
 wait_for "the negative control's writers" 60 grep -q writing "$TESTDIR/d.out"
-sleep 0.5
+sleep 1.5
 kill -KILL "${NBDKIT_PID[srv]}"
 wait "${NBDKIT_PID[srv]}" 2>/dev/null || true
 serve 1
