@@ -12,7 +12,7 @@
 # what it was told (see tests/nbd/durable.c).  First the negative control:
 # a write the client pretends was acknowledged must be reported missing.
 # timeout: 300
-. "$(dirname "$0")/functions.sh"
+. "$(dirname "$0")/ceph-functions.sh"
 requires_ceph
 DURABLE=$top/tests/nbd/durable
 [ -x "$DURABLE" ] || fail "$DURABLE is not built (run make)"

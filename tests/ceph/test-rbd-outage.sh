@@ -8,7 +8,7 @@
 # Needs the OSD's pid: the cluster must be one tests/ceph/cluster.sh
 # started (its run/osd.0.pid next to ceph.conf); skips otherwise.
 # timeout: 180
-. "$(dirname "$0")/functions.sh"
+. "$(dirname "$0")/ceph-functions.sh"
 requires_ceph
 requires_python_nbd
 pidf=$(dirname "$CEPH_CONF")/run/osd.0.pid

@@ -12,7 +12,7 @@
 #  4. the negative control: the client drops one of its own writes, which
 #     must be reported, or this test proves nothing.
 # timeout: 600
-. "$(dirname "$0")/functions.sh"
+. "$(dirname "$0")/ceph-functions.sh"
 requires_shadow
 requires_ceph
 

@@ -14,7 +14,7 @@
 # ramp and the end, get half as much again of band.  CFQ_CEPH_SECONDS sets
 # the run length, CFQ_CEPH_QD the queue_depth.
 # timeout: 300
-. "$(dirname "$0")/functions.sh"
+. "$(dirname "$0")/ceph-functions.sh"
 requires_ceph
 requires_cmd fio
 requires_python_nbd

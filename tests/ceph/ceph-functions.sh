@@ -1,8 +1,8 @@
 # shellcheck shell=bash
-# tests/ceph/functions.sh: what every tests/ceph/test-*.sh sources, on top of
+# tests/ceph/ceph-functions.sh: what every tests/ceph/test-*.sh sources, on top of
 # tests/tenant-functions.sh (and so tests/functions.sh).
 #
-#   . "$(dirname "$0")/functions.sh"
+#   . "$(dirname "$0")/ceph-functions.sh"
 #   requires_ceph                 # a cluster to use, or skip (77) with why
 #   img=$(rbd_image NAME SIZE)    # a fresh image, removed at exit
 #   rbd_image_from NAME FILE      # the same, holding FILE's bytes
@@ -10,7 +10,8 @@
 # The cluster: the one CFQ_CEPH_CONF names (make check-ceph starts one for
 # the whole suite), or else one of the test's own in $TESTDIR/ceph on mon
 # port CFQ_CEPH_PORT (default 3301), started with tests/ceph/cluster.sh and
-# stopped at exit.  Images are made with the layering feature alone: no
+# stopped at exit.  (Not named functions.sh: tests/tenant-functions.sh
+# sources the functions.sh beside the test, as shellcheck reads it.)  Images are made with the layering feature alone: no
 # exclusive lock, so a server restarted after kill -9 (or a second server)
 # opens the image at once instead of waiting for the dead one's lock.
 
