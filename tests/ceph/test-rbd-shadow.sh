@@ -17,7 +17,7 @@ requires_shadow
 requires_ceph
 
 size=$((32 << 20))
-ops=${SHADOW_OPS:-5000}
+ops=${SHADOW_OPS:-4000}
 make_image "$TESTDIR/disk.orig" $size
 
 # shadow_run NAME SEED PLUGIN-PARAMS...: serve a fresh image holding
