@@ -4,6 +4,8 @@
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make check-stress  the long hostile-tenant tests (tests/stress/)
+#   make check-ceph  backend=rbd against a single-node Ceph cluster it starts
+#                   and stops (tests/ceph/; root and the Ceph packages)
 #   make lint       shellcheck every shell script, pyflakes3 every Python
 #                   program; tools/lint-words; no cycles between core/'s or
 #                   plugin/'s files; tools/lint-size (files, functions)
@@ -55,9 +57,17 @@ CFLAGS_STRICT := -std=gnu11 -fPIC $(WARN) $(WARN_STRICT) $(WERROR) \
 LDFLAGS_ALL  := $(SAN_LDFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
 
+# backend=rbd: built where librbd's and librados' headers are (Debian ships
+# no .pc for them); RBD=no builds without it, to check that build too.
+RBD ?= $(if $(wildcard /usr/include/rbd/librbd.h),yes,no)
+ifeq ($(RBD),yes)
+RBD_CFLAGS := -DHAVE_RBD
+RBD_LIBS   := -lrbd -lrados
+endif
+
 # Everything is rebuilt when the compiler, CFLAGS or SANITIZE change: the
 # objects depend on .build-flags, which is rewritten only when they differ.
-BUILD_FLAGS := $(CC) | $(CFLAGS) | $(SANITIZE)
+BUILD_FLAGS := $(CC) | $(CFLAGS) | $(SANITIZE) | $(RBD)
 FLAGS_STAMP := .build-flags
 
 PKG_PLUGIN := nbdkit liburing libev
@@ -78,7 +88,7 @@ CORE_LIB := core/libcfqcore.a
 PLUGIN_SRC := $(wildcard plugin/*.c)
 PLUGIN_OBJ := $(PLUGIN_SRC:.c=.o)
 PLUGIN     := plugin/nbdkit-cfq-plugin.so
-PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) -lpthread -lm
+PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) $(RBD_LIBS) -lpthread -lm
 
 # ---- tools/: cfqsim (core only), cfqconf, cfqctl --------------------------
 # One file a tool, but cfqsim: tools/cfqsim-*.c behind tools/cfqsim.h.
@@ -131,7 +141,8 @@ ifneq ($(SANITIZE),)
 ALL += $(SAN_SHIM)
 endif
 
-.PHONY: all deps deps-kernel check check-stress check-kernel check-tsan lint fuzz \
+.PHONY: all deps deps-kernel check check-stress check-ceph check-kernel \
+	check-tsan lint fuzz \
 	demo bench bench-seeds lab lab-matrix install clean FORCE
 all: $(ALL)
 
@@ -147,8 +158,8 @@ $(CORE_LIB): $(CORE_OBJ)
 	ar rcs $@ $^
 
 plugin/%.o: plugin/%.c $(FLAGS_STAMP)
-	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(CFLAGS_STRICT) -fvisibility=hidden \
-	  -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(RBD_CFLAGS) $(CFLAGS_STRICT) \
+	  -fvisibility=hidden -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
 
 $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
 	$(CC) -shared -Wl,-z,nodelete $(LDFLAGS_ALL) -o $@ $(PLUGIN_OBJ) \
@@ -226,7 +237,7 @@ tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRC) $(wildcard include/*.h core/*
 # target stands in for the three nbdkit functions the rest calls).
 FUZZ_PLUGIN := tests/fuzz/fuzz-control
 FUZZ_PLUGIN_SRC := $(filter-out plugin/plugin.c,$(PLUGIN_SRC))
-FUZZ_PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) -lpthread -lm
+FUZZ_PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) $(RBD_LIBS) -lpthread -lm
 $(FUZZ_PLUGIN:tests/fuzz/fuzz-%=tests/fuzz/replay-%): tests/fuzz/replay-%: \
 	  tests/fuzz/replay.c tests/fuzz/fuzz-%.c $(FUZZ_PLUGIN_SRC:.c=.o) \
 	  $(CORE_LIB) tests/fuzz/fuzz.h tests/unit/check.h $(FLAGS_STAMP)
@@ -314,6 +325,12 @@ fuzz: $(FUZZ_BIN)
 # runs a bounded form.  Timing-sensitive: run them on a quiet machine.
 check-stress: all
 	@tests/run.sh tests/stress/test-*.sh
+
+# backend=rbd in front of a real cluster: tests/ceph/run.sh starts one
+# single-node cluster for the whole suite (about 15 s) and stops it after;
+# skips where it cannot run one.  CFQ_CEPH_CONF=FILE uses a running one.
+check-ceph: all
+	@tests/ceph/run.sh
 
 
 # The real kernel NBD client runs in a software-emulated VM: its packages

@@ -393,13 +393,16 @@ xstrdup (struct cfg *cfg, const char *s)
   return d;
 }
 
-/* A path from the file, relative to the file's directory. */
+/* A path from the file, relative to the file's directory.  An RBD
+ * image's name (CFG_RBD_PREFIX) is no path: it is kept as written.
+ */
 char *
 file_path (struct cfg *cfg, const char *value)
 {
   char *p;
 
-  if (value[0] == '/' || cfg->dir[0] == '\0')
+  if (value[0] == '/' || cfg->dir[0] == '\0' ||
+      strncmp (value, CFG_RBD_PREFIX, strlen (CFG_RBD_PREFIX)) == 0)
     return xstrdup (cfg, value);
   if (asprintf (&p, "%s%s", cfg->dir, value) == -1) {
     cfg->oom = true;

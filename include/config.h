@@ -120,6 +120,11 @@ enum cfg_calibrate {
 /* "off", "read", "write" */
 extern const char *cfg_calibrate_name (enum cfg_calibrate c);
 
+/* A file name that is a Ceph RBD image, "rbd:POOL/IMAGE" (the plugin's
+ * backend=rbd), not a path: never resolved against the config's directory.
+ */
+#define CFG_RBD_PREFIX "rbd:"
+
 struct cfg_device {
   const char *file;             /* path, or NULL if none given */
   uint64_t size;                /* bytes the exports were checked against:

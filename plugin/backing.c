@@ -36,6 +36,7 @@
 #include <nbdkit-plugin.h>
 
 #include "backing.h"
+#include "rbd.h"
 
 static struct backing bk_dev = { .fds = { -1, -1 } };
 static struct backing *bk_own;          /* per export; path NULL: region */
@@ -163,6 +164,32 @@ open_backing (struct backing *b, bool readonly, bool direct)
   return 0;
 }
 
+/* An RBD image (rbd.h): read and written by the rbd backend, so
+ * unaligned like a buffered file, with the file's range lock and counts.
+ * Its size comes from the cluster.
+ */
+static int
+open_rbd (struct backing *b, bool readonly, bool cache)
+{
+  b->rbd = true;
+  b->shared = calloc (1, sizeof *b->shared);
+  if (!b->shared) {
+    nbdkit_error ("cfq: %s: calloc: %m", b->path);
+    return -1;
+  }
+  rl_init (&b->shared->rl);
+  b->shared->can_punch = b->shared->can_zero_range = 1;
+  b->writable = !readonly;
+  b->direct = false;
+  b->bs = 512;
+  b->dev.offset_align = b->dev.mem_align = 512;
+  if (rbdk_attach (b->path, b->slot, readonly, cache, &b->dev.size) == -1)
+    return -1;
+  nbdkit_debug ("cfq: %s: RBD image, %" PRIu64 " bytes, slot %u", b->path,
+                b->dev.size, b->slot);
+  return 0;
+}
+
 /* What file b is, whatever its name: the device (st_rdev of a block
  * device, else st_dev) and the inode (0 for a block device); 0 or -1
  * (reported).
@@ -187,6 +214,37 @@ bk_identity (const struct backing *b, dev_t *dev, ino_t *ino)
   return 0;
 }
 
+/* The same rules for RBD images, by their names ("rbd:POOL/IMAGE",
+ * normalized): an image is what its pool and name say.
+ */
+static int
+check_rbd_aliases (const struct cfg_model *m)
+{
+  int bad = 0;
+
+  for (size_t i = 0; i < bk_nr_own; i++) {
+    const struct backing *b = &bk_own[i];
+
+    if (!b->rbd)
+      continue;
+    if (bk_dev.rbd && strcmp (b->path, bk_dev.path) == 0) {
+      nbdkit_error ("cfq: export '%s': image %s is the device: use offset "
+                    "and size for a region of the device", m->exports[i].name,
+                    b->path);
+      bad = -1;
+    }
+    for (size_t j = 0; j < i; j++)
+      if (bk_own[j].rbd && strcmp (bk_own[j].path, b->path) == 0 &&
+          !(m->exports[i].readonly && m->exports[j].readonly)) {
+        nbdkit_error ("cfq: export '%s': image %s is also the image of "
+                      "export '%s'; only readonly exports may share one",
+                      m->exports[i].name, b->path, m->exports[j].name);
+        bad = -1;
+      }
+  }
+  return bad;
+}
+
 /* No export's own file is the device, and no two writable exports share
  * one (see the top of the file).
  */
@@ -198,12 +256,14 @@ check_aliases (const struct cfg_model *m)
   size_t idx[ENGINE_FILE_SLOTS], n = 0;
   int bad = 0;
 
-  if (bk_identity (&bk_dev, &ddev, &dino) == -1)
+  if (bk_dev.rbd)
+    ddev = 0, dino = 0;
+  else if (bk_identity (&bk_dev, &ddev, &dino) == -1)
     return -1;
   for (size_t i = 0; i < bk_nr_own; i++) {
     const struct backing *b = &bk_own[i];
 
-    if (!b->path)
+    if (!b->path || b->rbd)
       continue;
     if (bk_identity (b, &dev[n], &ino[n]) == -1)
       return -1;
@@ -226,7 +286,7 @@ check_aliases (const struct cfg_model *m)
       }
     idx[n++] = i;
   }
-  return bad;
+  return check_rbd_aliases (m) == -1 ? -1 : bad;
 }
 
 int
@@ -237,7 +297,9 @@ bk_open_all (const char *path, const struct cfg_model *m)
   bk_align = 4096;
   bk_dev.path = path;
   bk_dev.slot = 0;
-  if (open_backing (&bk_dev, false, m->dev.cache == CFG_CACHE_NONE) == -1)
+  if (rbdk_is_image (path)
+      ? open_rbd (&bk_dev, false, m->dev.cache == CFG_CACHE_PAGE) == -1
+      : open_backing (&bk_dev, false, m->dev.cache == CFG_CACHE_NONE) == -1)
     return -1;
   /* Exports with a file of their own: two more engine slots each. */
   bk_own = calloc (m->nr_exports, sizeof *bk_own);
@@ -261,8 +323,21 @@ bk_open_all (const char *path, const struct cfg_model *m)
     b->path = m->exports[i].file;
     b->slot = slot;
     slot += FILE_NR;
-    if (open_backing (b, m->exports[i].readonly,
-                      m->dev.cache == CFG_CACHE_NONE) == -1)
+    if (rbdk_is_image (b->path) != bk_dev.rbd) {
+      nbdkit_error ("cfq: export '%s': file %s: %s", m->exports[i].name,
+                    b->path, bk_dev.rbd ? "with backend=rbd every export's "
+                    "own file is an image (rbd:POOL/IMAGE)"
+                    : "an RBD image needs backend=rbd");
+      return -1;
+    }
+    if (bk_dev.rbd) {
+      if (!(b->path = rbdk_spec_norm (b->path)) ||
+          open_rbd (b, m->exports[i].readonly,
+                    m->dev.cache == CFG_CACHE_PAGE) == -1)
+        return -1;
+    }
+    else if (open_backing (b, m->exports[i].readonly,
+                           m->dev.cache == CFG_CACHE_NONE) == -1)
       return -1;
   }
   return check_aliases (m);
@@ -299,6 +374,9 @@ bk_close_all (void)
 void
 bk_unload (void)
 {
+  for (size_t i = 0; i < bk_nr_own; i++)
+    if (bk_own[i].rbd)
+      free ((char *) bk_own[i].path);   /* rbdk_spec_norm's */
   free (bk_own);
   bk_own = NULL;
   bk_nr_own = 0;

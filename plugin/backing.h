@@ -3,7 +3,9 @@
  *
  * Each is opened twice: FILE_DIRECT with O_DIRECT (buffered if the
  * filesystem refuses it, or with cache=page) and FILE_BUFFERED without, as engine file slots
- * slot + FILE_DIRECT and slot + FILE_BUFFERED.
+ * slot + FILE_DIRECT and slot + FILE_BUFFERED.  An RBD image (backend=rbd)
+ * takes the two slots too, but has no descriptors: it is served like a
+ * buffered file (no alignment, no extents), by the rbd backend (rbd.h).
  *
  * Threads: bk_probe, bk_open_all and bk_close_all run on nbdkit's main
  * thread (config_complete, get_ready, cleanup); in between every struct
@@ -48,7 +50,11 @@ struct bk_shared {
 };
 
 struct backing {
-  const char *path;                     /* absolute; NULL: not a file */
+  const char *path;                     /* absolute, or an RBD image's
+                                           "rbd:POOL/IMAGE"; NULL: not a
+                                           file */
+  bool rbd;                             /* an RBD image (rbd.h): no fds,
+                                           the backend's slot */
   int fds[FILE_NR];                     /* -1 if not open */
   unsigned slot;                        /* engine slot of fds[0] */
   bool direct;                          /* fds[FILE_DIRECT] is O_DIRECT: false

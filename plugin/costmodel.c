@@ -369,7 +369,21 @@ cm_prepare (const struct cfg_model *m, struct devmodel *dm, int rotational,
     cm.emulate = d->emulate;
     return 0;
   }
-  if (calibrate_mode (d, &mode) == -1 || ident (b, &id) == -1)
+  if (calibrate_mode (d, &mode) == -1)
+    return -1;
+  if (b->rbd) {
+    /* The calibration measures a local file with O_DIRECT and io_uring. */
+    cm.rot = generic_rot (m, rotational);
+    fall_back (NULL, "not measured: backend=rbd: the calibration reads a"
+               " local file; state the cluster's cost_model, or use"
+               " mode=iops");
+    if (d->calibrate_given && mode != CFG_CALIBRATE_OFF)
+      nbdkit_error ("cfq: calibrate=%s: %s", cfg_calibrate_name (mode),
+                    cm.why);
+    nbdkit_debug ("cfq: cost model: %s: %s", generic_name (cm.rot), cm.why);
+    return 0;
+  }
+  if (ident (b, &id) == -1)
     return -1;
   cm.rot = generic_rot (m, rotational);
   cost_params_default (&fallback, cm.rot);

@@ -330,5 +330,6 @@ extern void engine_complete (struct engine *e, struct creq *r, int res);
 
 extern const struct backend_ops uring_backend_ops;
 extern const struct backend_ops null_backend_ops;
+extern const struct backend_ops rbd_backend_ops;   /* backend-rbd.c */
 
 #endif /* CFQ_ENGINE_H */

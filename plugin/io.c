@@ -326,7 +326,10 @@ io_conn_init (struct io_conn *c, bool readonly)
   c->own_seen = __atomic_load_n (&c->b->shared->wb_own, __ATOMIC_SEQ_CST);
   pthread_mutex_init (&c->flush_mu, NULL);
   c->flush_fd = -1;
-  if (readonly || cfq_debug_shared_flush)
+  /* An RBD image has no descriptor: every flush is the image's (librbd
+   * tells each flush of the writes that failed since, and the count).
+   */
+  if (readonly || cfq_debug_shared_flush || c->b->rbd)
     return;
   snprintf (proc, sizeof proc, "/proc/self/fd/%d", c->b->fds[FILE_DIRECT]);
   c->flush_fd = open (proc, O_RDONLY | O_CLOEXEC);

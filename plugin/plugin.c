@@ -16,7 +16,8 @@
  *   bounce.c           aligned buffers for unaligned requests
  *   rangelock.c        the write range lock
  *   engine.c, hold.c   the dispatcher thread, held completions
- *   backend-uring.c    io_uring; backend-null.c: no device at all
+ *   backend-uring.c    io_uring; backend-null.c: no device at all;
+ *   backend-rbd.c      Ceph RBD images through librbd (rbd.h)
  *   tenants.c          the config model made live, its accounting
  *   hooks.c            the engine's hooks: setup, the tick, teardown
  *   statsout.c         the statistics as text (JSON, flat, Prometheus)
@@ -59,6 +60,7 @@
 #include "hangup.h"
 #include "hooks.h"
 #include "io.h"
+#include "rbd.h"
 #include "reqbuf.h"
 #include "sched.h"
 #include "tenants.h"
@@ -83,6 +85,7 @@ static uint64_t cfqp_size;              /* bytes: the file's, at config time */
 static const struct backend_ops *const cfqp_backends[] = {
   &uring_backend_ops,
   &null_backend_ops,
+  &rbd_backend_ops,
 };
 #define CFQP_NR_BACKENDS (sizeof cfqp_backends / sizeof cfqp_backends[0])
 
@@ -127,6 +130,7 @@ cfqp_unload (void)
 {
   free (cfqp_file);
   bk_unload ();
+  rbdk_unload ();
   tn_unload ();
   bounce_fini ();
 }
@@ -176,6 +180,7 @@ cfqp_dump_plugin (void)
       printf ("cfq_emulate_%s=%s\n", pr->name, pr->about);
   }
   printf ("cfq_export_file=yes\n");
+  printf ("cfq_rbd=%s\n", rbdk_available () ? "yes" : "no");
 }
 
 static int
@@ -219,16 +224,72 @@ cfqp_config (const char *key, const char *value)
       return -1;
     }
   }
-  else
+  else {
+    int r = rbdk_config (key, value);
+
+    if (r)
+      return r == -1 ? -1 : 0;
     return tn_config (key, value) == -1 ? -1 : 0;
+  }
   return 0;
+}
+
+/* backend=rbd: the device is an image (image= and pool=, or file= or
+ * [device] file = rbd:...), and the model is told its name, normalized,
+ * as its device file; its size comes from the cluster.  1 if the device
+ * is an image, 0 if not (another backend), -1 on error (reported).
+ */
+static int
+config_rbd (void)
+{
+  const char *file = cfqp_file ? cfqp_file : tn_device_file ();
+  char *spec;
+
+  if (cfqp_bops != &rbd_backend_ops) {
+    if (rbdk_is_image (file)) {
+      nbdkit_error ("cfq: file=%s: an RBD image needs backend=rbd", file);
+      return -1;
+    }
+    return 0;
+  }
+  if (!rbdk_available ()) {
+    nbdkit_error ("cfq: backend=rbd: not built with librbd (install "
+                  "librbd-dev and librados-dev, and build again)");
+    return -1;
+  }
+  spec = rbdk_device_spec ();
+  if (spec && cfqp_file) {
+    nbdkit_error ("cfq: backend=rbd: both image= and file=%s name the "
+                  "device: give one", cfqp_file);
+    free (spec);
+    return -1;
+  }
+  if (!spec && !rbdk_is_image (file)) {
+    nbdkit_error ("cfq: backend=rbd: the device is an image: give pool= and "
+                  "image=, or file=%sPOOL/IMAGE%s%s", RBD_PREFIX,
+                  file ? ", not file=" : "", file ? file : "");
+    return -1;
+  }
+  if (!spec && !(spec = rbdk_spec_norm (file)))
+    return -1;
+  free (cfqp_file);
+  cfqp_file = spec;
+  cfqp_st_dev = 0;
+  if (tn_override ("file", spec) == -1 || rbdk_probe (spec, &cfqp_size) == -1)
+    return -1;
+  return 1;
 }
 
 static int
 cfqp_config_complete (void)
 {
   const char *name;
+  int rbd = config_rbd ();
 
+  if (rbd == -1) {
+    tn_report_errors ();
+    return -1;
+  }
   if (!cfqp_file && tn_device_file ()) {
     cfqp_file = strdup (tn_device_file ());
     if (!cfqp_file) {
@@ -243,7 +304,7 @@ cfqp_config_complete (void)
     return -1;
   }
   /* The model needs the device's size to check the exports' regions. */
-  if (bk_probe (&cfqp_file, &cfqp_size, &cfqp_st_dev) == -1) {
+  if (!rbd && bk_probe (&cfqp_file, &cfqp_size, &cfqp_st_dev) == -1) {
     tn_report_errors ();
     return -1;
   }
@@ -264,7 +325,11 @@ cfqp_config_complete (void)
   "                     (required unless config= names it: [device] file).\n" \
   "scheduler=cfq|fifo   Scheduling policy (default cfq; fifo: the baseline).\n" \
   "queue_depth=<N>      Requests at the device at once (default 32).\n" \
-  "backend=io_uring|null  I/O backend; null is for benchmarks (default io_uring).\n" \
+  "backend=io_uring|null|rbd  I/O backend (default io_uring); null is for\n" \
+  "                     benchmarks; rbd serves Ceph RBD images.\n" \
+  "pool=, image=       backend=rbd: the device's image (or file=rbd:POOL/IMAGE).\n" \
+  "conf=, id=, keyring=  backend=rbd: reaching the cluster (ceph.conf, client).\n" \
+  "rbd_timeout=<TIME>   backend=rbd: a request fails after this long (30s).\n" \
   "cache=none|page      none: O_DIRECT (default); page: the page cache.\n" \
   "buffer_pool=<SIZE>   Most memory for aligned request buffers (default 256M).\n" \
   "memory=<SIZE>        The server's memory budget, in all (default 2G).\n" \
@@ -384,6 +449,9 @@ cfqp_after_fork (void)
 
   bk_engine_fds (&cfg);
   hooks_engine_cfg (&cfg);
+  /* librados' threads, after nbdkit's fork (rbd.h). */
+  if (rbdk_connect () == -1)
+    return -1;
   err = engine_start (&cfg);
 
   if (err) {
@@ -420,6 +488,7 @@ cfqp_cleanup (void)
                   st.inline_ring, st.max_inflight, st.cancelled,
                   st.pool_waits, st.pool_worker);
   }
+  rbdk_disconnect ();
   bk_close_all ();
   io_fini ();
 }

@@ -306,6 +306,8 @@ tn_prepare (const char *sched_name, const char *backend, uint64_t size,
                     strerror (-err));
     tn.rotational = devmodel_rotational (tn.dm);
   }
+  else if (backend && strcmp (backend, "rbd") == 0)
+    tn.rotational = 0;  /* a cluster, as the kernel's rbd driver says */
   else
     tn.rotational = device_rotational (major (dev), minor (dev));
   {

@@ -669,6 +669,12 @@ main (int argc, char *argv[])
    * as past the end.
    */
   dev = cfg_device_file (cfg);
+  if (!have_size && !sim && dev &&
+      strncmp (dev, CFG_RBD_PREFIX, strlen (CFG_RBD_PREFIX)) == 0) {
+    fprintf (stderr, "cfqconf: %s: an RBD image, which cfqconf does not"
+             " reach: give its size with --size (rbd info)\n", dev);
+    goto out;
+  }
   if (!have_size && !sim && dev) {
     int fd = open (dev, O_RDONLY | O_CLOEXEC);
     off_t end;

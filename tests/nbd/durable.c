@@ -330,5 +330,7 @@ main (int argc, char *argv[])
           PRIu64 " bytes acknowledged, %" PRIu64 " of them durable; %"
           PRIu64 " bad bytes (%" PRIu64 " durable)\n", writes, fua, flushes,
           acked_bytes, durable_bytes, bad, bad_durable);
+  free (now);
+  free (baseline);
   return bad ? 1 : 0;
 }
