@@ -346,6 +346,7 @@ gqos_peer_seen (struct gqos_group *g, const char *name,
   if (known && r->seq > p->seen.seq && r->t_ns > p->seen.t_ns
       && counts_sub (&r->c, &p->seen.c, &d)) {
     counts_add (charge, &d);
+    counts_add (&g->remote, &d);
     p->last = d;
     p->interval = r->t_ns - p->seen.t_ns;
   }
@@ -484,7 +485,7 @@ static const struct stat_field gqos_fields[] = {
   { .name = "remote_ios", .unit = "requests", .type = STAT_COUNTER,
     .repr = STAT_U64, .off = offsetof (struct gqos_snap, remote_ios),
     .show = STAT_ALL, .help = "Requests other servers served for the"
-    " group, charged to its caps here." },
+    " group, as their counts said." },
   { .name = "remote_reserved", .unit = "requests", .type = STAT_COUNTER,
     .repr = STAT_U64, .off = offsetof (struct gqos_snap, remote_reserved),
     .show = STAT_ALL, .help = "Of those, the ones served for its"
@@ -516,13 +517,12 @@ static const struct stat_field gqos_table = {
 };
 
 void
-gqos_group_stats (const struct gqos_group *g,
-                  const struct qos_counts *charged, uint64_t now,
+gqos_group_stats (const struct gqos_group *g, uint64_t now,
                   stat_emit_fn *emit, void *opaque)
 {
   struct gqos_snap s = {
-    .remote_ios = charged->ios[QOS_READ] + charged->ios[QOS_WRITE],
-    .remote_reserved = charged->res_ios,
+    .remote_ios = g->remote.ios[QOS_READ] + g->remote.ios[QOS_WRITE],
+    .remote_reserved = g->remote.res_ios,
     .peers = gqos_alive (g),
     .age_ms = g->last_ok ? (double) (now - g->last_ok) / NSEC_PER_MSEC : -1,
     .share = (double) g->share_ppm[QOS_IOPS_MAX] / QOS_SHARE_WHOLE,

@@ -114,6 +114,7 @@ struct gqos_group {
   uint64_t fallbacks;           /* times it fell back */
   uint64_t exchanges;           /* exchanges that worked */
   uint64_t failures;            /* exchanges that failed */
+  struct qos_counts remote;     /* the peers' service seen, in all */
   uint32_t share_ppm[QOS_NR_CAPS]; /* the shares last computed */
 };
 
@@ -149,12 +150,10 @@ extern bool gqos_shares (struct gqos_group *g, const struct qos_conf *c,
 extern unsigned gqos_alive (const struct gqos_group *g);
 
 /* The statistics of a group whose limits are global: one table "gqos"
- * (the remote service seen, peers alive, the last exchange's age, the
- * share of iops_max, the fallback).  CHARGED is the group's
- * qos_group.charged.
+ * (the peers' service seen, peers alive, the last exchange's age, the
+ * share of iops_max, the fallback).
  */
-extern void gqos_group_stats (const struct gqos_group *g,
-                              const struct qos_counts *charged, uint64_t now,
+extern void gqos_group_stats (const struct gqos_group *g, uint64_t now,
                               stat_emit_fn *emit, void *opaque);
 
 #endif /* CFQ_GQOS_H */

@@ -56,6 +56,7 @@
 #include "bounce.h"
 #include "devmodel.h"
 #include "engine.h"
+#include "gateway.h"
 #include "hangup.h"
 #include "hooks.h"
 #include "io.h"
@@ -128,6 +129,7 @@ cfqp_unload (void)
   free (cfqp_file);
   bk_unload ();
   tn_unload ();
+  gw_unload ();
   bounce_fini ();
 }
 
@@ -176,6 +178,11 @@ cfqp_dump_plugin (void)
       printf ("cfq_emulate_%s=%s\n", pr->name, pr->about);
   }
   printf ("cfq_export_file=yes\n");
+#ifdef HAVE_RADOS
+  printf ("cfq_gqos=yes\n");   /* gqos_conf=: limits across servers */
+#else
+  printf ("cfq_gqos=no\n");
+#endif
 }
 
 static int
@@ -219,8 +226,12 @@ cfqp_config (const char *key, const char *value)
       return -1;
     }
   }
-  else
+  else {
+    int r = gw_config (key, value);
+    if (r)
+      return r < 0 ? -1 : 0;
     return tn_config (key, value) == -1 ? -1 : 0;
+  }
   return 0;
 }
 
@@ -247,7 +258,7 @@ cfqp_config_complete (void)
     tn_report_errors ();
     return -1;
   }
-  if (tn_validate (cfqp_size) == -1)
+  if (tn_validate (cfqp_size) == -1 || gw_config_complete () == -1)
     return -1;
   cfqp_queue_depth = tn_model ()->dev.queue_depth;
   name = tn_sched_name ();
@@ -275,6 +286,9 @@ cfqp_config_complete (void)
   "metrics=<FILE>       Rewrite FILE every second with Prometheus metrics.\n" \
   "calibrate=off|read|write  Measure the device's cost model at start (read).\n" \
   "calibration=<FILE>   Keep the measured model in FILE, reuse it next start.\n" \
+  "gqos_conf=<FILE>     ceph.conf: [group]s with scope = global hold their\n" \
+  "                     caps and reservation for the sum over the servers\n" \
+  "                     (gqos_pool, gqos_id, gateway, gqos_period, gqos_expiry).\n" \
   "KEY=VALUE            Override a [device]/[scheduler] key or model.NAME\n" \
   "                     (mode, emulate, cache, slice_idle, model.rpm ...)."
 
