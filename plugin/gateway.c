@@ -4,23 +4,30 @@
  * Each group with scope = global has one object, cfq.gqos.GROUP, in the
  * pool gqos_pool, with one omap key per server (its gateway= name) whose
  * value is its record (gqos_encode).  Every gqos_period a timer on the
- * dispatcher's loop sends, for each such group whose last exchange has
- * finished, two operations at once: a write of its own key (omap set)
- * and a read of all the keys (omap get).  librados completes them on its
- * own threads; the callbacks only mark the slot done and write to an
- * eventfd.  The loop's watcher on it takes the answers under the engine
- * lock: each peer's record goes to gqos_peer_seen, the reservation others
- * served and this server's shares (gqos_shares) to the scheduler
- * (sched_group_qos_charge), and the pump's next pass acts on them.
+ * dispatcher's loop computes the group's shares (gqos_shares) and posts
+ * its record to the exchange thread, which writes it (omap set) and reads
+ * every key (omap get) of the object, then hands the peers' records back
+ * and writes to an eventfd; the loop's watcher on it gives them to the
+ * policy under the engine lock (gqos_peer_seen; the reservation others
+ * served goes to the scheduler, sched_group_qos_charge), and the pump's
+ * next pass acts on them.
  *
- * The cluster failing: connecting happens once, in the setup hook, with
- * the monitors' timeout (client_mount_timeout) of gqos_expiry, rounded up
- * to a second; a server that cannot connect logs it and serves with its
- * caps whole.  Once connected, every operation has an OSD timeout of the
- * expiry, so an exchange that cannot finish fails instead; meanwhile no
- * new one is sent for the group, and gqos_shares falls back once the
- * expiry has passed without one that worked (logged once, and again when
- * it works again).
+ * Why a thread and not librados' asynchronous calls on the loop: those
+ * were tried, and submitting one is not free of waits: over 24 s of two
+ * servers exchanging every 100 ms, 8% of the timer's calls took more than
+ * a millisecond and the longest 47 ms (librados takes its own locks, and
+ * the messenger's threads compete for them), all of it time the
+ * dispatcher would not dispatch.  On a thread of its own an operation
+ * may take as long as it takes; the dispatcher only copies records under
+ * a mutex.  The thread also connects (blocking, up to the timeouts), so a
+ * cluster that is not there delays nothing, and it tries again every
+ * period until it is.
+ *
+ * The cluster failing: every operation has the OSD and monitor timeouts
+ * of gqos_expiry (rounded up to a second), so an exchange that cannot
+ * finish fails; records posted meanwhile replace each other; gqos_shares
+ * falls back once the expiry passed without an exchange that worked
+ * (logged once, and again when one works).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -100,46 +107,53 @@ gw_group_stats (size_t i, uint64_t now, stat_emit_fn *emit, void *opaque)
 
 #else /* HAVE_RADOS */
 
+#include <pthread.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <rados/librados.h>
 
 #define GW_OID_PREFIX "cfq.gqos."
 
-/* One global group's exchange.  [disp] but where marked. */
+/* A peer's record as read. */
+struct gw_rec {
+  char name[GQOS_NAME_MAX];
+  struct gqos_record r;
+};
+
+/* One global group.  [disp] the dispatcher's; [lock] under gw.lock. */
 struct gw_group {
-  size_t index;                 /* into tenants' groups */
-  struct sched_group *sg;
-  const struct qos_conf *conf;  /* its caps and reservation (tn_group) */
-  char oid[GQOS_NAME_MAX + 16]; /* its object */
-  struct gqos_group gg;         /* the policy's view of the peers */
-  uint64_t seq;                 /* of the record last written */
-  char rec[GQOS_RECORD_MAX];    /* that record (librados reads it until
-                                   the write completes) */
-  bool busy;                    /* an exchange is in flight */
-  rados_write_op_t wop;         /* its operations, while busy */
-  rados_read_op_t rop;
-  rados_completion_t wc, rc;
-  rados_omap_iter_t iter;       /* the read's answer */
-  int prval;                    /* the omap read's own result */
-  unsigned char more;           /* more keys than asked for */
-  unsigned pending;             /* [atomic] operations not completed yet */
+  size_t index;                 /* [disp] into tenants' groups */
+  struct sched_group *sg;       /* [disp] */
+  const struct qos_conf *conf;  /* [disp] its caps and reservation */
+  struct gqos_group gg;         /* [disp] the policy's view of the peers */
+  uint64_t seq;                 /* [disp] of the record last posted */
+  char oid[GQOS_NAME_MAX + 16]; /* its object (read-only once made) */
+  struct gqos_record out;       /* [lock] the record to write next */
+  bool out_new;                 /* [lock] not yet taken by the thread */
+  struct gw_rec in[GQOS_PEERS_MAX]; /* [lock] the peers' records read */
+  unsigned nr_in;               /* [lock] of in[] */
+  int in_err;                   /* [lock] 0 or -errno of that exchange */
+  bool in_new;                  /* [lock] not yet taken by the dispatcher */
 };
 
 static struct {
-  bool on;                      /* gqos_conf= given */
-  bool connected;
-  rados_t cluster;
-  rados_ioctx_t io;
-  struct sched *s;
-  struct ev_loop *loop;
-  ev_timer timer;               /* every gqos_period */
-  ev_io done_w;                 /* on efd */
-  int efd;                      /* eventfd the callbacks write; -1 */
-  struct gw_group *groups;
+  bool on;                      /* gqos_conf= given (main thread) */
+  struct sched *s;              /* [disp] */
+  struct ev_loop *loop;         /* [disp] */
+  ev_timer timer;               /* [disp] every gqos_period */
+  ev_io done_w;                 /* [disp] on efd */
+  int efd;                      /* eventfd the thread writes; -1 */
+  struct gw_group *groups;      /* made in gw_start, freed in gw_stop */
   size_t nr_groups;
-  char name[GQOS_NAME_MAX];     /* gateway= */
-  uint64_t t0;                  /* ns: the clock's zero for our records */
-} gw = { .efd = -1 };
+  char name[GQOS_NAME_MAX];     /* gateway= (read-only once started) */
+  uint64_t t0;                  /* ns: the zero of our records' clock */
+  pthread_t thread;             /* the exchange thread */
+  bool thread_on;               /* [disp] it was started */
+  pthread_mutex_t lock;         /* the [lock] fields, stop */
+  pthread_cond_t cond;          /* a record posted, or stop */
+  bool stop;                    /* [lock] the thread must end */
+} gw = { .efd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
+         .cond = PTHREAD_COND_INITIALIZER };
 
 int
 gw_config_complete (void)
@@ -162,166 +176,234 @@ gw_config_complete (void)
   return 0;
 }
 
-/* librados' threads: one operation of g finished. */
-static void
-op_done (rados_completion_t c, void *arg)
+/* ---- the exchange thread: every librados call is made here ------------- */
+
+/* Connect: 0 or -errno.  Blocks up to the timeouts (the expiry). */
+static int
+rados_open (rados_t *cl, rados_ioctx_t *io)
 {
-  struct gw_group *g = arg;
+  char secs[32];
+  int err;
+
+  snprintf (secs, sizeof secs, "%llu", (unsigned long long)
+            ((gw_conf.ns[GQOS_K_EXPIRY] + NSEC_PER_SEC - 1) / NSEC_PER_SEC));
+  err = rados_create (cl, gw_conf.text[GQOS_K_ID]);
+  if (err < 0)
+    return err;
+  if ((err = rados_conf_read_file (*cl, gw_conf.text[GQOS_K_CONF])) < 0
+      || (err = rados_conf_set (*cl, "client_mount_timeout", secs)) < 0
+      || (err = rados_conf_set (*cl, "rados_osd_op_timeout", secs)) < 0
+      || (err = rados_conf_set (*cl, "rados_mon_op_timeout", secs)) < 0
+      || (err = rados_connect (*cl)) < 0
+      || (err = rados_ioctx_create (*cl, gw_conf.text[GQOS_K_POOL], io)) < 0) {
+    rados_shutdown (*cl);
+    return err;
+  }
+  return 0;
+}
+
+/* Write REC as our key of OID and read every key into IN: the number of
+ * records read, or -errno.
+ */
+static int
+rados_exchange (rados_ioctx_t io, const char *oid,
+                const struct gqos_record *rec, struct gw_rec *in)
+{
+  char buf[GQOS_RECORD_MAX], *key, *val;
+  const char *k = gw.name, *v = buf;
+  rados_write_op_t w;
+  rados_read_op_t r;
+  rados_omap_iter_t it = NULL;
+  unsigned char more = 0;
+  size_t len, klen, vlen;
+  int err, prval = 0, n = 0;
+
+  err = gqos_encode (rec, buf, sizeof buf);
+  if (err < 0)
+    return err;
+  len = (size_t) err;
+  if (!(w = rados_create_write_op ()))
+    return -ENOMEM;
+  rados_write_op_omap_set (w, &k, &v, &len, 1);
+  err = rados_write_op_operate (w, io, oid, NULL, 0);
+  rados_release_write_op (w);
+  if (err < 0)
+    return err;
+  if (!(r = rados_create_read_op ()))
+    return -ENOMEM;
+  rados_read_op_omap_get_vals2 (r, "", "", GQOS_PEERS_MAX + 1, &it, &more,
+                                &prval);
+  err = rados_read_op_operate (r, io, oid, 0);
+  if (err >= 0 && prval < 0)
+    err = prval;
+  while (err >= 0 && n < GQOS_PEERS_MAX
+         && rados_omap_get_next2 (it, &key, &val, &klen, &vlen) == 0 && key) {
+    if (klen == 0 || klen >= GQOS_NAME_MAX || (klen == strlen (gw.name)
+                                               && !memcmp (key, gw.name, klen))
+        || gqos_decode (val, vlen, &in[n].r) < 0)
+      continue;
+    memcpy (in[n].name, key, klen);
+    in[n].name[klen] = '\0';
+    n++;
+  }
+  if (it)
+    rados_omap_get_end (it);
+  rados_release_read_op (r);
+  return err < 0 ? err : n;
+}
+
+/* Wait for a record to write (or stop): the group's index, -1 to stop. */
+static long
+wait_work (struct gqos_record *rec)
+{
+  long found = -1;
+
+  pthread_mutex_lock (&gw.lock);
+  while (!gw.stop && found < 0) {
+    for (size_t i = 0; i < gw.nr_groups && found < 0; i++)
+      if (gw.groups[i].out_new) {
+        gw.groups[i].out_new = false;
+        *rec = gw.groups[i].out;
+        found = (long) i;
+      }
+    if (found < 0 && !gw.stop)
+      pthread_cond_wait (&gw.cond, &gw.lock);
+  }
+  if (gw.stop)
+    found = -1;
+  pthread_mutex_unlock (&gw.lock);
+  return found;
+}
+
+/* Hand group I's answer to the dispatcher. */
+static void
+post_answer (size_t i, int err, const struct gw_rec *in)
+{
+  struct gw_group *g = &gw.groups[i];
   uint64_t one = 1;
 
-  if (__atomic_sub_fetch (&g->pending, 1, __ATOMIC_ACQ_REL) == 0
-      && write (gw.efd, &one, sizeof one) < 0) {
+  pthread_mutex_lock (&gw.lock);
+  g->in_err = err < 0 ? err : 0;
+  g->nr_in = err < 0 ? 0 : (unsigned) err;
+  if (err > 0)
+    memcpy (g->in, in, (size_t) err * sizeof *in);
+  g->in_new = true;
+  pthread_mutex_unlock (&gw.lock);
+  if (write (gw.efd, &one, sizeof one) < 0) {
     /* The counter is full: the loop is woken anyway. */
   }
 }
 
-static void
-release_ops (struct gw_group *g)
+static void *
+exchange_main (void *arg)
 {
-  if (g->iter)
-    rados_omap_get_end (g->iter);
-  if (g->rop)
-    rados_release_read_op (g->rop);
-  if (g->wop)
-    rados_release_write_op (g->wop);
-  if (g->rc)
-    rados_aio_release (g->rc);
-  if (g->wc)
-    rados_aio_release (g->wc);
-  g->iter = NULL;
-  g->rop = NULL;
-  g->wop = NULL;
-  g->rc = g->wc = NULL;
-  g->busy = false;
-}
-
-/* Send g's write and read.  0 or -errno (nothing in flight then). */
-static int
-exchange_send (struct gw_group *g, uint64_t now)
-{
-  struct gqos_record r = { .seq = ++g->seq, .t_ns = now - gw.t0 };
-  const char *key = gw.name, *val = g->rec;
-  size_t len;
+  static struct gw_rec in[GQOS_PEERS_MAX];       /* this thread's */
+  struct gqos_record rec;
+  rados_t cl = NULL;
+  rados_ioctx_t io = NULL;
+  bool told = false;
+  long i;
   int err;
 
-  sched_group_qos_counts (gw.s, g->sg, &r.c);
-  err = gqos_encode (&r, g->rec, sizeof g->rec);
-  if (err < 0)
-    return err;
-  len = (size_t) err;
-  g->wop = rados_create_write_op ();
-  g->rop = rados_create_read_op ();
-  if (!g->wop || !g->rop)
-    goto nomem;
-  rados_write_op_omap_set (g->wop, &key, &val, &len, 1);
-  rados_read_op_omap_get_vals2 (g->rop, "", "", GQOS_PEERS_MAX + 1,
-                                &g->iter, &g->more, &g->prval);
-  if ((err = rados_aio_create_completion2 (g, op_done, &g->wc)) < 0
-      || (err = rados_aio_create_completion2 (g, op_done, &g->rc)) < 0)
-    goto fail;
-  g->busy = true;
-  __atomic_store_n (&g->pending, 2, __ATOMIC_RELEASE);
-  err = rados_aio_write_op_operate (g->wop, gw.io, g->wc, g->oid, NULL, 0);
-  if (err < 0) {
-    __atomic_store_n (&g->pending, 0, __ATOMIC_RELEASE);
-    goto fail;
+  while ((i = wait_work (&rec)) >= 0) {
+    if (!io && (err = rados_open (&cl, &io)) < 0) {
+      io = NULL;
+      if (!told)
+        nbdkit_error ("cfq: gqos_conf=%s, gqos_pool=%s: %s: trying again"
+                      " every period; meanwhile scope = global limits hold"
+                      " for this server alone", gw_conf.text[GQOS_K_CONF],
+                      gw_conf.text[GQOS_K_POOL], strerror (-err));
+      told = true;
+      post_answer ((size_t) i, err, NULL);
+      continue;
+    }
+    if (told)
+      nbdkit_error ("cfq: connected to the cluster of %s",
+                    gw_conf.text[GQOS_K_CONF]);
+    told = false;
+    err = rados_exchange (io, gw.groups[i].oid, &rec, in);
+    post_answer ((size_t) i, err, in);
   }
-  err = rados_aio_read_op_operate (g->rop, gw.io, g->rc, g->oid, 0);
-  if (err < 0) {
-    /* The write is in flight: its completion ends the exchange, failed. */
-    g->prval = err;
-    op_done (NULL, g);
+  if (io) {
+    rados_ioctx_destroy (io);
+    rados_shutdown (cl);
   }
-  return 0;
-nomem:
-  err = -ENOMEM;
-fail:
-  release_ops (g);
-  return err;
+  return NULL;
 }
+
+/* ---- the dispatcher's side --------------------------------------------- */
 
 /* The fallback and its end, once each way. */
 static void
 log_change (const struct gw_group *g, bool fell)
 {
+  const char *name = tn_live ()->groups[g->index].cg->name;
+
   if (fell)
-    nbdkit_error ("cfq: group %s: no exchange of counts through RADOS"
-                  " for %llu ms: its caps are 1/%u here until one works",
-                  tn_live ()->groups[g->index].cg->name, (unsigned long long)
-                  (gw_conf.ns[GQOS_K_EXPIRY] / NSEC_PER_MSEC),
-                  g->gg.servers);
+    nbdkit_error ("cfq: group %s: no exchange of counts through RADOS for"
+                  " %llu ms: its caps are 1/%u here until one works", name,
+                  (unsigned long long) (gw_conf.ns[GQOS_K_EXPIRY]
+                                        / NSEC_PER_MSEC), g->gg.servers);
   else
     nbdkit_error ("cfq: group %s: counts exchanged through RADOS again",
-                  tn_live ()->groups[g->index].cg->name);
+                  name);
 }
 
-/* g's exchange finished: its answers to the policy. */
-static void
-exchange_finish (struct gw_group *g, uint64_t now)
-{
-  int wr = rados_aio_get_return_value (g->wc);
-  int rd = rados_aio_get_return_value (g->rc);
-  struct qos_counts charge;
-  bool ok = wr >= 0 && (rd >= 0 || rd == -ENOENT);
-
-  memset (&charge, 0, sizeof charge);
-  if (ok && rd >= 0 && g->prval >= 0) {
-    char *key, *val;
-    size_t klen, vlen;
-
-    while (rados_omap_get_next2 (g->iter, &key, &val, &klen, &vlen) == 0
-           && key) {
-      struct gqos_record r;
-      char name[GQOS_NAME_MAX];
-
-      if (klen == 0 || klen >= sizeof name)
-        continue;
-      memcpy (name, key, klen);
-      name[klen] = '\0';
-      if (strcmp (name, gw.name) == 0
-          || gqos_decode (val, vlen, &r) < 0)
-        continue;
-      gqos_peer_seen (&g->gg, name, &r, now, &charge);
-    }
-  }
-  release_ops (g);
-  if (!ok)
-    nbdkit_debug ("cfq: group %s: exchanging counts: %s",
-                  tn_live ()->groups[g->index].cg->name,
-                  strerror (wr < 0 ? -wr : -rd));
-  if (gqos_exchange_done (&g->gg, ok, now))
-    log_change (g, false);
-  if (ok)
-    sched_group_qos_charge (gw.s, g->sg, &charge, NULL, now);
-}
-
-/* Every period: the shares, and a new exchange for each group whose last
- * one finished.
+/* Every period: each group's shares, and its record posted to the thread
+ * (replacing one it has not taken yet).
  */
 static void
 timer_cb (struct ev_loop *loop, ev_timer *w, int revents)
 {
   uint64_t now = engine_now ();
+  struct qos_counts none;
 
+  memset (&none, 0, sizeof none);
   for (size_t i = 0; i < gw.nr_groups; i++) {
     struct gw_group *g = &gw.groups[i];
     uint32_t share[QOS_NR_CAPS];
-    struct qos_counts none;
-    int err;
+    struct gqos_record r = { .seq = ++g->seq, .t_ns = now - gw.t0 };
 
-    memset (&none, 0, sizeof none);
     if (gqos_shares (&g->gg, g->conf, now, share))
       log_change (g, true);
     sched_group_qos_charge (gw.s, g->sg, &none, share, now);
-    if (g->busy)
-      continue;
-    err = exchange_send (g, now);
-    if (err) {
-      gqos_exchange_done (&g->gg, false, now);
-      nbdkit_debug ("cfq: group %s: sending its counts: %s",
-                    tn_live ()->groups[g->index].cg->name, strerror (-err));
-    }
+    sched_group_qos_counts (gw.s, g->sg, &r.c);
+    pthread_mutex_lock (&gw.lock);
+    g->out = r;
+    g->out_new = true;
+    pthread_mutex_unlock (&gw.lock);
   }
+  pthread_cond_signal (&gw.cond);
+}
+
+/* One group's answer: the peers' records to the policy. */
+static void
+take_answer (struct gw_group *g, uint64_t now)
+{
+  static struct gw_rec in[GQOS_PEERS_MAX];       /* the dispatcher's */
+  struct qos_counts charge;
+  unsigned n;
+  int err;
+
+  pthread_mutex_lock (&gw.lock);
+  g->in_new = false;
+  err = g->in_err;
+  n = g->nr_in;
+  memcpy (in, g->in, n * sizeof *in);
+  pthread_mutex_unlock (&gw.lock);
+  memset (&charge, 0, sizeof charge);
+  for (unsigned k = 0; k < n; k++)
+    gqos_peer_seen (&g->gg, in[k].name, &in[k].r, now, &charge);
+  /* No object yet (the first exchange of all): no peers, not a failure. */
+  if (err == -ENOENT)
+    err = 0;
+  if (err)
+    nbdkit_debug ("cfq: group %s: exchanging counts: %s",
+                  tn_live ()->groups[g->index].cg->name, strerror (-err));
+  if (gqos_exchange_done (&g->gg, err == 0, now))
+    log_change (g, false);
+  if (!err)
+    sched_group_qos_charge (gw.s, g->sg, &charge, NULL, now);
 }
 
 static void
@@ -332,48 +414,14 @@ done_cb (struct ev_loop *loop, ev_io *w, int revents)
   if (read (gw.efd, &n, sizeof n) < 0)
     return;
   for (size_t i = 0; i < gw.nr_groups; i++) {
-    struct gw_group *g = &gw.groups[i];
-    if (g->busy && __atomic_load_n (&g->pending, __ATOMIC_ACQUIRE) == 0)
-      exchange_finish (g, now);
-  }
-}
+    bool ready;
 
-/* Connect to the cluster: blocking, once, before the dispatcher runs.
- * 0 or -errno (logged).
- */
-static int
-connect_cluster (void)
-{
-  char secs[32];
-  int err;
-
-  snprintf (secs, sizeof secs, "%llu", (unsigned long long)
-            ((gw_conf.ns[GQOS_K_EXPIRY] + NSEC_PER_SEC - 1) / NSEC_PER_SEC));
-  err = rados_create (&gw.cluster, gw_conf.text[GQOS_K_ID]);
-  if (err < 0)
-    goto out;
-  if ((err = rados_conf_read_file (gw.cluster, gw_conf.text[GQOS_K_CONF]))
-      < 0
-      || (err = rados_conf_set (gw.cluster, "client_mount_timeout", secs)) < 0
-      || (err = rados_conf_set (gw.cluster, "rados_osd_op_timeout", secs)) < 0
-      || (err = rados_conf_set (gw.cluster, "rados_mon_op_timeout", secs)) < 0
-      || (err = rados_connect (gw.cluster)) < 0) {
-    rados_shutdown (gw.cluster);
-    goto out;
+    pthread_mutex_lock (&gw.lock);
+    ready = gw.groups[i].in_new;
+    pthread_mutex_unlock (&gw.lock);
+    if (ready)
+      take_answer (&gw.groups[i], now);
   }
-  err = rados_ioctx_create (gw.cluster, gw_conf.text[GQOS_K_POOL], &gw.io);
-  if (err < 0) {
-    rados_shutdown (gw.cluster);
-    goto out;
-  }
-  gw.connected = true;
-  return 0;
-out:
-  nbdkit_error ("cfq: gqos_conf=%s, gqos_pool=%s: %s: caps and reservations"
-                " of scope = global hold for this server alone",
-                gw_conf.text[GQOS_K_CONF], gw_conf.text[GQOS_K_POOL],
-                strerror (-err));
-  return err;
 }
 
 /* The global groups with a cap or a reservation. */
@@ -402,7 +450,6 @@ make_groups (struct tenants *tn)
 int
 gw_start (struct sched *s, struct ev_loop *loop)
 {
-  struct tenants *tn = tn_live ();
   double period;
   int err;
 
@@ -413,11 +460,10 @@ gw_start (struct sched *s, struct ev_loop *loop)
   gw.s = s;
   gw.loop = loop;
   gw.t0 = engine_now ();
-  err = make_groups (tn);
-  if (err)
+  gw.stop = false;
+  err = make_groups (tn_live ());
+  if (err || gw.nr_groups == 0)
     return err;
-  if (gw.nr_groups == 0 || connect_cluster () < 0)
-    return 0;
   gw.efd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (gw.efd < 0) {
     err = -errno;
@@ -425,9 +471,15 @@ gw_start (struct sched *s, struct ev_loop *loop)
     gw_stop ();
     return err;
   }
+  err = -pthread_create (&gw.thread, NULL, exchange_main, NULL);
+  if (err) {
+    nbdkit_error ("cfq: starting the exchange thread: %s", strerror (-err));
+    gw_stop ();
+    return err;
+  }
+  gw.thread_on = true;
   nbdkit_debug ("cfq: gateway %s: %zu group(s) with global limits, in"
-                " pool %s", gw.name, gw.nr_groups,
-                gw_conf.text[GQOS_K_POOL]);
+                " pool %s", gw.name, gw.nr_groups, gw_conf.text[GQOS_K_POOL]);
   ev_io_init (&gw.done_w, done_cb, gw.efd, EV_READ);
   ev_io_start (loop, &gw.done_w);
   ev_unref (loop);
@@ -441,24 +493,17 @@ gw_start (struct sched *s, struct ev_loop *loop)
 void
 gw_stop (void)
 {
-  if (gw.efd >= 0) {
+  if (gw.thread_on) {
     ev_ref (gw.loop);
     ev_timer_stop (gw.loop, &gw.timer);
     ev_ref (gw.loop);
     ev_io_stop (gw.loop, &gw.done_w);
-  }
-  for (size_t i = 0; i < gw.nr_groups; i++) {
-    struct gw_group *g = &gw.groups[i];
-    if (!g->busy)
-      continue;
-    rados_aio_wait_for_complete (g->wc);
-    rados_aio_wait_for_complete (g->rc);
-    release_ops (g);
-  }
-  if (gw.connected) {
-    rados_ioctx_destroy (gw.io);
-    rados_shutdown (gw.cluster);
-    gw.connected = false;
+    pthread_mutex_lock (&gw.lock);
+    gw.stop = true;
+    pthread_cond_signal (&gw.cond);
+    pthread_mutex_unlock (&gw.lock);
+    pthread_join (gw.thread, NULL);     /* within the cluster's timeouts */
+    gw.thread_on = false;
   }
   if (gw.efd >= 0)
     close (gw.efd);
