@@ -4,6 +4,7 @@
 #   make deps       install the Debian packages we need (apt-get, as root)
 #   make check      run the test suite; ends with "N passed, N failed, N skipped"
 #   make check-stress  the long hostile-tenant tests (tests/stress/)
+#   make check-ceph  the tests on a single-node Ceph cluster (tests/ceph/)
 #   make lint       shellcheck every shell script, pyflakes3 every Python
 #                   program; tools/lint-words; no cycles between core/'s or
 #                   plugin/'s files; tools/lint-size (files, functions)
@@ -140,7 +141,7 @@ ifneq ($(SANITIZE),)
 ALL += $(SAN_SHIM)
 endif
 
-.PHONY: all deps deps-kernel check check-stress check-kernel check-tsan lint fuzz \
+.PHONY: all deps deps-kernel check check-stress check-ceph check-kernel check-tsan lint fuzz \
 	demo bench bench-seeds lab lab-matrix install clean FORCE
 all: $(ALL)
 
@@ -324,6 +325,11 @@ fuzz: $(FUZZ_BIN)
 # runs a bounded form.  Timing-sensitive: run them on a quiet machine.
 check-stress: all
 	@tests/run.sh tests/stress/test-*.sh
+
+# The tests on a single-node Ceph cluster (tests/ceph/cluster.sh, as
+# root): each starts and stops its own; without Ceph they skip, saying why.
+check-ceph: all
+	@tests/run.sh tests/ceph/test-*.sh
 
 
 # The real kernel NBD client runs in a software-emulated VM: its packages
