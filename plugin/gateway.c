@@ -21,7 +21,7 @@
  * may take as long as it takes; the dispatcher only copies records under
  * a mutex.  The thread also connects (blocking, up to the timeouts), so a
  * cluster that is not there delays nothing, and it tries again every
- * period until it is.
+ * gqos_expiry until it is.
  *
  * The cluster failing: every operation has the OSD and monitor timeouts
  * of gqos_expiry (rounded up to a second), so an exchange that cannot
@@ -294,6 +294,15 @@ post_answer (size_t i, int err, const struct gw_rec *in)
   }
 }
 
+static uint64_t
+thread_now (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * NSEC_PER_SEC + (uint64_t) ts.tv_nsec;
+}
+
 static void *
 exchange_main (void *arg)
 {
@@ -301,19 +310,28 @@ exchange_main (void *arg)
   struct gqos_record rec;
   rados_t cl = NULL;
   rados_ioctx_t io = NULL;
+  uint64_t failed_at = 0;       /* ns: the last connection that failed */
   bool told = false;
   long i;
-  int err;
+  int err = -ENOTCONN;
 
   while ((i = wait_work (&rec)) >= 0) {
-    if (!io && (err = rados_open (&cl, &io)) < 0) {
+    /* Connect, at most once per expiry (each try costs the monitors). */
+    if (!io && (!failed_at
+                || thread_now () - failed_at >= gw_conf.ns[GQOS_K_EXPIRY])
+        && (err = rados_open (&cl, &io)) < 0) {
       io = NULL;
+      failed_at = thread_now ();
       if (!told)
         nbdkit_error ("cfq: gqos_conf=%s, gqos_pool=%s: %s: trying again"
-                      " every period; meanwhile scope = global limits hold"
+                      " every %llu ms; meanwhile scope = global limits hold"
                       " for this server alone", gw_conf.text[GQOS_K_CONF],
-                      gw_conf.text[GQOS_K_POOL], strerror (-err));
+                      gw_conf.text[GQOS_K_POOL], strerror (-err),
+                      (unsigned long long) (gw_conf.ns[GQOS_K_EXPIRY]
+                                            / NSEC_PER_MSEC));
       told = true;
+    }
+    if (!io) {
       post_answer ((size_t) i, err, NULL);
       continue;
     }

@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
-# test-gqos.sh: one tenant's iops_max held for the sum over three servers.
+# test-gqos.sh: one tenant's caps and reservation held for the sum over
+# three servers.
 #
 # A one-OSD Ceph cluster (cluster.sh) holds the counts; the data is a plain
-# file that three servers serve (the file backend: the exchange does not
-# care what the data is on).  One tenant, [group t] iops_max = L, reads 4k
-# at random 16 deep through each of the three (fio's nbd engine, one
-# process per server, per-second IOPS logs), first with scope = local,
-# then with scope = global:
-#  1. local: each server gives L, the sum is about 3L (>= 2.5L on average);
-#  2. global: the sum is within 5% of L in >= 90% of the 1 s windows (the
-#     issue's target is 95%; on this shared machine the coarse band is
-#     the assertion, the figure is printed);
-#  3. gateway 3 is killed (SIGKILL) mid-run: the two others keep serving
-#     (every window of each > 0), and within 5 s the sum is back within 5%
-#     of L (the mean of the windows from 5 s after the kill);
-#  4. the cluster stops answering (its daemons SIGSTOPped; with a cluster
+# file that the servers serve (the file backend: the exchange does not care
+# what the data is on).  One tenant reads 4k at random through each of three
+# servers (fio's nbd engine, one process per server and export, per-second
+# IOPS logs):
+#  1. no cluster: with a ceph.conf whose monitor is not there a server
+#     starts and serves the tenant at its whole cap, and logs it once;
+#  2. [group t] iops_max = L, scope = local: each server gives L, the sum
+#     is about 3L (>= 2.5L on average);
+#  3. a reservation, iops_min = R with scope = global, a greedy tenant
+#     beside it on every server (each emulating a 500 IOPS SSD): the
+#     tenant gets >= 95% of R in >= 95% of windows, and the servers'
+#     reserved dispatches add up to about R per second (0.85R..1.3R; with
+#     local tags they would be 3R);
+#  4. iops_max = L, scope = global: the sum is within 5% of L in >= 90% of
+#     the 1 s windows after the first two (the target is 95%; on this
+#     shared machine the coarse band is the assertion, the figure is
+#     printed);
+#  5. gateway 3 is killed (SIGKILL) mid-run: the two others keep serving
+#     (every window of each > 0), and from 5 s after it the sum averages
+#     within 5% of L (the window it reconverged from is printed);
+#  6. the cluster stops answering (its daemons SIGSTOPped; with a cluster
 #     of our own only): the two keep serving, the sum stays within 5% of
 #     L on average (their shares kept, then after the expiry the fallback:
 #     half each), and the servers still stop cleanly;
-#  5. the survivors' statistics (stats=FILE at exit) show the exchange:
+#  7. the survivors' statistics (stats=FILE at exit) show the exchange:
 #     exchanges made, one peer alive after the expiry, the peers' service
 #     seen, the fallback; and the RADOS operations it cost per second.
 # Skips (77) without a usable Ceph (cluster.sh check says why), without
@@ -64,6 +73,26 @@ group = t
 EOF
 done
 
+# ---- 1. no cluster there: the server serves, with its cap whole -------------
+printf '[global]\nmon host = 127.0.0.1:3329\nauth cluster required = none\n' \
+  >"$TESTDIR/nowhere.conf"
+start_nbdkit gw0 config="$TESTDIR/global.conf" gqos_conf="$TESTDIR/nowhere.conf" \
+  gqos_pool=rbd gateway=gw0
+fio --name=nowhere --ioengine=nbd --uri="${NBDKIT_URI[gw0]}" --rw=randread \
+  --bs=4k --iodepth=16 --time_based=1 --runtime=4 --output-format=json \
+  --output="$TESTDIR/nowhere.json" >/dev/null 2>&1 ||
+  fail "no cluster: fio failed: $(tail -5 "$TESTDIR/nowhere.json")"
+stop_nbdkit gw0
+iops=$("$PYTHON" -c 'import json, sys
+print(int(json.load(open(sys.argv[1]))["jobs"][0]["read"]["iops"]))' \
+  "$TESTDIR/nowhere.json")
+echo "no cluster: $iops IOPS (the cap, $L, whole)"
+[ "$iops" -ge $((L * 8 / 10)) ] && [ "$iops" -le $((L * 12 / 10)) ] ||
+  fail "no cluster: $iops IOPS, want about $L"
+grep -q "trying again" "$TESTDIR/gw0.log" || fail "no cluster: not logged"
+[ "$(grep -c "trying again" "$TESTDIR/gw0.log")" = 1 ] ||
+  fail "no cluster: logged more than once"
+
 # run_fio SECONDS TAG: one fio per server, logs $TESTDIR/TAG-N_iops.1.log
 # (fio takes a job name that starts with "global" for its [global]).
 run_fio ()
@@ -80,7 +109,7 @@ run_fio ()
   done
 }
 
-# ---- 1. local limits: 3L ----------------------------------------------------
+# ---- 2. local limits: 3L ----------------------------------------------------
 for i in 1 2 3; do
   start_nbdkit "gw$i" config="$TESTDIR/local.conf"
 done
@@ -88,23 +117,109 @@ run_fio 10 local
 for p in "${fio_pids[@]}"; do wait "$p" || fail "fio (local) failed"; done
 for i in 1 2 3; do stop_nbdkit "gw$i"; done
 
-# ---- 2.-4. global limits ------------------------------------------------------
+# ---- 3. a reservation for the sum --------------------------------------------
+# Each server emulates a one-channel SSD (2 ms a read: 500 IOPS); on each,
+# gold (weight 100, iops_min = R, scope = global) and bulk (weight 1000)
+# read 32 deep.  Gold's floor holds for the sum, and the servers serve it
+# once in all: their reserved dispatches add up to about R per second,
+# not 3R.
+R=150
+cat >"$TESTDIR/res.conf" <<EOF
+[device]
+file = $TESTDIR/disk.img
+emulate = ssd
+mode = iops
+model.channels = 1
+model.read = 2ms
+[scheduler]
+slice_idle = 0
+group_idle = 8ms
+rotational = 0
+[group gold]
+weight = 100
+iops_min = $R
+scope = global
+[group bulk]
+weight = 1000
+[export gold]
+group = gold
+size = 32M
+[export bulk]
+group = bulk
+offset = 32M
+size = 32M
+EOF
+for i in 1 2 3; do
+  start_nbdkit "gw$i" config="$TESTDIR/res.conf" gqos_conf="$conf" \
+    gqos_pool=rbd gateway="gw$i" stats="$TESTDIR/res-stats-$i.json"
+done
+fio_pids=()
+for i in 1 2 3; do
+  for e in gold bulk; do
+    fio --name="$e-$i" --ioengine=nbd --uri="nbd+unix:///$e?socket=${NBDKIT_SOCK[gw$i]}" \
+      --rw=randread --bs=4k --iodepth=32 --time_based=1 --runtime=15 \
+      --log_avg_msec=1000 --write_iops_log="$TESTDIR/res-$e-$i" \
+      --output="$TESTDIR/res-$e-$i.out" >/dev/null 2>&1 &
+    fio_pids+=($!)
+    cleanup_fn kill "$!"
+  done
+done
+for p in "${fio_pids[@]}"; do wait "$p" || fail "fio (reservation) failed"; done
+for i in 1 2 3; do stop_nbdkit "gw$i"; done
+
+"$PYTHON" - "$TESTDIR" "$R" <<'EOF' || fail "a reservation across servers"
+import glob, json, sys
+d, R = sys.argv[1], int(sys.argv[2])
+def iops(name):
+    f = glob.glob("%s/res-%s_iops*.log" % (d, name))[0]
+    return [int(l.split(",")[1]) for l in open(f) if l.strip()]
+gold = [iops("gold-%d" % i) for i in (1, 2, 3)]
+bulk = [iops("bulk-%d" % i) for i in (1, 2, 3)]
+n = min(len(x) for x in gold)
+tot = [sum(x[k] for x in gold) for k in range(1, n - 1)]
+print("gold, the sum:", tot)
+print("bulk, per server:", bulk)
+good = sum(x >= 0.95 * R for x in tot)
+print("gold >= 95%% of %d in %d of %d windows" % (R, good, len(tot)))
+res = 0
+for i in (1, 2, 3):
+    s = json.load(open("%s/res-stats-%d.json" % (d, i)))
+    g = [x for x in s["groups"] if x["name"] == "gold"][0]
+    print("gateway %d: qos %s, gqos %s" % (i, g.get("qos"), g.get("gqos")))
+    res += g["qos"]["reserved"]
+rate = res / 15.0
+print("reserved dispatches: %d in all, %.0f/s for iops_min %d" % (res, rate, R))
+ok = good >= 0.95 * len(tot) and 0.85 * R <= rate <= 1.3 * R
+sys.exit(0 if ok else 1)
+EOF
+
+# ---- 4.-7. a cap for the sum ---------------------------------------------------
 for i in 1 2 3; do
   start_nbdkit "gw$i" config="$TESTDIR/global.conf" gqos_conf="$conf" \
     gqos_pool=rbd gateway="gw$i" stats="$TESTDIR/stats-$i.json"
 done
+# sleep_until S: until S seconds after "started".
+sleep_until ()
+{
+  local t
+  t=$(echo "$(cat "$TESTDIR/started") + $1 - $(date +%s.%N)" | bc)
+  case "$t" in -*|0) ;; *) sleep "$t" ;; esac
+}
 date +%s.%N >"$TESTDIR/started"
 run_fio "$RUN" gq
-sleep "$KILL_AT"
+# What the exchange costs the pool, three servers exchanging (a client
+# that takes a CPU second to start: well before the kill).
+sleep_until 6
+timeout 10 ceph -c "$conf" osd pool stats rbd -f json >"$TESTDIR/pool.json" \
+  2>/dev/null || true
+sleep_until "$KILL_AT"
 kill -KILL "${NBDKIT_PID[gw3]}"
 date +%s.%N >"$TESTDIR/killed"
 echo "gateway 3 killed ${KILL_AT} s into the run"
-timeout 10 ceph -c "$conf" osd pool stats rbd -f json >"$TESTDIR/pool.json" \
-  2>/dev/null || true
 if [ "$own_cluster" = yes ]; then
   # The cluster stops answering (its monitor and OSD stopped, not gone:
   # operations hang until their timeouts rather than fail at once).
-  sleep $((CUT_AT - KILL_AT))
+  sleep_until "$CUT_AT"
   cpids=()
   for f in "$TESTDIR"/ceph/run/mon.*.pid "$TESTDIR"/ceph/run/osd.*.pid; do
     cpids+=("$(cat "$f")")
@@ -209,7 +324,7 @@ for i in (1, 2):
               " operations each" % (i, q["exchanges"] / (cut + 1)))
 try:
     p = json.load(open(d + "/pool.json"))
-    print("pool rbd, client I/O at the kill:", p[0].get("client_io_rate"))
+    print("pool rbd, client I/O with three servers:", p[0].get("client_io_rate"))
 except Exception as e:
     print("pool stats: none (%s)" % e)
 sys.exit(1 if failed else 0)
