@@ -252,20 +252,28 @@ rados_exchange (rados_ioctx_t io, const char *oid,
   return err < 0 ? err : n;
 }
 
-/* Wait for a record to write (or stop): the group's index, -1 to stop. */
+/* Wait for a record to write (or stop): the group's index, -1 to stop.
+ * The groups take turns (the search starts after the last one served),
+ * so that when the exchanges take longer than a period each group still
+ * gets its share of them.
+ */
 static long
 wait_work (struct gqos_record *rec)
 {
+  static size_t next;           /* this thread's */
   long found = -1;
 
   pthread_mutex_lock (&gw.lock);
   while (!gw.stop && found < 0) {
-    for (size_t i = 0; i < gw.nr_groups && found < 0; i++)
+    for (size_t k = 0; k < gw.nr_groups && found < 0; k++) {
+      size_t i = (next + k) % gw.nr_groups;
       if (gw.groups[i].out_new) {
         gw.groups[i].out_new = false;
         *rec = gw.groups[i].out;
         found = (long) i;
+        next = i + 1;
       }
+    }
     if (found < 0 && !gw.stop)
       pthread_cond_wait (&gw.cond, &gw.lock);
   }
