@@ -64,10 +64,18 @@ ifeq ($(RBD),yes)
 RBD_CFLAGS := -DHAVE_RBD
 RBD_LIBS   := -lrbd -lrados
 endif
+# librados (limits held across servers, plugin/gateway.c): built in when
+# its header is there (librados-dev; it ships no pkg-config file on
+# Debian 12), left out with RADOS=no.
+RADOS ?= $(if $(wildcard /usr/include/rados/librados.h),yes,no)
+ifeq ($(RADOS),yes)
+RADOS_CFLAGS := -DHAVE_RADOS $(shell pkg-config --cflags librados 2>/dev/null)
+RADOS_LIBS   := $(shell pkg-config --libs librados 2>/dev/null || echo -lrados)
+endif
 
 # Everything is rebuilt when the compiler, CFLAGS or SANITIZE change: the
 # objects depend on .build-flags, which is rewritten only when they differ.
-BUILD_FLAGS := $(CC) | $(CFLAGS) | $(SANITIZE) | $(RBD)
+BUILD_FLAGS := $(CC) | $(CFLAGS) | $(SANITIZE) | $(RBD) | $(RADOS)
 FLAGS_STAMP := .build-flags
 
 PKG_PLUGIN := nbdkit liburing libev
@@ -88,7 +96,7 @@ CORE_LIB := core/libcfqcore.a
 PLUGIN_SRC := $(wildcard plugin/*.c)
 PLUGIN_OBJ := $(PLUGIN_SRC:.c=.o)
 PLUGIN     := plugin/nbdkit-cfq-plugin.so
-PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) $(RBD_LIBS) -lpthread -lm
+PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) $(RBD_LIBS) $(RADOS_LIBS) -lpthread -lm
 
 # ---- tools/: cfqsim (core only), cfqconf, cfqctl --------------------------
 # One file a tool, but cfqsim: tools/cfqsim-*.c behind tools/cfqsim.h.
@@ -158,7 +166,7 @@ $(CORE_LIB): $(CORE_OBJ)
 	ar rcs $@ $^
 
 plugin/%.o: plugin/%.c $(FLAGS_STAMP)
-	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(RBD_CFLAGS) $(CFLAGS_STRICT) \
+	$(CC) $(CPPFLAGS_ALL) $(NBDKIT_CFLAGS) $(RBD_CFLAGS) $(RADOS_CFLAGS) $(CFLAGS_STRICT) \
 	  -fvisibility=hidden -DCFQ_LIBURING_VERSION='"$(URING_VERSION)"' $(DEPFLAGS) -c -o $@ $<
 
 $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
@@ -237,7 +245,7 @@ tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRC) $(wildcard include/*.h core/*
 # target stands in for the three nbdkit functions the rest calls).
 FUZZ_PLUGIN := tests/fuzz/fuzz-control
 FUZZ_PLUGIN_SRC := $(filter-out plugin/plugin.c,$(PLUGIN_SRC))
-FUZZ_PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) $(RBD_LIBS) -lpthread -lm
+FUZZ_PLUGIN_LIBS := $(URING_LIBS) -lev $(INIH_LIBS) $(RBD_LIBS) $(RADOS_LIBS) -lpthread -lm
 $(FUZZ_PLUGIN:tests/fuzz/fuzz-%=tests/fuzz/replay-%): tests/fuzz/replay-%: \
 	  tests/fuzz/replay.c tests/fuzz/fuzz-%.c $(FUZZ_PLUGIN_SRC:.c=.o) \
 	  $(CORE_LIB) tests/fuzz/fuzz.h tests/unit/check.h $(FLAGS_STAMP)

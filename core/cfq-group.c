@@ -476,6 +476,30 @@ cfq_group_set_qos (struct sched *s, struct sched_group *cfqg,
   return 0;
 }
 
+void
+cfq_group_qos_counts (struct sched *s, struct sched_group *cfqg,
+                      struct qos_counts *c)
+{
+  (void) s;
+  *c = cfqg->qos.done;
+}
+
+/* Service given elsewhere and this server's share (gqos.h): a group
+ * held longer is found so at its next admit; nothing else in CFQ's state
+ * changes.
+ */
+void
+cfq_group_qos_charge (struct sched *s, struct sched_group *cfqg,
+                      const struct qos_counts *delta,
+                      const uint32_t *share_ppm, uint64_t now)
+{
+  qos_charge (&cfqg->qos, delta, share_ppm, now);
+  CFQ_TRACE (CFQD (s), NULL, "group %s: %llu requests served elsewhere,"
+             " %u ppm of iops_max here", cfqg->name, (unsigned long long)
+             (delta->ios[QOS_READ] + delta->ios[QOS_WRITE]),
+             cfqg->qos.share_ppm[QOS_IOPS_MAX]);
+}
+
 uint64_t
 cfq_group_vdisktime (struct sched *s, struct sched_group *cfqg)
 {

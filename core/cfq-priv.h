@@ -579,6 +579,11 @@ int cfq_group_set_weight (struct sched *s, struct sched_group *cfqg,
                           unsigned w);
 int cfq_group_set_qos (struct sched *s, struct sched_group *cfqg,
                        const struct qos_conf *c);
+void cfq_group_qos_counts (struct sched *s, struct sched_group *cfqg,
+                           struct qos_counts *c);
+void cfq_group_qos_charge (struct sched *s, struct sched_group *cfqg,
+                           const struct qos_counts *delta,
+                           const uint32_t *share_ppm, uint64_t now);
 uint64_t cfq_prio_slice (const struct cfqd *cfqd, bool sync, unsigned prio);
 uint64_t cfq_scaled_slice (const struct cfqd *cfqd, const struct cfqq *cfqq,
                            unsigned iq);

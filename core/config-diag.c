@@ -63,7 +63,8 @@ const char *const writes_names[] = { "async", "sync", "auto", NULL };
 
 const char *const tls_names[] = { "optional", "require", NULL };
 
-static const char *const group_keys[] = { "weight", "class", "prio", NULL };
+static const char *const group_keys[] = { "weight", "class", "prio", "scope",
+                                          NULL };
 
 static const char *const export_keys[] = {
   "group", "offset", "size", "file", "readonly", "writes", "allow", "tls",

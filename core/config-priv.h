@@ -97,7 +97,8 @@ struct xgroup {
   enum sched_class cls;
   struct qos_conf qos;          /* caps and reservation */
   unsigned line;                /* of the header */
-  unsigned l_weight, l_class, l_prio; /* of each key; 0 = defaulted */
+  bool global;                  /* scope = global */
+  unsigned l_weight, l_class, l_prio, l_scope; /* of each key; 0 = defaulted */
   unsigned l_qos[QOS_NR_KEYS];  /* of each qos_keys[] key; 0 = not given */
 };
 

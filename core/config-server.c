@@ -228,6 +228,15 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
     else
       g->prio = v;
   }
+  else if (strcmp (key, "scope") == 0) {
+    if (!first_time (cfg, &g->l_scope, key))
+      return;
+    if (strcmp (value, "local") == 0 || strcmp (value, "global") == 0)
+      g->global = value[0] == 'g';
+    else
+      ferr (cfg, line, "scope = %s: want local (caps and reservation per"
+            " server) or global (for the sum over the servers)", value);
+  }
   else if ((qk = qos_key_lookup (key)) != NULL) {
     if (first_time (cfg, &g->l_qos[qk - qos_keys], key)
         && cfg_parse_qos (key, value, &g->qos, why, sizeof why) < 0)
@@ -408,7 +417,7 @@ resolve_groups (struct cfg *cfg, struct xexport *xs, size_t nr)
     const struct xgroup *x = &cfg->groups[i];
     cfg->m_groups[i] = (struct cfg_group) {
       .name = x->name, .weight = x->weight, .cls = x->cls, .prio = x->prio,
-      .qos = x->qos, .line = x->line,
+      .qos = x->qos, .global = x->global, .line = x->line,
     };
   }
   for (size_t i = 0; i < nr; i++) {

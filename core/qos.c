@@ -391,6 +391,10 @@ qos_group_set (struct qos_sched *qs, struct qos_group *qg,
   bool linked = !list_empty (&qg->link);
 
   qg->conf = *c;
+  for (unsigned i = 0; i < QOS_NR_CAPS; i++) {
+    qg->eff[i] = c->cap[i];
+    qg->share_ppm[i] = QOS_SHARE_WHOLE;
+  }
   qg->qs = qs;
   qg->on = !qos_conf_empty (c);
   qg->reserved = c->iops_min || c->bps_min;
@@ -474,7 +478,7 @@ qos_dequeue (struct qos_group *qg, const struct rq *rq)
 static qos_level
 cap_depth (const struct qos_group *qg, unsigned c)
 {
-  const struct qos_cap_conf *cc = &qg->conf.cap[c];
+  const struct qos_cap_conf *cc = &qg->eff[c];
   qos_level depth;
 
   if (cc->burst)
@@ -513,7 +517,7 @@ drain (struct qos_group *qg, uint64_t now)
   dt = now - qg->drained_at;
   qg->drained_at = now;
   for (unsigned c = 0; c < QOS_NR_CAPS; c++) {
-    const struct qos_cap_conf *cc = &qg->conf.cap[c];
+    const struct qos_cap_conf *cc = &qg->eff[c];
     qos_level floor = cap_waiting (qg, c) ? -cap_depth (qg, c) : 0;
 
     if (!cc->rate)
@@ -568,7 +572,7 @@ qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
   slice = qg->qs->slice_ns;
   drain (qg, now);
   for (unsigned c = 0; c < QOS_NR_CAPS; c++) {
-    const struct qos_cap_conf *cc = &qg->conf.cap[c];
+    const struct qos_cap_conf *cc = &qg->eff[c];
     qos_level x = cost (c, rq), depth;
     uint64_t w;
 
@@ -593,6 +597,7 @@ qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
     return 0;
   qg->held_until[d] = now + wait;
   qg->st_held++;
+  qg->done.held++;
   if (qos_held (qg, now))
     qg->was_held = true;
   return now + wait;
@@ -625,7 +630,7 @@ qos_account (struct qos_group *qg, const struct rq *rq, uint64_t now,
     return;
   drain (qg, now);
   for (unsigned c = 0; c < QOS_NR_CAPS; c++) {
-    const struct qos_cap_conf *cc = &qg->conf.cap[c];
+    const struct qos_cap_conf *cc = &qg->eff[c];
 
     if (!cc->rate || !qos_cap_applies (c, d))
       continue;
@@ -633,10 +638,97 @@ qos_account (struct qos_group *qg, const struct rq *rq, uint64_t now,
     if (cc->burst)
       qg->burst_level[c] += cost (c, rq);
   }
+  qg->done.ios[d]++;
+  qg->done.bytes[d] += rq_bytes (rq);
   if (reserved) {
     qg->r_tag += spacing (qg, rq);
     qg->r_batch = true;
     qg->st_reserved++;
+    qg->done.res_ios++;
+    qg->done.res_bytes += rq_bytes (rq);
+  }
+}
+
+uint64_t
+qos_cap_units (unsigned c, const struct qos_counts *n)
+{
+  uint64_t u = 0;
+
+  for (int d = 0; d < QOS_NR_DIRS; d++)
+    if (qos_cap_applies (c, d))
+      u += cap_bytes (c) ? n->bytes[d] : n->ios[d];
+  return u;
+}
+
+/* The reservation time DELTA's reserved requests used: the closer of the
+ * two spacings, as for each request (spacing).  ns.
+ */
+static uint64_t
+res_spacing (const struct qos_group *qg, const struct qos_counts *delta)
+{
+  qos_level s = -1, b;
+
+  if (qg->conf.iops_min)
+    s = (qos_level) delta->res_ios * NSEC_PER_SEC / qg->conf.iops_min;
+  if (qg->conf.bps_min) {
+    b = (qos_level) delta->res_bytes * NSEC_PER_SEC / qg->conf.bps_min;
+    if (s < 0 || b < s)
+      s = b;
+  }
+  if (s < 0)
+    return 0;
+  return s > QOS_RES_DEBT ? QOS_RES_DEBT : (uint64_t) s;
+}
+
+/* Cap c at SHARE of its setting from NOW on (its bucket drained to now
+ * at the rate it had): at least 1 unit/s, and a burst scaled alike.
+ */
+static void
+set_share (struct qos_group *qg, unsigned c, uint32_t ppm)
+{
+  const struct qos_cap_conf *cc = &qg->conf.cap[c];
+  struct qos_cap_conf *e = &qg->eff[c];
+
+  if (ppm > QOS_SHARE_WHOLE)
+    ppm = QOS_SHARE_WHOLE;
+  qg->share_ppm[c] = ppm;
+  if (!cc->rate)
+    return;
+  e->rate = (uint64_t) ((qos_level) cc->rate * ppm / QOS_SHARE_WHOLE);
+  if (e->rate < 1)
+    e->rate = 1;
+  if (cc->burst) {
+    e->burst = (uint64_t) ((qos_level) cc->burst * ppm / QOS_SHARE_WHOLE);
+    if (e->burst < e->rate)
+      e->burst = e->rate;
+  }
+}
+
+void
+qos_charge (struct qos_group *qg, const struct qos_counts *delta,
+            const uint32_t *share_ppm, uint64_t now)
+{
+  uint64_t r;
+
+  for (int d = 0; d < QOS_NR_DIRS; d++) {
+    qg->charged.ios[d] += delta->ios[d];
+    qg->charged.bytes[d] += delta->bytes[d];
+  }
+  qg->charged.res_ios += delta->res_ios;
+  qg->charged.res_bytes += delta->res_bytes;
+  if (!qg->on)
+    return;
+  drain (qg, now);
+  if (share_ppm)
+    for (unsigned c = 0; c < QOS_NR_CAPS; c++)
+      set_share (qg, c, share_ppm[c]);
+  /* rho: the reservation others served moves the tag as if served here
+   * (a tag behind now owes less), to at most QOS_RES_DEBT ahead.
+   */
+  if (qg->reserved && (r = res_spacing (qg, delta))) {
+    qg->r_tag += r;
+    if (after (qg->r_tag, now + QOS_RES_DEBT))
+      qg->r_tag = now + QOS_RES_DEBT;
   }
 }
 

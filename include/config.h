@@ -173,6 +173,8 @@ struct cfg_group {
   enum sched_class cls;         /* class of its queues, default BE */
   unsigned prio;                /* level 0 (highest) .. 7, default 4 */
   struct qos_conf qos;          /* caps and reservation; all 0: none */
+  bool global;                  /* scope = global: they hold for the sum
+                                   over the servers (include/gqos.h) */
   unsigned line;                /* of the [group] header; 0 = implicit */
 };
 

@@ -156,8 +156,26 @@ extern int qos_conf_check (const struct qos_conf *c, char *why, size_t len,
  */
 typedef __int128 qos_level;
 
+/* What a group dispatched, as its caps and reservation count it: the
+ * lifetime totals one server publishes to the others for limits that
+ * hold across servers (include/gqos.h), and what it is charged for theirs.
+ */
+struct qos_counts {
+  uint64_t ios[QOS_NR_DIRS];    /* requests, reads and writes */
+  uint64_t bytes[QOS_NR_DIRS];  /* bytes, reads and writes (a trim: 0) */
+  uint64_t res_ios;             /* of the requests, the reservation's */
+  uint64_t res_bytes;           /* bytes of those */
+  uint64_t held;                /* times a cap held a request back */
+};
+
+/* A share of a cap: parts per million of its setting. */
+#define QOS_SHARE_WHOLE 1000000u
+
 struct qos_group {
   struct qos_conf conf;
+  struct qos_cap_conf eff[QOS_NR_CAPS]; /* the caps in effect: conf's, or
+                                   this server's share of them (qos_charge) */
+  uint32_t share_ppm[QOS_NR_CAPS]; /* eff / conf, parts per million */
   bool on;                      /* any cap or reservation */
   bool reserved;                /* iops_min or bps_min */
   struct list link;             /* on qos_sched.groups while on */
@@ -175,6 +193,8 @@ struct qos_group {
   /* Lifetime counters. */
   uint64_t st_held;             /* requests a cap refused (each time) */
   uint64_t st_reserved;         /* requests dispatched for the reservation */
+  struct qos_counts done;       /* what it dispatched while on (qos_account) */
+  struct qos_counts charged;    /* what qos_charge debited (other servers') */
 };
 
 struct qos_sched {
@@ -230,6 +250,22 @@ extern uint64_t qos_admit (struct qos_group *qg, const struct rq *rq,
  */
 extern void qos_account (struct qos_group *qg, const struct rq *rq,
                          uint64_t now, bool reserved);
+
+/* Limits held across servers (include/gqos.h).  DELTA: what other
+ * servers dispatched for the same tenant since the last call; its
+ * reserved requests advance the reservation tag as if served here
+ * (dmClock's rho), to at most QOS_RES_DEBT ahead of NOW.  SHARE_PPM (or
+ * NULL: unchanged): each cap's share for this server from now on, parts
+ * per million of its setting (QOS_SHARE_WHOLE: all of it); the buckets
+ * drain at the old rates up to now.  DELTA is also added to charged.
+ */
+extern void qos_charge (struct qos_group *qg, const struct qos_counts *delta,
+                        const uint32_t *share_ppm, uint64_t now);
+
+/* Units of cap C (enum qos_cap) in N: requests or bytes of the
+ * directions it counts.
+ */
+extern uint64_t qos_cap_units (unsigned c, const struct qos_counts *n);
 
 /* Held: it has data requests waiting and a cap holds every direction
  * they go.

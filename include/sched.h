@@ -91,6 +91,7 @@ extern int sched_class_parse (const char *name);
 struct sched_queue;             /* one per client connection (cfqq) */
 struct sched_group;             /* one per tenant group (cfqg) */
 struct qos_conf;                /* a group's caps and reservation (qos.h) */
+struct qos_counts;              /* what they counted (qos.h) */
 struct cost_params;             /* what requests cost the device (cost.h) */
 struct cost_model;              /* those, corrected online (cost.h) */
 
@@ -178,6 +179,16 @@ struct sched_ops {
    */
   int (*group_set_qos) (struct sched *s, struct sched_group *g,
                         const struct qos_conf *c);
+  /* Optional (NULL: no caps).  Limits held across servers (gqos.h):
+   * the group's lifetime counts of what its caps and reservation counted
+   * here; what other servers served it and this server's share of its
+   * caps (qos_charge).
+   */
+  void (*group_qos_counts) (struct sched *s, struct sched_group *g,
+                            struct qos_counts *c);
+  void (*group_qos_charge) (struct sched *s, struct sched_group *g,
+                            const struct qos_counts *delta,
+                            const uint32_t *share_ppm, uint64_t now);
   struct sched_queue *(*queue_new) (struct sched *s, struct sched_group *g,
                                     enum sched_class cls, unsigned level);
   void (*queue_free) (struct sched *s, struct sched_queue *q);
@@ -286,6 +297,24 @@ static inline int
 sched_group_set_qos (struct sched *s, struct sched_group *g,
                      const struct qos_conf *c)
 { return s->ops->group_set_qos ? s->ops->group_set_qos (s, g, c) : -ENOTSUP; }
+/* -ENOTSUP if the policy has no caps (fifo). */
+static inline int
+sched_group_qos_counts (struct sched *s, struct sched_group *g,
+                        struct qos_counts *c)
+{
+  if (!s->ops->group_qos_counts)
+    return -ENOTSUP;
+  s->ops->group_qos_counts (s, g, c);
+  return 0;
+}
+static inline void
+sched_group_qos_charge (struct sched *s, struct sched_group *g,
+                        const struct qos_counts *delta,
+                        const uint32_t *share_ppm, uint64_t now)
+{
+  if (s->ops->group_qos_charge)
+    s->ops->group_qos_charge (s, g, delta, share_ppm, now);
+}
 static inline struct sched_queue *
 sched_queue_new (struct sched *s, struct sched_group *g,
                  enum sched_class cls, unsigned level)

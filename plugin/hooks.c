@@ -29,6 +29,7 @@
 
 #include "control.h"
 #include "ctlcmd.h"
+#include "gateway.h"
 #include "hooks.h"
 #include "metrics.h"
 #include "statsout.h"
@@ -68,6 +69,11 @@ hook_setup (struct engine *e, void *opaque, struct sched *s,
   if (err)
     return err;
   hloop = loop;
+  err = gw_start (s, loop);
+  if (err) {
+    tn_stop ();
+    return err;
+  }
   ev_timer_init (&tick, tick_cb, 1., 1.);
   ev_timer_start (loop, &tick);
   ev_unref (loop);              /* the tick alone does not keep it running */
@@ -99,6 +105,7 @@ hook_teardown (struct engine *e, void *opaque)
   tn->ctl = NULL;
   metrics_stop (metrics);
   metrics = NULL;
+  gw_stop ();
   ev_ref (hloop);
   ev_timer_stop (hloop, &tick);
   tn_stop ();

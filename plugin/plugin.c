@@ -57,6 +57,7 @@
 #include "bounce.h"
 #include "devmodel.h"
 #include "engine.h"
+#include "gateway.h"
 #include "hangup.h"
 #include "hooks.h"
 #include "io.h"
@@ -132,6 +133,7 @@ cfqp_unload (void)
   bk_unload ();
   rbdk_unload ();
   tn_unload ();
+  gw_unload ();
   bounce_fini ();
 }
 
@@ -181,6 +183,11 @@ cfqp_dump_plugin (void)
   }
   printf ("cfq_export_file=yes\n");
   printf ("cfq_rbd=%s\n", rbdk_available () ? "yes" : "no");
+#ifdef HAVE_RADOS
+  printf ("cfq_gqos=yes\n");   /* gqos_conf=: limits across servers */
+#else
+  printf ("cfq_gqos=no\n");
+#endif
 }
 
 static int
@@ -229,6 +236,9 @@ cfqp_config (const char *key, const char *value)
 
     if (r)
       return r == -1 ? -1 : 0;
+    r = gw_config (key, value);
+    if (r)
+      return r < 0 ? -1 : 0;
     return tn_config (key, value) == -1 ? -1 : 0;
   }
   return 0;
@@ -308,7 +318,7 @@ cfqp_config_complete (void)
     tn_report_errors ();
     return -1;
   }
-  if (tn_validate (cfqp_size) == -1)
+  if (tn_validate (cfqp_size) == -1 || gw_config_complete () == -1)
     return -1;
   cfqp_queue_depth = tn_model ()->dev.queue_depth;
   name = tn_sched_name ();
@@ -340,6 +350,9 @@ cfqp_config_complete (void)
   "metrics=<FILE>       Rewrite FILE every second with Prometheus metrics.\n" \
   "calibrate=off|read|write  Measure the device's cost model at start (read).\n" \
   "calibration=<FILE>   Keep the measured model in FILE, reuse it next start.\n" \
+  "gqos_conf=<FILE>     ceph.conf: [group]s with scope = global hold their\n" \
+  "                     caps and reservation for the sum over the servers\n" \
+  "                     (gqos_pool, gqos_id, gateway, gqos_period, gqos_expiry).\n" \
   "KEY=VALUE            Override a [device]/[scheduler] key or model.NAME\n" \
   "                     (mode, emulate, cache, slice_idle, model.rpm ...)."
 

@@ -36,6 +36,7 @@
 #include "backing.h"
 #include "bounce.h"
 #include "devmodel.h"
+#include "gateway.h"
 #include "hangup.h"
 #include "outfile.h"
 #include "reqbuf.h"
@@ -754,6 +755,7 @@ write_groups (struct statfmt *w, const struct tenants *tn,
     statfmt_rec_begin (w, &rec);
     statfmt_table (w, &grp_table, &s);
     sched_stats (tn->s, g->sg, statfmt_emit, w);
+    gw_group_stats (i, sn->now, statfmt_emit, w);
     write_io (w, &io_table, &g->io, sn->now, sn->gshare[i]);
     statfmt_rec_end (w);
   }

@@ -226,6 +226,8 @@ print_groups (const struct cfg_model *m)
     const struct cfg_group *g = &m->groups[i];
     printf ("  %-12s weight=%u class=%s prio=%u", g->name, g->weight,
             sched_class_name (g->cls), g->prio);
+    if (g->global)
+      printf (" scope=global");
     for (size_t k = 0; k < qos_nr_keys; k++) {
       uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
       char b[32];
@@ -430,6 +432,8 @@ json_groups (const struct cfg_model *m)
     printf ("\"weight\": %u, ", g->weight);
     jkv ("class", sched_class_name (g->cls), ", ");
     printf ("\"prio\": %u, ", g->prio);
+    if (g->global)
+      printf ("\"scope\": \"global\", ");
     for (size_t k = 0; k < qos_nr_keys; k++) {
       uint64_t v = qos_conf_get (&g->qos, &qos_keys[k]);
       if (v)

@@ -82,6 +82,7 @@ test_values (void)
                           "write_iops_max = 0\n"
                           "iops_min = 100\n"
                           "bps_min = 4096\n"
+                          "scope = global\n"
                           "[group plain]\n" EXP
                           "[export b]\ngroup = plain\noffset = 1G\n");
   const struct cfg_model *m = cfg_model (cfg);
@@ -99,6 +100,8 @@ test_values (void)
   CHECK_EQ (c->iops_min, 100);
   CHECK_EQ (c->bps_min, 4096);
   CHECK (qos_conf_empty (&m->groups[1].qos));
+  CHECK (m->groups[0].global);
+  CHECK (!m->groups[1].global);
   CHECK_EQ (cfg_nr_warnings (cfg), (size_t) 0);   /* no emulation */
   cfg_free (cfg);
 }

@@ -378,6 +378,9 @@ test_malformed (void)
        "t.conf:4: class = batch: want rt, be or idle\n");
   BAD (DEV "[group g]\nprio = 8\n[export a]\n",
        "t.conf:4: prio = 8: want 0..7 (0 is highest)\n");
+  BAD (DEV "[group g]\nscope = cluster\n[export a]\n",
+       "t.conf:4: scope = cluster: want local (caps and reservation per"
+       " server) or global (for the sum over the servers)\n");
 
   /* Export values. */
   BAD (DEV "[export a]\ngroup = nosuch\n",
@@ -582,6 +585,7 @@ test_defaults (void)
   CHECK_EQ (m->groups[0].weight, 500);
   CHECK_EQ (m->groups[0].cls, SCHED_CLASS_BE);
   CHECK_EQ (m->groups[0].prio, 4);
+  CHECK (!m->groups[0].global);
   CHECK_EQ (m->groups[0].line, 0);
   e = &m->exports[0];
   CHECK_STREQ (e->name, "");
