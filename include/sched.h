@@ -91,6 +91,7 @@ extern int sched_class_parse (const char *name);
 struct sched_queue;             /* one per client connection (cfqq) */
 struct sched_group;             /* one per tenant group (cfqg) */
 struct qos_conf;                /* a group's caps and reservation (qos.h) */
+struct lat_conf;                /* its latency target and boost (latency.h) */
 struct cost_params;             /* what requests cost the device (cost.h) */
 struct cost_model;              /* those, corrected online (cost.h) */
 
@@ -178,6 +179,12 @@ struct sched_ops {
    */
   int (*group_set_qos) (struct sched *s, struct sched_group *g,
                         const struct qos_conf *c);
+  /* Optional (NULL: none).  A group's latency target and boost
+   * (include/latency.h), replacing what it had.  -ERANGE for a target out
+   * of range.  May be called at any time.
+   */
+  int (*group_set_latency) (struct sched *s, struct sched_group *g,
+                            const struct lat_conf *c);
   struct sched_queue *(*queue_new) (struct sched *s, struct sched_group *g,
                                     enum sched_class cls, unsigned level);
   void (*queue_free) (struct sched *s, struct sched_queue *q);
@@ -286,6 +293,13 @@ static inline int
 sched_group_set_qos (struct sched *s, struct sched_group *g,
                      const struct qos_conf *c)
 { return s->ops->group_set_qos ? s->ops->group_set_qos (s, g, c) : -ENOTSUP; }
+static inline int
+sched_group_set_latency (struct sched *s, struct sched_group *g,
+                         const struct lat_conf *c)
+{
+  return s->ops->group_set_latency ? s->ops->group_set_latency (s, g, c)
+    : -ENOTSUP;
+}
 static inline struct sched_queue *
 sched_queue_new (struct sched *s, struct sched_group *g,
                  enum sched_class cls, unsigned level)

@@ -249,6 +249,7 @@ tn_validate (uint64_t size)
     tn.groups[i].cg = &tn.m->groups[i];
     tn.groups[i].weight = tn.m->groups[i].weight;
     tn.groups[i].qos = tn.m->groups[i].qos;
+    tn.groups[i].lat = tn.m->groups[i].lat;
   }
   for (size_t i = 0; i < tn.m->nr_exports; i++)
     tn.exports[i].ce = &tn.m->exports[i];
