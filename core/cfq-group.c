@@ -502,6 +502,9 @@ cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
   st->qos_held = qos_held (&cfqg->qos, CFQD (s)->now);
   st->qos_throttled = cfqg->qos.st_held;
   st->qos_reserved = cfqg->qos.st_reserved;
+  st->lat_target = cfqg->lat.conf.target;
+  st->lat_window = cfqg->lat.last;
+  st->lat_unmet = cfqg->lat.unmet;
 }
 
 /* ---- Queue slices, sized by the group's share ----------------------------- */

@@ -47,6 +47,7 @@
 #include "loglimit.h"
 #include "outfile.h"
 #include "tenants.h"
+#include "units.h"
 #include "utf8.h"
 
 /* -D cfq.trace=1: log every scheduling decision of the policy. */
@@ -509,11 +510,45 @@ tn_each_iostat (struct tenants *t, void (*fn) (struct iostat *, uint64_t),
   fn (&t->total, now);
 }
 
+/* A latency target the device does not meet (core/cfq-latency.c's
+ * unmet), logged when it becomes so and when it is met again.
+ */
+static void
+latency_log (void)
+{
+  struct cfq_group_stats st;
+  char b[32];
+
+  if (!tn.s || tn.s->ops != &cfq_ops)
+    return;
+  for (size_t i = 0; i < tn.m->nr_groups; i++) {
+    struct tn_group *g = &tn.groups[i];
+
+    if (!g->sg || !g->lat.target)
+      continue;
+    cfq_group_get_stats (tn.s, g->sg, &st);
+    if (st.lat_unmet == g->lat_unmet)
+      continue;
+    g->lat_unmet = st.lat_unmet;
+    if (st.lat_unmet)
+      nbdkit_error ("cfq: group %s: latency target %s at p%u is not met"
+                    " with every other group at its floor (last window:"
+                    " %.1f ms)", g->cg->name,
+                    units_format_time (st.lat_target, b, sizeof b),
+                    g->lat.percentile, st.lat_window / 1e6);
+    else
+      nbdkit_debug ("cfq: group %s: latency target %s met again",
+                    g->cg->name,
+                    units_format_time (st.lat_target, b, sizeof b));
+  }
+}
+
 void
 tn_tick (uint64_t now)
 {
   tn_each_iostat (&tn, iostat_tick, now);
   refusal_flush (now);
+  latency_log ();
 }
 
 static void

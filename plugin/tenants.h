@@ -115,6 +115,7 @@ struct tn_group {
   unsigned weight;              /* 100..1000, as last set */
   struct qos_conf qos;          /* caps and reservation, as last set */
   struct lat_conf lat;          /* latency target and boost, as last set */
+  bool lat_unmet;               /* the target was unmet at the last tick */
   struct iostat io;             /* [disp] */
 };
 
