@@ -20,17 +20,20 @@
  *   verdict.  The miss is m = percentile / target (permille).
  * - Control: each group has a scale (permille): its effective weight, the
  *   one CFQ uses for charges, group slices and the tree's total weight, is
- *   its set weight times the scale.  At a window's end, with M the largest
- *   miss among the graded targets judged:
- *     M > 1: every group is scaled by max(its own miss, 1) / M, so groups
- *       without a target by 1/M (a p99 twice the target halves their
- *       weight: the least step that would meet it if latency follows the
- *       others' share), and targeted groups that miss less by how much
- *       less (several targets balance by how far each misses); then the
- *       scales are renormalized so the largest is LAT_SCALE_ONE;
- *     M <= LAT_MET_HEADROOM (0.8), or no verdict: every scale is restored
+ *   its set weight times the scale.  The controller aims at LAT_AIM (85%)
+ *   of each target, so that one window's noise stays under it.  At a
+ *   window's end, with M the largest miss among the graded targets judged:
+ *     M > LAT_AIM: every group is scaled by max(its own miss, LAT_AIM) / M,
+ *       so groups without a target by LAT_AIM / M (a p99 twice the aim
+ *       halves their weight: the least step that would meet it if latency
+ *       follows the others' share), and targeted groups that miss less by
+ *       how much less (several targets balance by how far each misses);
+ *       then the scales are renormalized so the largest is LAT_SCALE_ONE;
+ *     M <= LAT_MET_HEADROOM (70%), or no verdict: every scale is restored
  *       by 1/LAT_RESTORE_STEP (1/8) per window, up to LAT_SCALE_ONE;
  *     in between: held.
+ *   The effective weights also size the others' group slices: on a disk
+ *   what a reader with a target waits for is the others' turns.
  * - Floor: no scale goes below LAT_SCALE_FLOOR (1/10 of the set weight),
  *   so a target the device cannot meet does not starve the others.  A
  *   group that misses LAT_UNMET_WINDOWS windows in a row while every
@@ -217,8 +220,8 @@ lat_judge (struct cfqd *cfqd, struct sched_group *g)
   return miss;
 }
 
-/* M > 1: lower the others by how much less they miss, floor, renormalize.
- * WORST is the group that misses most.
+/* M > LAT_AIM: lower the others by how much less they miss, floor,
+ * renormalize.  WORST is the group that misses most.
  */
 static void
 lat_lower (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
