@@ -114,7 +114,7 @@ lat_percentile (const struct cfq_lat *l, unsigned pct)
   return 0;
 }
 
-/* ---- effective weights ----------------------------------------------------- */
+/* ---- effective weights --------------------------------------------------- */
 
 /* The weight CFQ uses: the set one times the scale, at least 1. */
 static void
@@ -184,7 +184,7 @@ cfq_group_set_latency (struct sched *s, struct sched_group *g,
   return 0;
 }
 
-/* ---- the controller ---------------------------------------------------------- */
+/* ---- the controller ------------------------------------------------------ */
 
 /* Close G's window: its miss in permille (0: no verdict). */
 static unsigned
@@ -334,7 +334,7 @@ cfq_lat_clamped (const struct cfqd *cfqd, const struct sched_group *g)
     && !(g->lat.conf.target && g->lat.conf.mode == LAT_MODE_BINARY);
 }
 
-/* ---- the boost ------------------------------------------------------------------ */
+/* ---- the boost ----------------------------------------------------------- */
 
 /* Charge units: G's allowance at NOW, refilled since it was last taken. */
 static uint64_t
@@ -454,7 +454,7 @@ lat_boosted (const struct cfqd *cfqd, const struct sched_group *g)
   return n;
 }
 
-/* ---- statistics ---------------------------------------------------------------- */
+/* ---- statistics ---------------------------------------------------------- */
 
 struct lat_snap {
   uint64_t target;              /* ns; 0: none */
@@ -478,18 +478,27 @@ struct lat_snap {
 };
 
 #define L(f) offsetof (struct lat_snap, f)
+/* Flat records name the target's fields latency_*, beside the group's
+ * others; the boost's are boost* already.
+ */
 #define LCOUNT(n, f, u, h) \
+  { .name = n, .flat = "latency_" n, .unit = u, .type = STAT_COUNTER, \
+    .repr = STAT_U64, .off = L (f), .show = STAT_ALL, .help = h }
+#define BCOUNT(n, f, u, h) \
   { .name = n, .unit = u, .type = STAT_COUNTER, .repr = STAT_U64, \
     .off = L (f), .show = STAT_ALL, .help = h }
 
 static const struct stat_field lat_fields[] = {
-  { .name = "target_us", .prom = "target_seconds", .unit = "us",
+  { .name = "target_us", .flat = "latency_target_us",
+    .prom = "target_seconds", .unit = "us",
     .repr = STAT_U64, .off = L (target), .show = STAT_ALL, .div = 1000,
     .pdiv = 1e9, .help = "Its latency target (0: none)." },
-  { .name = "percentile", .unit = "percent", .repr = STAT_UINT,
+  { .name = "percentile", .flat = "latency_percentile", .unit = "percent",
+    .repr = STAT_UINT,
     .off = L (percentile), .show = STAT_ALL, .help = "The percentile the"
     " target is for." },
-  { .name = "window_us", .prom = "window_seconds", .unit = "us",
+  { .name = "window_us", .flat = "latency_window_us",
+    .prom = "window_seconds", .unit = "us",
     .repr = STAT_U64, .off = L (last), .show = STAT_ALL, .div = 1000,
     .pdiv = 1e9, .help = "Its latency at that percentile in the last"
     " window judged (0: none yet)." },
@@ -497,7 +506,8 @@ static const struct stat_field lat_fields[] = {
           " its target."),
   LCOUNT ("misses", misses, "windows", "Windows in which it missed its"
           " target."),
-  { .name = "unmet", .unit = "bool", .repr = STAT_BOOL, .off = L (unmet),
+  { .name = "unmet", .flat = "latency_unmet", .unit = "bool",
+    .repr = STAT_BOOL, .off = L (unmet),
     .show = STAT_ALL, .help = "Its target is missed with every other"
     " group at the floor: the device does not meet it (1)." },
   LCOUNT ("unmet_found", unmet_count, "times", "Times its target was"
@@ -508,7 +518,8 @@ static const struct stat_field lat_fields[] = {
   { .name = "weight_effective", .unit = "weight", .repr = STAT_UINT,
     .off = L (weight), .show = STAT_ALL, .help = "The weight it is"
     " charged by now: lowered while another group misses its target." },
-  { .name = "clamped", .unit = "bool", .repr = STAT_BOOL,
+  { .name = "clamped", .flat = "latency_clamped", .unit = "bool",
+    .repr = STAT_BOOL,
     .off = L (clamped), .show = STAT_ALL, .help = "A binary latency target"
     " of another group holds it to one request at the device (1)." },
   { .name = "boost", .unit = "bool", .repr = STAT_BOOL, .off = L (boost),
@@ -517,11 +528,11 @@ static const struct stat_field lat_fields[] = {
   { .name = "boosted", .unit = "connections", .repr = STAT_UINT,
     .off = L (boosted), .show = STAT_ALL, .help = "Its connections"
     " boosted now." },
-  LCOUNT ("boosts", boosts, "connections", "Boosts given to its"
+  BCOUNT ("boosts", boosts, "connections", "Boosts given to its"
           " connections."),
-  LCOUNT ("boost_burst", burst, "connections", "Connections not boosted"
+  BCOUNT ("boost_burst", burst, "connections", "Connections not boosted"
           " because they came in a burst."),
-  LCOUNT ("boost_spent", spent, "connections", "Connections not boosted"
+  BCOUNT ("boost_spent", spent, "connections", "Connections not boosted"
           " because its allowance was spent."),
   { .name = "boost_forgiven", .unit = "charge", .type = STAT_COUNTER,
     .repr = STAT_U64, .off = L (forgiven), .show = STAT_ALL, .help = "Charge"
