@@ -33,7 +33,12 @@
  *       by 1/LAT_RESTORE_STEP (1/8) per window, up to LAT_SCALE_ONE;
  *     in between: held.
  *   The effective weights also size the others' group slices: on a disk
- *   what a reader with a target waits for is the others' turns.
+ *   what a reader with a target waits for is the others' turns.  On
+ *   flash, where the work-conserving dispatch keeps several groups at the
+ *   device at once, what it waits for is the device queue: there a
+ *   group's share of wc_depth is scaled as its weight is (at least one
+ *   request; cfq_lat_depth_full).  Graded too: the same scale, so a
+ *   small miss takes a little depth, and the floor leaves a tenth.
  * - Floor: no scale goes below LAT_SCALE_FLOOR (1/10 of the set weight),
  *   so a target the device cannot meet does not starve the others.  A
  *   group that misses LAT_UNMET_WINDOWS windows in a row while every
@@ -332,6 +337,22 @@ cfq_lat_clamped (const struct cfqd *cfqd, const struct sched_group *g)
 {
   return cfqd->lat_clamp
     && !(g->lat.conf.target && g->lat.conf.mode == LAT_MODE_BINARY);
+}
+
+/* The work-conserving dispatch's share of the device queue for G: a
+ * binary target's clamp, or wc_depth scaled as G's weight is.
+ */
+bool
+cfq_lat_depth_full (const struct cfqd *cfqd, const struct sched_group *g)
+{
+  unsigned d;
+
+  if (cfq_lat_clamped (cfqd, g))
+    return g->dispatched > 0;
+  if (!cfqd->lat_targets || g->lat.scale >= LAT_SCALE_ONE)
+    return false;
+  d = (unsigned) (t_get (cfqd, T_WC_DEPTH) * g->lat.scale / LAT_SCALE_ONE);
+  return g->dispatched >= (d ? d : 1);
 }
 
 /* ---- the boost ----------------------------------------------------------- */

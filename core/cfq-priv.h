@@ -641,6 +641,7 @@ int cfq_group_set_latency (struct sched *s, struct sched_group *g,
 void cfq_lat_completed (struct cfqd *cfqd, struct sched_queue *cic,
                         const struct rq *rq, uint64_t now);
 bool cfq_lat_clamped (const struct cfqd *cfqd, const struct sched_group *g);
+bool cfq_lat_depth_full (const struct cfqd *cfqd, const struct sched_group *g);
 void cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic,
                      uint64_t now);
 uint64_t cfq_lat_charge (struct cfqd *cfqd, const struct cfqq *cfqq,

@@ -193,7 +193,7 @@ cfq_wc_select (struct cfqd *cfqd, struct cfqq **cfqqp, uint64_t now)
     /* The tree is in vdisktime order: the rest are further ahead. */
     if (cfq_wc_lag_held (cfqd, cfqg))
       break;
-    if (cfq_lat_clamped (cfqd, cfqg) && cfqg->dispatched)
+    if (cfq_lat_depth_full (cfqd, cfqg))
       continue;
     if (!(cfqq = cfq_wc_pick_queue (cfqg)))
       continue;
