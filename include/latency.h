@@ -43,10 +43,12 @@ struct lat_conf {
 };
 
 #define LAT_PERCENTILE_DEFAULT 95
-/* The boost is off unless asked for: measured on cfqsim (doc/design.md,
- * "Latency targets and the start-up boost"), it shortens a new
- * tenant's start only by the allowance it may spend, and it moves the
- * others' latency when it is spent.
+/* The boost is off unless asked for: measured on cfqsim's disk
+ * (doc/design.md, "Latency targets and the start-up boost"), a boot-like
+ * tenant beside 8 sequential readers did its first 300 requests in 5 s
+ * with it, 18 s without, 2 s alone: the allowance that stops farming
+ * ends it well before 1.5x the idle time, and the readers lose about 5%
+ * of their bytes meanwhile.
  */
 #define LAT_BOOST_DEFAULT 0
 
