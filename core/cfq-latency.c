@@ -46,7 +46,9 @@
  *   it is flagged (unmet, counted, traced) until it is met again.
  * - latency_mode = binary is the kernel's io.latency rule, for
  *   comparison: while such a group missed in its last window, every other
- *   group has at most one request at the device.
+ *   group has at most one request at the device; a window in which it
+ *   gives no verdict (it went idle) releases them, as it restores the
+ *   graded mode's scales.
  * Nothing here runs while no group has a target: the scales stay 1 and
  * CFQ is unchanged.
  *
@@ -292,8 +294,7 @@ lat_window_end (struct cfqd *cfqd, uint64_t now)
 
     if (g->lat.conf.mode == LAT_MODE_BINARY) {
       g->lat.miss = 0;
-      clamp = clamp || (miss ? miss > LAT_SCALE_ONE
-                        : cfqd->lat_clamp && g->lat.missing);
+      clamp = clamp || miss > LAT_SCALE_ONE;
       continue;
     }
     g->lat.miss = miss;
