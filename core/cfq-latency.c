@@ -43,7 +43,9 @@
  *   so a target the device cannot meet does not starve the others.  A
  *   group that misses LAT_UNMET_WINDOWS windows in a row while every
  *   other group is at the floor has a target the device does not meet:
- *   it is flagged (unmet, counted, traced) until it is met again.
+ *   it is flagged (unmet, counted, traced) until it is met again or
+ *   gives no verdict (idle); a window with no verdict, or one in which a
+ *   busy other group is above the floor, starts the count again.
  * - latency_mode = binary is the kernel's io.latency rule, for
  *   comparison: while such a group missed in its last window, every other
  *   group has at most one request at the device; a window in which it
@@ -222,6 +224,13 @@ lat_judge (struct cfqd *cfqd, struct sched_group *g)
                (unsigned long long) (l->conf.target / 1000),
                l->missing ? "missed" : "met");
   }
+  else if (l->conf.target) {
+    /* No verdict (it was idle): nothing is known to miss, and a run of
+     * missed windows at the floor is broken.
+     */
+    l->missing = l->unmet = false;
+    l->floor_windows = 0;
+  }
   memset (l->hist, 0, sizeof l->hist);
   l->nr = 0;
   return miss;
@@ -255,8 +264,10 @@ lat_lower (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
       others_floored = false;
     lat_apply (cfqd, g);
   }
-  if (others_floored && ++worst->lat.floor_windows >= LAT_UNMET_WINDOWS
-      && !worst->lat.unmet) {
+  if (!others_floored)
+    worst->lat.floor_windows = 0;       /* the run "in a row" is broken */
+  else if (++worst->lat.floor_windows >= LAT_UNMET_WINDOWS
+           && !worst->lat.unmet) {
     worst->lat.unmet = true;
     worst->lat.st_unmet++;
     CFQ_TRACE (cfqd, NULL, "group %s: latency target not met with every"

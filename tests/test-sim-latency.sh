@@ -12,6 +12,8 @@
 #    weight never below 1/10 of the set one);
 #  - a target the disk cannot meet (100 ms) is reported (unmet) and
 #    starves nobody: each greedy tenant keeps >= 1/20 of its requests;
+#    and when db stops (at 25 s of 40 s) it is no longer unmet: the
+#    windows in which it gives no verdict clear the flag;
 #  - two targets the disk cannot both meet (lat-hdd-two.job) are balanced
 #    by how far each misses: their median p99 / target are within 25% of
 #    each other, and both are better than without targets;
@@ -44,6 +46,9 @@ simf () {
 sed '/^latency_/d' "$JOBS/lat-hdd.job" > "$tmp/none.job"
 sed '/^latency_/d' "$JOBS/lat-hdd-two.job" > "$tmp/two-none.job"
 sed 's/^latency_target = .*/latency_target = 100ms/' "$JOBS/lat-hdd.job" > "$tmp/unmet.job"
+sed -e 's/^duration = .*/duration = 40s/' -e '/^\[tenant db\]/a stop = 25s' \
+    "$tmp/unmet.job" > "$tmp/unmet-stop.job"
+grep -q '^stop = 25s' "$tmp/unmet-stop.job"
 sed 's/^latency_percentile = 99/&\nlatency_mode = binary/' "$JOBS/lat-hdd.job" > "$tmp/binary.job"
 grep -q '^latency_mode = binary' "$tmp/binary.job"
 sed 's/^\(\[group .*\]\)$/\1\nlatency_mode = binary\nlatency_percentile = 99/' \
@@ -53,6 +58,7 @@ grep -q '^latency_mode = binary' "$tmp/inert.job"
 sim "$tmp/lat.json" lat-hdd.job --window 1s
 simf "$tmp/none.json" "$tmp/none.job" --window 1s
 simf "$tmp/unmet.json" "$tmp/unmet.job" --window 1s
+simf "$tmp/unmet-stop.json" "$tmp/unmet-stop.job" --window 1s
 sim "$tmp/two.json" lat-hdd-two.job --window 1s
 simf "$tmp/two-none.json" "$tmp/two-none.job" --window 1s
 simf "$tmp/binary.json" "$tmp/binary.job" --window 1s
@@ -105,6 +111,10 @@ u = J("unmet")
 U = group(u, "db")["latency"]
 ok(U["unmet"] == 1 and U["unmet_found"] >= 1,
    f"a 100 ms target is reported unmet ({U['unmet_found']:.0f} times)")
+U = group(J("unmet-stop"), "db")["latency"]
+ok(U["unmet"] == 0 and U["unmet_found"] >= 1,
+   f"stopped at 25 s, it was found unmet {U['unmet_found']:.0f} times and"
+   " is no longer")
 for t in ("seq", "wr", "rr"):
     a, b = group(u, t)["ios"], group(none, t)["ios"]
     ok(a >= b / 20, f"{t} keeps {a}/{b} requests beside it (>= 1/20)")
