@@ -323,8 +323,11 @@ lat_window_end (struct cfqd *cfqd, uint64_t now)
     lat_lower (cfqd, worst, m);
   else if (!judged || m <= LAT_MET_HEADROOM)
     lat_restore (cfqd);
-  while (cfqd->lat_window_end <= now)
-    cfqd->lat_window_end += LAT_WINDOW;
+  /* The next window is the one NOW is in: a jump, not a loop, for the
+   * first window may start at 0 and NOW be the server's uptime.
+   */
+  cfqd->lat_window_end += ((now - cfqd->lat_window_end) / LAT_WINDOW + 1)
+    * LAT_WINDOW;
 }
 
 void
