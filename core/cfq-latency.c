@@ -164,7 +164,7 @@ cfq_group_set_latency (struct sched *s, struct sched_group *g,
   struct cfqd *cfqd = CFQD (s);
   const bool had = g->lat.conf.target != 0, has = c->target != 0;
 
-  if (c->target && (c->target < LAT_TARGET_MIN || c->target > LAT_TARGET_MAX))
+  if (!lat_conf_valid (c))
     return -ERANGE;
   g->lat.conf = *c;
   if (had != has) {

@@ -76,27 +76,38 @@ lat_conf_get (const struct lat_conf *c, const struct lat_key *k)
   }
 }
 
-int
-lat_conf_set (struct lat_conf *c, const struct lat_key *k, uint64_t val)
+/* Does key K take VAL? */
+static bool
+lat_key_takes (const struct lat_key *k, uint64_t val)
 {
   switch (k->unit) {
   case LAT_U_TIME:
-    if (val && (val < k->min || val > k->max))
-      return -ERANGE;
-    break;
-  case LAT_U_CHOICE: {
-    bool found = false;
+    return !val || (val >= k->min && val <= k->max);
+  case LAT_U_CHOICE:
     for (size_t i = 0; k->names[i]; i++)
-      found = found || k->values[i] == val;
-    if (!found)
-      return -ERANGE;
-    break;
-  }
+      if (k->values[i] == val)
+        return true;
+    return false;
   case LAT_U_BOOL:
-    if (val > 1)
-      return -ERANGE;
-    break;
+    return val <= 1;
   }
+  return false;
+}
+
+bool
+lat_conf_valid (const struct lat_conf *c)
+{
+  for (size_t i = 0; i < lat_nr_keys; i++)
+    if (!lat_key_takes (&lat_keys[i], lat_conf_get (c, &lat_keys[i])))
+      return false;
+  return true;
+}
+
+int
+lat_conf_set (struct lat_conf *c, const struct lat_key *k, uint64_t val)
+{
+  if (!lat_key_takes (k, val))
+    return -ERANGE;
   switch (key_index (k)) {
   case 0: c->target = val; break;
   case 1: c->percentile = (unsigned) val; break;

@@ -88,6 +88,10 @@ extern int lat_conf_set (struct lat_conf *c, const struct lat_key *k,
 /* The value written as the config takes it ("5ms", "99", "binary"). */
 extern char *lat_format (const struct lat_key *k, uint64_t val, char *buf,
                          size_t len);
+/* Does every key take C's value (the check lat_conf_set makes, for a
+ * whole conf)?
+ */
+extern bool lat_conf_valid (const struct lat_conf *c);
 /* Is C the defaults (nothing to tell a scheduler)? */
 extern bool lat_conf_default (const struct lat_conf *c);
 

@@ -801,6 +801,12 @@ test_latency_late_start (void)
   CHECK (g);
   lat_conf_init (&lc);
   lc.target = 5 * MS;
+  lc.percentile = 50;                   /* not one of 90, 95, 99 */
+  CHECK_EQ (sched_group_set_latency (h.s, g, &lc), -ERANGE);
+  lc.percentile = 95;
+  lc.mode = 7;
+  CHECK_EQ (sched_group_set_latency (h.s, g, &lc), -ERANGE);
+  lc.mode = LAT_MODE_GRADED;
   CHECK_EQ (sched_group_set_latency (h.s, g, &lc), 0);
   c = h_client (&h, g, SCHED_CLASS_BE, 4);
   c->depth = 2;

@@ -301,6 +301,20 @@ test_latency (void)
   CHECK_EQ (c.boost, 1);
   CHECK_EQ (cfg_parse_latency ("boost", "maybe", &c, why, sizeof why),
             -EINVAL);
+  CHECK (lat_conf_valid (&c));
+  {
+    struct lat_conf v = c;
+    v.percentile = 98;
+    CHECK (!lat_conf_valid (&v));
+    v = c;
+    v.mode = 2;
+    CHECK (!lat_conf_valid (&v));
+    v = c;
+    v.target = 50 * NSEC_PER_USEC;
+    CHECK (!lat_conf_valid (&v));
+    v.target = 0;
+    CHECK (lat_conf_valid (&v));
+  }
   CHECK_STREQ (lat_format (lat_key_lookup ("latency_target"),
                            5 * NSEC_PER_MSEC, b, sizeof b), "5ms");
   CHECK_STREQ (lat_format (lat_key_lookup ("latency_mode"), LAT_MODE_BINARY,
