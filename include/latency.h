@@ -62,7 +62,8 @@ enum lat_unit {
 
 struct lat_key {
   const char *name;             /* "latency_target", ... */
-  enum lat_unit unit;
+  enum lat_unit unit;           /* how a value is written and kept: ns,
+                                   a choice's value, or 0/1 */
   uint64_t min, max;            /* LAT_U_TIME: accepted range unless 0 */
   const char *const *names;     /* LAT_U_CHOICE: the names, NULL-ended */
   const unsigned *values;       /* LAT_U_CHOICE: the value of each name */
