@@ -538,8 +538,8 @@ static const struct stat_field lat_fields[] = {
     .repr = STAT_U64, .off = L (last), .show = STAT_ALL, .div = 1000,
     .pdiv = 1e9, .help = "Its latency at that percentile in the last"
     " window judged (0: none yet)." },
-  LCOUNT ("windows", windows, "windows", "Windows of 1 s judged against"
-          " its target."),
+  LCOUNT ("windows", windows, "windows", "Windows judged against its"
+          " target."),
   LCOUNT ("misses", misses, "windows", "Windows in which it missed its"
           " target."),
   { .name = "unmet", .flat = "latency_unmet", .unit = "bool",

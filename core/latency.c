@@ -18,16 +18,16 @@ static const unsigned mode_values[] = { LAT_MODE_GRADED, LAT_MODE_BINARY };
 
 const struct lat_key lat_keys[LAT_NR_KEYS] = {
   { "latency_target", LAT_U_TIME, LAT_TARGET_MIN, LAT_TARGET_MAX, NULL, NULL,
-    "the group's completion latency at latency_percentile, per 1 s window"
-    " (0: none)" },
+    "the group's completion latency at latency_percentile, judged per"
+    " window (0: none; see the manual)" },
   { "latency_percentile", LAT_U_CHOICE, 0, 0, pct_names, pct_values,
     "the percentile latency_target is for: 90, 95 or 99 (default 95)" },
   { "latency_mode", LAT_U_CHOICE, 0, 0, mode_names, mode_values,
     "graded: lower the others' weights by the miss (default); binary: clamp"
     " the others' depth to 1 while it misses" },
   { "boost", LAT_U_BOOL, 0, 1, NULL, NULL,
-    "a new connection, or one busy again after 2 s idle, is charged 1/8 of"
-    " its service for 5 s" },
+    "a new connection, or one busy again after idling, is charged a"
+    " fraction of its service for a while (see the manual)" },
 };
 const size_t lat_nr_keys = LAT_NR_KEYS;
 
