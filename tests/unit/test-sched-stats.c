@@ -8,8 +8,10 @@
  *    offsets;
  *  - each group's carry cfq_group_get_stats' numbers, and its caps and
  *    reservation: the keys set (and no other), held, throttled, reserved;
- *    a group with a latency target also its "latency" table (the target,
- *    windows judged, its set and effective weights), the other none;
+ *    while a group has a latency target every group has a "latency"
+ *    table (the target, windows judged, its set and effective weights:
+ *    the other's effective weight is the one the target lowered), and
+ *    none once the target is removed;
  *  - FIFO's device says hw_tag -1 and its groups nothing;
  *  - every field of every table has a sentence of help and a unit, a
  *    name unique in its table, counters are not named *_total (the
@@ -240,7 +242,7 @@ test_cfq (void)
     memset (&grp[i], 0, sizeof grp[i]);
     sched_stats (h.s, g[i], emit, &grp[i]);
     /* CFQ's, then the caps', then the latency target's. */
-    CHECK_EQ (grp[i].tables, i == 1 ? 3 : 2);
+    CHECK_EQ (grp[i].tables, 3);
     cfq_group_get_stats (h.s, g[i], &gs);
     CHECK_GT (gs.dispatched, 0);
     CHECK_EQ (get (&grp[i], "vdisktime"), gs.vdisktime);
@@ -268,7 +270,7 @@ test_cfq (void)
   CHECK (!has (&grp[1], "qos.iops_max"));
   CHECK_EQ (get (&grp[1], "qos.throttled"), 0);
   /* The target: judged at 1 s and 2 s, missed (a read costs 500 us). */
-  CHECK (!has (&grp[0], "latency.target_us"));
+  CHECK_EQ (get (&grp[0], "latency.target_us"), 0);
   CHECK_EQ (get (&grp[1], "latency.target_us"), 100 * NSEC_PER_USEC);
   CHECK_EQ (get (&grp[1], "latency.percentile"), 99);
   CHECK_EQ (get (&grp[1], "latency.windows"), 2);
@@ -276,6 +278,22 @@ test_cfq (void)
   CHECK_EQ (get (&grp[1], "latency.weight_set"), 300);
   CHECK_EQ (get (&grp[1], "latency.weight_effective"), 300);
   CHECK_EQ (get (&grp[0], "cfq_weight"), 50);   /* the floor: 500 / 10 */
+  CHECK_EQ (get (&grp[0], "latency.weight_set"), 500);
+  CHECK_EQ (get (&grp[0], "latency.weight_effective"), 50);
+  CHECK_EQ (get (&grp[0], "latency.clamped"), 0);
+  /* No target left: no latency table, every weight its set one. */
+  lc.target = 0;
+  CHECK_EQ (sched_group_set_latency (h.s, g[1], &lc), 0);
+  lat_conf_init (&lc);
+  CHECK_EQ (sched_group_set_latency (h.s, g[1], &lc), 0);
+  for (int i = 0; i < 2; i++) {
+    memset (&grp[i], 0, sizeof grp[i]);
+    sched_stats (h.s, g[i], emit, &grp[i]);
+    CHECK_EQ (grp[i].tables, 2);
+    CHECK (!has (&grp[i], "latency.target_us"));
+  }
+  CHECK_EQ (get (&grp[0], "cfq_weight"), 500);
+  CHECK_EQ (get (&grp[1], "cfq_weight"), 300);
   sched_destroy (h.s);
 }
 
