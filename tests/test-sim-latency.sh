@@ -6,7 +6,8 @@
 #    target of 300 ms in >= 90% of the windows after the first two, and
 #    the scheduler's own count of misses agrees (<= 20%: its percentile
 #    is read up to 6% high, and the first windows count); without the
-#    target it meets it in none (its p99 is about 480 ms);
+#    target it meets it in at most a tenth of them (none seen: its p99
+#    is about 480 ms);
 #  - the others keep working: every greedy tenant still gets at least
 #    a tenth of what it got without the target (the floor: an effective
 #    weight never below 1/10 of the set one);
@@ -23,7 +24,7 @@
 #  - on the emulated SSD (lat-ssd.job: p99 about 142 us without a target)
 #    a 135 us target is met in >= 90% of the windows after the first two
 #    with >= 0.85 of the requests in all of the run without it; without
-#    the target it is met in none; the binary mode meets it in fewer
+#    the target it is met in at most a tenth (none seen); the binary mode meets it in fewer
 #    windows and keeps fewer requests;
 #  - binary mode on the SSD, db stopping at 17 s (just after a window it
 #    missed, so its last verdict clamps the others): the windows with no
@@ -91,7 +92,7 @@ lat, none = J("lat"), J("none")
 m, n = met(lat, "db", 300000)
 ok(m >= 0.9 * n, f"graded: db meets p99 300 ms in {m}/{n} windows (>= 90%)")
 m0, n0 = met(none, "db", 300000)
-ok(m0 < 0.5 * n0, f"without the target it meets it in {m0}/{n0} windows"
+ok(m0 <= 0.1 * n0, f"without the target it meets it in {m0}/{n0} windows"
    f" (median p99 {statistics.median(p99(none, 'db')) / 1000:.0f} ms)")
 L = group(lat, "db")["latency"]
 ok(L["windows"] >= 55 and L["misses"] <= 0.2 * L["windows"],
@@ -142,7 +143,7 @@ mb, _ = met(ssdb, "db", 135)
 ok(m >= 0.9 * n and ios(ssd) >= 0.85 * ios(ssd0),
    f"SSD: db meets p99 135 us in {m}/{n} windows (without the target"
    f" {m0}), {ios(ssd) / ios(ssd0):.2f} of the requests kept")
-ok(m0 < 0.5 * n, f"SSD: without the target it meets it in {m0}/{n}")
+ok(m0 <= 0.1 * n, f"SSD: without the target it meets it in {m0}/{n}")
 ok(mb < m and ios(ssdb) < ios(ssd), f"SSD, binary: {mb}/{n} windows,"
    f" {ios(ssdb) / ios(ssd0):.2f} of the requests kept")
 
