@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "latency.h"
 #include "qos.h"
 #include "sched.h"
 
@@ -112,6 +113,15 @@ cfg_apply (const struct cfg_model *m, struct sched *s, int rotational,
       if (err < 0) {
         snprintf (why, len, "group %s: caps and reservation: %s", g->name,
                   err == -ENOTSUP ? "the scheduler has none"
+                  : strerror (-err));
+        return err;
+      }
+    }
+    if (!lat_conf_default (&g->lat)) {
+      err = sched_group_set_latency (s, groups[i], &g->lat);
+      if (err < 0) {
+        snprintf (why, len, "group %s: latency target and boost: %s",
+                  g->name, err == -ENOTSUP ? "the scheduler has none"
                   : strerror (-err));
         return err;
       }

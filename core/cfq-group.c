@@ -325,7 +325,7 @@ cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
      */
     cfqg->drain_since = now;
 
-  cfq_group_charge (cfqd, cfqg, charge);
+  cfq_group_charge (cfqd, cfqg, cfq_lat_charge (cfqd, cfqq, charge, now));
 
   /* Save the workload context: the group resumes it on its next turn. */
   if (cfqd->workload_expires > now) {
@@ -416,7 +416,7 @@ cfq_group_alloc (struct cfqd *cfqd, const char *name, unsigned weight)
     return NULL;
   cfqg->cfqd = cfqd;
   snprintf (cfqg->name, sizeof cfqg->name, "%s", name ? name : "");
-  cfqg->weight = weight;
+  cfq_lat_group_init (cfqd, cfqg, weight);
   cfqg->last_overlap = SCHED_NEVER;
   /* As the device's (cfq_create): no late sync, no sync at all yet. */
   cfqg->last_delayed_sync = cfqd->now - NSEC_PER_SEC;
@@ -454,9 +454,7 @@ cfq_group_set_weight (struct sched *s, struct sched_group *cfqg, unsigned w)
 
   if (w < SCHED_WEIGHT_MIN || w > SCHED_WEIGHT_MAX)
     return -ERANGE;
-  if (cfqg->on_st)
-    cfqd->grp_st.total_weight = cfqd->grp_st.total_weight - cfqg->weight + w;
-  cfqg->weight = w;
+  cfq_lat_set_weight (cfqd, cfqg, w);
   return 0;
 }
 
@@ -528,6 +526,9 @@ cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
   st->qos_held = qos_held (&cfqg->qos, CFQD (s)->now);
   st->qos_throttled = cfqg->qos.st_held;
   st->qos_reserved = cfqg->qos.st_reserved;
+  st->lat_target = cfqg->lat.conf.target;
+  st->lat_window = cfqg->lat.last;
+  st->lat_unmet = cfqg->lat.unmet;
 }
 
 /* ---- Queue slices, sized by the group's share ----------------------------- */

@@ -21,6 +21,7 @@
 
 #include "cfq.h"
 #include "cost.h"
+#include "latency.h"
 #include "qos.h"
 #include "sched.h"
 #include "units.h"
@@ -171,12 +172,47 @@ struct cfqq {
   bool wait_busy;               /* slice extended to keep group busy */
 };
 
+/* A group's latency target and boost state (cfq-latency.c). */
+#define LAT_SUB_BITS 4                  /* 16 buckets per octave */
+#define LAT_SUB (1u << LAT_SUB_BITS)
+#define LAT_OCT_MIN 10                  /* below 2^10 ns: bucket 0 */
+#define LAT_OCT_MAX 40                  /* 2^40 ns and up: the last */
+#define LAT_BUCKETS (1 + (LAT_OCT_MAX - LAT_OCT_MIN) * LAT_SUB)
+struct cfq_lat {
+  struct lat_conf conf;         /* its settings */
+  unsigned scale;               /* permille of weight_set it is charged by */
+  uint32_t hist[LAT_BUCKETS];   /* completions of this window, by latency
+                                   (log buckets, ns) */
+  unsigned nr;                  /* completions counted in hist */
+  unsigned miss;                /* permille of target in the last window
+                                   judged (graded mode); 0: no verdict */
+  uint64_t last;                /* ns: its percentile in the last window
+                                   judged; 0: none yet */
+  bool missing;                 /* the last window judged missed */
+  bool unmet;                   /* missed with the others at the floor */
+  unsigned floor_windows;       /* windows in a row missed so */
+  uint64_t windows, misses;     /* windows judged, and missed */
+  uint64_t st_unmet;            /* times found unmet */
+  uint64_t allow;               /* charge units its boosts may forgive */
+  uint64_t allow_at;            /* ns: allow was refilled up to here */
+  uint64_t burst_last;          /* ns: first request of its latest new
+                                   connection; NEVER: none */
+  uint64_t burst_start;         /* ns: the same, of the burst's first */
+  unsigned burst_n;             /* new connections in that burst */
+  uint64_t st_boosts;           /* boosts given */
+  uint64_t st_burst;            /* connections refused as a burst */
+  uint64_t st_spent;            /* boosts refused: allowance spent */
+  uint64_t st_forgiven;         /* charge units its boosts forgave */
+};
+
 /* A group (tenant): its queues' service trees and its share. */
 struct sched_group {
   struct cfqd *cfqd;
   struct list link;             /* on cfqd->groups */
   char name[32];
-  unsigned weight;              /* 100..1000 */
+  unsigned weight;              /* the weight CFQ uses: weight_set scaled
+                                   by lat.scale (1..1000) */
+  unsigned weight_set;          /* 100..1000: the weight set for it */
 
   struct rb_node rb_node;       /* on cfqd->grp_st while busy */
   bool on_st;
@@ -230,6 +266,7 @@ struct sched_group {
   struct cfqq async_idle_cfqq;
 
   struct qos_group qos;         /* caps and reservation (core/qos.c) */
+  struct cfq_lat lat;           /* latency target and boost */
   unsigned qos_orphans;         /* its rqs in the driver when a cap ended
                                    its turn, not charged yet (time mode) */
 };
@@ -251,6 +288,10 @@ struct sched_queue {
   uint64_t ttime_mean;          /* ns */
   unsigned nr_rq;               /* its rqs inserted, not completed */
   bool dead;                    /* queue_free called */
+  uint64_t born;                /* ns: its first request; NEVER: none */
+  uint64_t lat_last;            /* ns: its last insert or completion;
+                                   NEVER: none */
+  uint64_t boost_until;         /* ns: boosted until then; 0: not */
 };
 
 struct cfq_grp_st {
@@ -319,6 +360,11 @@ struct cfqd {
   uint64_t inflight_cost;       /* ns: cost of the rqs in the driver */
   bool qos_refused;             /* a cap refused the last request chosen */
   uint64_t qos_last_done;       /* ns: last completion, while qos_on() */
+
+  unsigned lat_targets;         /* groups with a latency target */
+  uint64_t lat_window_end;      /* ns: the latency window ends */
+  bool lat_clamp;               /* a binary target missed: the others'
+                                   depth is 1 */
 
   struct cfq_stats stats;
 };
@@ -590,6 +636,26 @@ uint64_t cfq_scaled_slice (const struct cfqd *cfqd, const struct cfqq *cfqq,
 void cfq_trim_slice (struct cfqd *cfqd, const struct sched_group *joined,
                      uint64_t now);
 
+
+/* cfq-latency.c: latency targets and the boost, through the groups'
+ * effective weights and charges.
+ */
+void cfq_lat_group_init (struct cfqd *cfqd, struct sched_group *g,
+                         unsigned w);
+void cfq_lat_set_weight (struct cfqd *cfqd, struct sched_group *g,
+                         unsigned w);
+int cfq_group_set_latency (struct sched *s, struct sched_group *g,
+                           const struct lat_conf *c);
+void cfq_lat_completed (struct cfqd *cfqd, struct sched_queue *cic,
+                        const struct rq *rq, uint64_t now);
+bool cfq_lat_clamped (const struct cfqd *cfqd, const struct sched_group *g);
+bool cfq_lat_depth_full (const struct cfqd *cfqd, const struct sched_group *g);
+void cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic,
+                     uint64_t now);
+uint64_t cfq_lat_charge (struct cfqd *cfqd, const struct cfqq *cfqq,
+                         uint64_t charge, uint64_t now);
+void cfq_lat_stats (struct cfqd *cfqd, struct sched_group *g,
+                    stat_emit_fn *emit, void *opaque);
 /* cfq-tunables.c: the tunable table, the setter. */
 int cfq_set (struct sched *s, const char *key, uint64_t val);
 int cfq_get (struct sched *s, const char *key, uint64_t *val);

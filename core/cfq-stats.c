@@ -234,6 +234,11 @@ cfq_stats (struct sched *s, struct sched_group *g, stat_emit_fn *emit,
     cfq_group_get_stats (s, g, &gs);
     emit (opaque, &grp_table, &gs);
     qos_group_stats (&g->qos, cfqd->now, emit, opaque);
+    /* Every group while any has a target: the others' effective weight
+     * and clamp are what the target acts on.
+     */
+    if (cfqd->lat_targets || !lat_conf_default (&g->lat.conf))
+      cfq_lat_stats (cfqd, g, emit, opaque);
   }
   else {
     struct dev_snap d = { .rotational = t_get (cfqd, T_ROTATIONAL) };

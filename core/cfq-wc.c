@@ -193,6 +193,8 @@ cfq_wc_select (struct cfqd *cfqd, struct cfqq **cfqqp, uint64_t now)
     /* The tree is in vdisktime order: the rest are further ahead. */
     if (cfq_wc_lag_held (cfqd, cfqg))
       break;
+    if (cfq_lat_depth_full (cfqd, cfqg))
+      continue;
     if (!(cfqq = cfq_wc_pick_queue (cfqg)))
       continue;
     /* IDLE class waits out its grace as on CFQ's path (deviation 10). */
@@ -229,7 +231,8 @@ cfq_wc_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
     qos_turn (&cfqg->qos);
   }
   cfqq->last_served = now;
-  cfq_group_charge (cfqd, cfqg, cfq_rq_charge (cfqd, rq));
+  cfq_group_charge (cfqd, cfqg,
+                    cfq_lat_charge (cfqd, cfqq, cfq_rq_charge (cfqd, rq), now));
   if (rb_empty (&cfqq->sort_list))
     cfq_del_cfqq_rr (cfqd, cfqq);
   update_min_vdisktime (&cfqd->grp_st);

@@ -553,6 +553,9 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
    */
   if (cfqq->must_dispatch)
     return true;
+  /* A binary latency target misses: one request at the device at most. */
+  if (cfq_lat_clamped (cfqd, cfqq->cfqg) && cfqq->cfqg->dispatched)
+    return false;
   /* Drain async requests before starting sync I/O that idles. */
   if (cfq_should_idle (cfqd, cfqq) && in_flight[0])
     return false;
@@ -910,6 +913,7 @@ cfq_conn_alloc (struct cfqd *cfqd, struct sched_group *cfqg,
   cic->cls = cls;
   cic->level = level;
   cic->last_end_request = SCHED_NEVER;
+  cic->born = cic->lat_last = SCHED_NEVER;
   cfq_init_cfqq (cfqd, &cic->own, cfqg, cic, true, cls, level);
   cic->cfqq = &cic->own;
   cic->own.nr_conn = 1;
@@ -1015,6 +1019,7 @@ cfq_insert (struct sched *s, struct rq *rq, uint64_t now)
 
   cfqd->now = now;
   cfq_run_timer (cfqd, now);
+  cfq_lat_insert (cfqd, cic, now);
   cic->nr_rq++;
   sched_classify (&cic->wstate, rq, now);
   if (rq_is_sync (rq))
@@ -1258,6 +1263,7 @@ cfq_completed (struct sched *s, struct rq *rq, uint64_t now)
     cfq_update_seek_cost (cfqd, rq, now);
   cfqd->last_completion = now;
   cfqd->stats.completed++;
+  cfq_lat_completed (cfqd, cic, rq, now);
   if (!cfq_class_idle (cfqq))
     cfqd->last_end_nonidle = now;
 
@@ -1452,6 +1458,7 @@ const struct sched_ops cfq_ops = {
   .group_set_qos = cfq_group_set_qos,
   .group_qos_counts = cfq_group_qos_counts,
   .group_qos_charge = cfq_group_qos_charge,
+  .group_set_latency = cfq_group_set_latency,
   .queue_new = cfq_queue_new,
   .queue_free = cfq_queue_free,
   .insert = cfq_insert,

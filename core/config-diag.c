@@ -420,7 +420,7 @@ key_home (const char *key)
 {
   int k = gkey_lookup (key);
   bool in_group = name_index (group_keys, key) >= 0
-    || qos_key_lookup (key) != NULL;
+    || qos_key_lookup (key) != NULL || lat_key_lookup (key) != NULL;
   bool in_export = name_index (export_keys, key) >= 0;
 
   if (k == GK_FILE || k == GK_MAX_CONNS)
@@ -462,6 +462,8 @@ sec_suggest (struct suggest *s, enum sec sec)
     suggest_add_all (s, group_keys);
     for (size_t i = 0; i < qos_nr_keys; i++)
       suggest_add (s, qos_keys[i].name);
+    for (size_t i = 0; i < lat_nr_keys; i++)
+      suggest_add (s, lat_keys[i].name);
     break;
   case SEC_EXPORT: suggest_add_all (s, export_keys); break;
   case SEC_TENANT: suggest_add_all (s, tenant_keys); break;

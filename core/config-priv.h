@@ -33,6 +33,7 @@
 #include "config.h"
 #include "devmodel.h"
 #include "utf8.h"
+#include "latency.h"
 #include "qos.h"
 #include "rng.h"
 #include "units.h"
@@ -96,10 +97,12 @@ struct xgroup {
   unsigned weight, prio;
   enum sched_class cls;
   struct qos_conf qos;          /* caps and reservation */
+  struct lat_conf lat;          /* latency target and boost */
   unsigned line;                /* of the header */
   bool global;                  /* scope = global */
   unsigned l_weight, l_class, l_prio, l_scope; /* of each key; 0 = defaulted */
   unsigned l_qos[QOS_NR_KEYS];  /* of each qos_keys[] key; 0 = not given */
+  unsigned l_lat[LAT_NR_KEYS];  /* of each lat_keys[] key; 0 = not given */
 };
 
 struct xexport {
@@ -262,5 +265,6 @@ void check_events (struct cfg *cfg);
 
 /* config-qos.c */
 void check_qos (struct cfg *cfg);
+void check_latency (struct cfg *cfg);
 
 #endif /* CFQ_CONFIG_PRIV_H */

@@ -1,4 +1,4 @@
-/* config-qos.c: caps and reservations of a [group].
+/* config-qos.c: caps, reservations and latency targets of a [group].
  *
  * [group] iops_max, bps_max, iops_min, bps_min ... (include/qos.h's key
  * table) are parsed by the unit the table gives: requests/s a count,
@@ -11,6 +11,10 @@
  * - They need scheduler = cfq: under fifo each is an error (check_qos).
  * - With emulation, reservations adding up to more than the model can
  *   give is a warning (warn_reservations).
+ * [group] latency_target, latency_percentile, latency_mode and boost
+ * (include/latency.h's key table) are parsed by cfg_parse_latency: the
+ * target a time with its unit, the others one of their names.  They need
+ * scheduler = cfq (check_latency).
  */
 #include "config-priv.h"
 
@@ -239,4 +243,74 @@ check_qos (struct cfg *cfg)
   }
   if (!fifo)
     warn_reservations (cfg);
+}
+
+/* ---- latency targets and the boost --------------------------------------- */
+
+int
+cfg_parse_latency (const char *key, const char *value, struct lat_conf *c,
+                   char *why, size_t len)
+{
+  const struct lat_key *k = lat_key_lookup (key);
+  char b1[32], b2[32], e[96];
+  uint64_t v = 0;
+  bool b;
+  size_t n = 0;
+
+  if (!k)
+    return -ENOENT;
+  switch (k->unit) {
+  case LAT_U_TIME:
+    if (units_parse_time (value, 0, &v) < 0) {
+      if (value[0] && !value[strspn (value, "0123456789.")])
+        snprintf (why, len, "needs its unit (%sms for milliseconds, %sus"
+                  " for microseconds)", value, value);
+      else
+        snprintf (why, len, "not a time (want %s)",
+                  units_expect_time (0, e, sizeof e));
+      return -EINVAL;
+    }
+    if (lat_conf_set (c, k, v) < 0) {
+      snprintf (why, len, "out of range %s..%s (0: none)",
+                units_format_time (k->min, b1, sizeof b1),
+                units_format_time (k->max, b2, sizeof b2));
+      return -EINVAL;
+    }
+    return 0;
+  case LAT_U_CHOICE:
+    for (; k->names[n]; n++)
+      if (strcmp (value, k->names[n]) == 0)
+        return lat_conf_set (c, k, k->values[n]) < 0 ? -EINVAL : 0;
+    snprintf (why, len, "want %s", k->names[0]);
+    for (n = 1; k->names[n]; n++)
+      snprintf (why + strlen (why), len - strlen (why), "%s%s",
+                k->names[n + 1] ? ", " : " or ", k->names[n]);
+    return -EINVAL;
+  case LAT_U_BOOL:
+    if (units_parse_bool (value, &b) < 0) {
+      snprintf (why, len, "want %s", UNITS_EXPECT_BOOL);
+      return -EINVAL;
+    }
+    return lat_conf_set (c, k, b) < 0 ? -EINVAL : 0;
+  }
+  return -EINVAL;
+}
+
+/* Latency targets and the boost need a scheduler with per-group
+ * charges: under fifo each is an error.
+ */
+void
+check_latency (struct cfg *cfg)
+{
+  if (strcmp (cfg->m.scheduler, "fifo") != 0)
+    return;
+  for (size_t i = 0; i < cfg->nr_groups; i++) {
+    const struct xgroup *g = &cfg->groups[i];
+
+    for (size_t k = 0; k < lat_nr_keys; k++)
+      if (g->l_lat[k])
+        ferr (cfg, g->l_lat[k], "%s: latency targets and the boost need"
+              " scheduler = cfq (fifo serves in arrival order, with no"
+              " per-group charge to lower or raise)", lat_keys[k].name);
+  }
 }

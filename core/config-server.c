@@ -194,6 +194,7 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
 {
   unsigned line = cfg->lineno;
   const struct qos_key *qk;
+  const struct lat_key *lk;
   char why[200];
   uint64_t v;
   int i;
@@ -240,6 +241,11 @@ set_group_key (struct cfg *cfg, struct xgroup *g, const char *key,
   else if ((qk = qos_key_lookup (key)) != NULL) {
     if (first_time (cfg, &g->l_qos[qk - qos_keys], key)
         && cfg_parse_qos (key, value, &g->qos, why, sizeof why) < 0)
+      ferr (cfg, line, "%s = %s: %s", key, value, why);
+  }
+  else if ((lk = lat_key_lookup (key)) != NULL) {
+    if (first_time (cfg, &g->l_lat[lk - lat_keys], key)
+        && cfg_parse_latency (key, value, &g->lat, why, sizeof why) < 0)
       ferr (cfg, line, "%s = %s: %s", key, value, why);
   }
   else
@@ -417,7 +423,7 @@ resolve_groups (struct cfg *cfg, struct xexport *xs, size_t nr)
     const struct xgroup *x = &cfg->groups[i];
     cfg->m_groups[i] = (struct cfg_group) {
       .name = x->name, .weight = x->weight, .cls = x->cls, .prio = x->prio,
-      .qos = x->qos, .global = x->global, .line = x->line,
+      .qos = x->qos, .global = x->global, .lat = x->lat, .line = x->line,
     };
   }
   for (size_t i = 0; i < nr; i++) {
@@ -426,11 +432,13 @@ resolve_groups (struct cfg *cfg, struct xexport *xs, size_t nr)
     for (j = 0; j < ng; j++)
       if (strcmp (cfg->m_groups[j].name, want) == 0)
         break;
-    if (j == ng && strcmp (want, CFG_DEFAULT_GROUP) == 0)
+    if (j == ng && strcmp (want, CFG_DEFAULT_GROUP) == 0) {
       cfg->m_groups[ng++] = (struct cfg_group) {
         .name = CFG_DEFAULT_GROUP, .weight = SCHED_WEIGHT_DEFAULT,
         .cls = SCHED_CLASS_BE, .prio = SCHED_PRIO_DEFAULT, .line = 0,
       };
+      lat_conf_init (&cfg->m_groups[ng - 1].lat);
+    }
     else if (j == ng)
       ferr (cfg, xs[i].l_group, "group = %s: no [group %s] section", want,
             want);

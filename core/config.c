@@ -272,6 +272,7 @@ init_group (void *rec)
   g->weight = SCHED_WEIGHT_DEFAULT;
   g->cls = SCHED_CLASS_BE;
   g->prio = SCHED_PRIO_DEFAULT;
+  lat_conf_init (&g->lat);
 }
 
 #define ONE_OF_A_KIND(t, s, l) \
@@ -970,6 +971,7 @@ validate_exports (struct cfg *cfg, uint64_t device_size, bool **okp)
   }
   resolve_groups (cfg, xs, nr);
   check_qos (cfg);
+  check_latency (cfg);
   check_regions (cfg, xs, nr, device_size, ok);
   cfg->m.groups = cfg->m_groups;
   cfg->m.exports = cfg->m_exports;

@@ -164,6 +164,11 @@ struct cfq_group_stats {
   bool qos_held;                /* its caps hold it back right now */
   uint64_t qos_throttled;       /* requests its caps held back (each time) */
   uint64_t qos_reserved;        /* requests dispatched for its reservation */
+  uint64_t lat_target;          /* ns: its latency target; 0: none */
+  uint64_t lat_window;          /* ns: its percentile in the last window
+                                   judged; 0: none yet */
+  bool lat_unmet;               /* the target is missed with every other
+                                   group at the floor */
 };
 extern void cfq_group_get_stats (struct sched *s, struct sched_group *g,
                                  struct cfq_group_stats *st);

@@ -41,6 +41,7 @@
 
 #include "cfq.h"
 #include "cost.h"
+#include "latency.h"
 #include "qos.h"
 #include "sched.h"
 
@@ -175,6 +176,7 @@ struct cfg_group {
   struct qos_conf qos;          /* caps and reservation; all 0: none */
   bool global;                  /* scope = global: they hold for the sum
                                    over the servers (include/gqos.h) */
+  struct lat_conf lat;          /* latency target and boost (latency.h) */
   unsigned line;                /* of the [group] header; 0 = implicit */
 };
 
@@ -404,6 +406,16 @@ extern int cfg_parse_qos (const char *key, const char *value,
                           struct qos_conf *c, char *why, size_t len);
 extern char *cfg_format_qos (const struct qos_key *k, uint64_t v,
                              char *buf, size_t len);
+
+/* A latency key (include/latency.h's table) of [group]: VALUE in the
+ * key's unit into C: latency_target a time with its unit ("5ms"; 0: none),
+ * latency_percentile 90, 95 or 99, latency_mode graded or binary, boost a
+ * boolean.  -ENOENT if KEY is not one, -EINVAL with the reason in WHY.
+ * The one parser of these values: the config file, the control socket
+ * and cfqsim use it; lat_format writes a value back.
+ */
+extern int cfg_parse_latency (const char *key, const char *value,
+                              struct lat_conf *c, char *why, size_t len);
 
 /* The step from a validated model to a live scheduler (core/apply.c), the
  * same for the server and cfqsim: tell S whether the device seeks

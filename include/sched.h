@@ -92,6 +92,7 @@ struct sched_queue;             /* one per client connection (cfqq) */
 struct sched_group;             /* one per tenant group (cfqg) */
 struct qos_conf;                /* a group's caps and reservation (qos.h) */
 struct qos_counts;              /* what they counted (qos.h) */
+struct lat_conf;                /* its latency target and boost (latency.h) */
 struct cost_params;             /* what requests cost the device (cost.h) */
 struct cost_model;              /* those, corrected online (cost.h) */
 
@@ -189,6 +190,12 @@ struct sched_ops {
   void (*group_qos_charge) (struct sched *s, struct sched_group *g,
                             const struct qos_counts *delta,
                             const uint32_t *share_ppm, uint64_t now);
+  /* Optional (NULL: none).  A group's latency target and boost
+   * (include/latency.h), replacing what it had.  -ERANGE for a target out
+   * of range.  May be called at any time.
+   */
+  int (*group_set_latency) (struct sched *s, struct sched_group *g,
+                            const struct lat_conf *c);
   struct sched_queue *(*queue_new) (struct sched *s, struct sched_group *g,
                                     enum sched_class cls, unsigned level);
   void (*queue_free) (struct sched *s, struct sched_queue *q);
@@ -314,6 +321,13 @@ sched_group_qos_charge (struct sched *s, struct sched_group *g,
 {
   if (s->ops->group_qos_charge)
     s->ops->group_qos_charge (s, g, delta, share_ppm, now);
+}
+static inline int
+sched_group_set_latency (struct sched *s, struct sched_group *g,
+                         const struct lat_conf *c)
+{
+  return s->ops->group_set_latency ? s->ops->group_set_latency (s, g, c)
+    : -ENOTSUP;
 }
 static inline struct sched_queue *
 sched_queue_new (struct sched *s, struct sched_group *g,

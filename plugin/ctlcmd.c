@@ -7,8 +7,10 @@
  *   set KEY VALUE              queue_depth, or a tunable of the policy, live
  *   weight GROUP N             a group's weight, live
  *   qos GROUP [KEY VALUE]      a group's caps and reservation (qos.h's
- *                              keys, the config's units; 0 removes one),
- *                              live; without KEY VALUE, what it has
+ *                              keys, the config's units; 0 removes one)
+ *                              and its latency target and boost
+ *                              (latency.h's keys), live; without KEY
+ *                              VALUE, what it has
  *   cost                       the cost model: figures, where they came
  *                              from, the online correction (costmodel.c)
  *   reset                      start every iostat again
@@ -30,6 +32,7 @@
 
 #include "costmodel.h"
 #include "ctlcmd.h"
+#include "latency.h"
 #include "qos.h"
 #include "statsout.h"
 #include "suggest.h"
@@ -183,7 +186,50 @@ show_qos (struct strbuf *o, const struct tn_group *g)
       any = true;
     }
   }
+  for (size_t i = 0; i < lat_nr_keys; i++) {
+    const struct lat_key *k = &lat_keys[i];
+    uint64_t v = lat_conf_get (&g->lat, k);
+    /* The target's keys beside a target; boost when not its default. */
+    bool show = k->unit == LAT_U_BOOL ? v != LAT_BOOST_DEFAULT
+      : g->lat.target != 0;
+    if (show) {
+      strbuf_printf (o, "%s%s=%s", any ? " " : "", k->name,
+                     lat_format (k, v, b, sizeof b));
+      any = true;
+    }
+  }
   strbuf_printf (o, "%s\n", any ? "" : "none");
+}
+
+/* "qos GROUP KEY VALUE" with a latency key: parsed as the config file
+ * does, then the group's latency settings replaced.
+ */
+static void
+cmd_latency (struct tenants *tn, struct strbuf *o, struct tn_group *g,
+             const char *key, const char *val)
+{
+  struct lat_conf c = g->lat;
+  char why[200];
+  int err;
+
+  if (cfg_parse_latency (key, val, &c, why, sizeof why) < 0) {
+    strbuf_printf (o, "error: qos %s %s %s: %s\n", g->cg->name, key, val,
+                   why);
+    return;
+  }
+  err = sched_group_set_latency (tn->s, g->sg, &c);
+  if (err == -ENOTSUP) {
+    strbuf_printf (o, "error: qos: scheduler %s has no latency targets or"
+                   " boost\n", tn->sched_name);
+    return;
+  }
+  if (err) {
+    strbuf_printf (o, "error: qos %s %s %s: %s\n", g->cg->name, key, val,
+                   strerror (-err));
+    return;
+  }
+  g->lat = c;
+  strbuf_printf (o, "ok\n");
 }
 
 /* "qos GROUP KEY VALUE": parsed and checked as the config file does, then
@@ -207,6 +253,10 @@ cmd_qos (struct tenants *tn, struct strbuf *o, const char *name,
     show_qos (o, g);
     return;
   }
+  if (lat_key_lookup (key)) {
+    cmd_latency (tn, o, g, key, val);
+    return;
+  }
   c = g->qos;
   err = cfg_parse_qos (key, val, &c, why, sizeof why);
   if (err == -ENOENT) {
@@ -215,6 +265,8 @@ cmd_qos (struct tenants *tn, struct strbuf *o, const char *name,
     suggest_init (&s, key);
     for (size_t i = 0; i < qos_nr_keys; i++)
       suggest_add (&s, qos_keys[i].name);
+    for (size_t i = 0; i < lat_nr_keys; i++)
+      suggest_add (&s, lat_keys[i].name);
     if (suggest_best (&s))
       strbuf_printf (o, "error: qos %s: unknown key%s\n", key,
                      suggest_hint (&s, why, sizeof why));
@@ -222,7 +274,8 @@ cmd_qos (struct tenants *tn, struct strbuf *o, const char *name,
       strbuf_printf (o, "error: qos %s: unknown key (iops_max,"
                      " read_iops_max, write_iops_max, bps_max, read_bps_max,"
                      " write_bps_max, each with _burst and _burst_seconds;"
-                     " iops_min, bps_min)\n", key);
+                     " iops_min, bps_min; latency_target,"
+                     " latency_percentile, latency_mode, boost)\n", key);
     return;
   }
   if (err) {

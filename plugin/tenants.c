@@ -47,6 +47,7 @@
 #include "loglimit.h"
 #include "outfile.h"
 #include "tenants.h"
+#include "units.h"
 #include "utf8.h"
 
 /* -D cfq.trace=1: log every scheduling decision of the policy. */
@@ -249,6 +250,7 @@ tn_validate (uint64_t size)
     tn.groups[i].cg = &tn.m->groups[i];
     tn.groups[i].weight = tn.m->groups[i].weight;
     tn.groups[i].qos = tn.m->groups[i].qos;
+    tn.groups[i].lat = tn.m->groups[i].lat;
   }
   for (size_t i = 0; i < tn.m->nr_exports; i++)
     tn.exports[i].ce = &tn.m->exports[i];
@@ -510,11 +512,67 @@ tn_each_iostat (struct tenants *t, void (*fn) (struct iostat *, uint64_t),
   fn (&t->total, now);
 }
 
+/* Lines about unmet latency targets: the clients' load decides how often
+ * a target flips between unmet and met, so they share one bucket
+ * (loglimit.c), as the refusals do.
+ */
+static struct loglimit latency_loglimit = LOGLIMIT_INIT;
+
+/* A latency target the device does not meet (core/cfq-latency.c's
+ * unmet), logged when it becomes so and when it is met again.  A group
+ * whose target was removed is not unmet.
+ */
+static void
+latency_log (uint64_t now)
+{
+  struct cfq_group_stats st;
+  uint64_t before;
+  char b[32];
+
+  if (!tn.s || tn.s->ops != &cfq_ops)
+    return;
+  before = loglimit_flush (&latency_loglimit, now);
+  if (before)
+    nbdkit_error ("cfq: %" PRIu64 " more lines about unmet latency targets"
+                  " suppressed (at most %d a second)", before,
+                  LOGLIMIT_RATE);
+  for (size_t i = 0; i < tn.m->nr_groups; i++) {
+    struct tn_group *g = &tn.groups[i];
+
+    if (!g->sg || !g->lat.target) {
+      g->lat_unmet = false;
+      continue;
+    }
+    cfq_group_get_stats (tn.s, g->sg, &st);
+    if (st.lat_unmet == g->lat_unmet)
+      continue;
+    g->lat_unmet = st.lat_unmet;
+    if (st.lat_unmet) {
+      if (!loglimit_take (&latency_loglimit, now, &before))
+        continue;
+      nbdkit_error ("cfq: group %s: latency target %s at p%u is not met"
+                    " with every other group at its floor (last window:"
+                    " %.1f ms)", g->cg->name,
+                    units_format_time (st.lat_target, b, sizeof b),
+                    g->lat.percentile, st.lat_window / 1e6);
+      if (before)
+        nbdkit_error ("cfq: %" PRIu64 " lines about unmet latency targets"
+                      " were suppressed before that one (at most %d a"
+                      " second)", before, LOGLIMIT_RATE);
+    }
+    else
+      nbdkit_debug ("cfq: group %s: latency target %s met again",
+                    g->cg->name,
+                    units_format_time (st.lat_target, b, sizeof b));
+  }
+}
+
 void
 tn_tick (uint64_t now)
 {
   tn_each_iostat (&tn, iostat_tick, now);
   refusal_flush (now);
+  latency_log (now);
 }
 
 static void

@@ -114,6 +114,8 @@ struct tn_group {
   struct sched_group *sg;       /* the scheduler's, made in setup */
   unsigned weight;              /* 100..1000, as last set */
   struct qos_conf qos;          /* caps and reservation, as last set */
+  struct lat_conf lat;          /* latency target and boost, as last set */
+  bool lat_unmet;               /* the target was unmet at the last tick */
   struct iostat io;             /* [disp] */
 };
 

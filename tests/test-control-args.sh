@@ -3,7 +3,7 @@
 #
 #  1. "set KEY VALUE", "set KEY=VALUE" and "set KEY 4 ms" (a unit as a
 #     word of its own) all change the tunable; so do "qos GROUP KEY VALUE"
-#     and "qos GROUP KEY=VALUE";
+#     and "qos GROUP KEY=VALUE", for a cap and for a latency target;
 #  2. a command line that is not one is refused in one line saying what is
 #     wrong (exit 2, no usage text);
 #  3. a mistyped key or command is answered with the nearest valid one,
@@ -55,6 +55,10 @@ ctl srv qos bronze iops_max 600 || fail "qos bronze iops_max 600 refused"
 [ "$(qos_val iops_max)" = 600 ] || fail "iops_max 600: $(ctl srv qos bronze)"
 ctl srv qos bronze bps_max 20 MiB/s || fail "qos bronze bps_max 20 MiB/s refused"
 [ "$(qos_val bps_max)" = 20Mi ] || fail "bps_max 20 MiB/s: $(ctl srv qos bronze)"
+ctl srv qos bronze latency_target 5 ms || fail "qos bronze latency_target 5 ms refused"
+ctl srv qos bronze latency_percentile=99 || fail "qos bronze latency_percentile=99 refused"
+[ "$(qos_val latency_target)" = 5ms ] && [ "$(qos_val latency_percentile)" = 99 ] ||
+  fail "latency_target 5 ms, latency_percentile=99: $(ctl srv qos bronze)"
 echo "set and qos: KEY VALUE, KEY=VALUE and a unit word all taken"
 
 # ---- 2. what is wrong, in one line ---------------------------------------------
@@ -72,6 +76,8 @@ said 2 "cfqctl: unknown command 'stast' (did you mean 'stats'?)" stast
 said 1 "cfqctl: slice_idel: unknown key (did you mean 'slice_idle'?)" set slice_idel 4ms
 said 1 "cfqctl: slice_idel: unknown key (did you mean 'slice_idle'?)" get slice_idel
 said 1 "cfqctl: qos iopsmax: unknown key (did you mean 'iops_max'?)" qos bronze iopsmax 5
+said 1 "cfqctl: qos latency_targte: unknown key (did you mean 'latency_target'?)" \
+  qos bronze latency_targte 5ms
 
 # ---- the stats table ----------------------------------------------------------------
 # Nothing moved: no share beside an IOPS of 0; the latency says what it

@@ -35,6 +35,7 @@
 #include "config.h"
 #include "device.h"
 #include "devmodel.h"
+#include "latency.h"
 #include "qos.h"
 #include "units.h"
 
@@ -234,6 +235,13 @@ print_groups (const struct cfg_model *m)
       if (v)
         printf (" %s=%s", qos_keys[k].name,
                 cfg_format_qos (&qos_keys[k], v, b, sizeof b));
+    }
+    for (size_t k = 0; k < lat_nr_keys; k++) {
+      uint64_t v = lat_conf_get (&g->lat, &lat_keys[k]);
+      char b[32];
+      if (g->lat.target || lat_keys[k].unit == LAT_U_BOOL)
+        printf (" %s=%s", lat_keys[k].name,
+                lat_format (&lat_keys[k], v, b, sizeof b));
     }
     if (g->line)
       printf ("  (line %u)\n", g->line);
@@ -439,6 +447,9 @@ json_groups (const struct cfg_model *m)
       if (v)
         printf ("\"%s\": %llu, ", qos_keys[k].name, (unsigned long long) v);
     }
+    for (size_t k = 0; k < lat_nr_keys; k++)
+      printf ("\"%s\": %llu, ", lat_keys[k].name,
+              (unsigned long long) lat_conf_get (&g->lat, &lat_keys[k]));
     printf ("\"line\": %u}", g->line);
   }
   printf ("],\n");

@@ -277,9 +277,9 @@ on_complete (struct simrq *sr, uint64_t now)
   j->ios++;
   j->writes_done += sr->rq.op == RQ_WRITE;
   j->bytes += sr->rq.len;
-  series_add (&cfg.sec, &j->sec, now, sr->rq.len);
+  series_add (&cfg.sec, &j->sec, now, sr->rq.len, 0);
   hist_add (&j->lat, now - sr->t_submit);
-  series_add (&cfg.win, &j->win, now, sr->rq.len);
+  series_add (&cfg.win, &j->win, now, sr->rq.len, now - sr->t_submit);
   j->inflight--;
   sr->next_free = j->free;
   j->free = sr;

@@ -78,6 +78,15 @@ json_windows (const struct series_counts *c)
   series_json (&cfg.win, c->ios);
   printf ("], \"bytes\": [");
   series_json (&cfg.win, c->bytes);
+  if (c->lat) {
+    static const double qs[] = { 0.90, 0.95, 0.99 };
+    for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
+      printf ("], \"p%.0f_us\": [", qs[q] * 100);
+      for (unsigned i = 0; i < cfg.win.n; i++)
+        printf ("%s%.3f", i ? ", " : "", us (hist_quantile (&c->lat[i],
+                                                             qs[q])));
+    }
+  }
   printf ("]}");
 }
 
@@ -217,8 +226,8 @@ report_free (struct report *r)
   for (size_t i = 0; i < cfg.m->nr_tenants; i++) {
     hist_free (&r->tr[i].lat);
     hist_free (&r->tr[i].fsync_lat);
-    series_counts_free (&r->tr[i].by_win);
-    series_counts_free (&r->tr[i].by_sec);
+    series_counts_free (&cfg.win, &r->tr[i].by_win);
+    series_counts_free (&cfg.sec, &r->tr[i].by_sec);
   }
   free (r->tr);
 }
@@ -340,6 +349,34 @@ json_group_qos (size_t i)
   printf ("}");
 }
 
+/* , "latency": {...}: the policy's "latency" table of the group (its
+ * target, the last window, misses, effective weight, boost), as the
+ * server's stats show it, in the table's own units.
+ */
+static void
+emit_latency (void *opaque, const struct stat_field *t, const void *snap)
+{
+  const char *p = snap;
+
+  (void) opaque;
+  if (!t->name || strcmp (t->name, "latency") != 0)
+    return;
+  printf (", \"latency\": {");
+  for (size_t i = 0; i < t->nsub; i++) {
+    const struct stat_field *f = &t->sub[i];
+    double v;
+
+    switch (f->repr) {
+    case STAT_U64: v = (double) *(const uint64_t *) (p + f->off); break;
+    case STAT_UINT: v = *(const unsigned *) (p + f->off); break;
+    case STAT_BOOL: v = *(const bool *) (p + f->off); break;
+    default: continue;
+    }
+    printf ("%s\"%s\": %.3f", i ? ", " : "", f->name, f->div ? v / f->div : v);
+  }
+  printf ("}");
+}
+
 /* One group's object, without its closing brace. */
 static void
 report_json_group (const struct report *r, size_t i)
@@ -362,6 +399,8 @@ report_json_group (const struct report *r, size_t i)
           (double) g->weight / r->gw);
   if (!qos_conf_empty (&cfg.m->groups[i].qos))
     json_group_qos (i);
+  if (g->sg && !lat_conf_default (&cfg.m->groups[i].lat))
+    sched_stats (sim.s, g->sg, emit_latency, NULL);
   if (cfg.window)
     json_windows (&g->win);
 }

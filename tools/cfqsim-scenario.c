@@ -114,6 +114,7 @@ sim_setup (void)
   }
   free (sg);
   series_init (&cfg.win, cfg.window, cfg.duration, true);
+  cfg.win.lat = true;
   series_init (&cfg.sec, NSEC_PER_SEC, cfg.duration, false);
   for (size_t i = 0; i < m->nr_groups; i++)
     series_counts_init (&cfg.win, &cfg.groups[i].win);

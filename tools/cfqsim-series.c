@@ -10,7 +10,10 @@
  * - A completion at time t counts in interval t / width.
  * - A completion at the run's very end (t == duration, a whole number of
  *   intervals) counts in the last interval for --window (clamp_end), and
- *   in none for the per-second series, as each did before they shared this.
+ *   in none for the per-second series.
+ * - --window's series also keeps each interval's latencies (insert to
+ *   completion), for the percentile of each window (the latency targets'
+ *   measure, taken by the simulator on its own).
  */
 #include "cfqsim.h"
 
@@ -28,19 +31,31 @@ series_counts_init (const struct series *s, struct series_counts *c)
 {
   c->ios = s->width ? xcalloc (s->n, sizeof *c->ios) : NULL;
   c->bytes = s->width ? xcalloc (s->n, sizeof *c->bytes) : NULL;
+  c->lat = NULL;
+  if (s->width && s->lat) {
+    c->lat = xcalloc (s->n, sizeof *c->lat);
+    for (unsigned i = 0; i < s->n; i++)
+      hist_init (&c->lat[i]);
+  }
 }
 
 void
-series_counts_free (struct series_counts *c)
+series_counts_free (const struct series *s, struct series_counts *c)
 {
   free (c->ios);
   free (c->bytes);
   c->ios = c->bytes = NULL;
+  if (c->lat) {
+    for (unsigned i = 0; i < s->n; i++)
+      hist_free (&c->lat[i]);
+    free (c->lat);
+    c->lat = NULL;
+  }
 }
 
 void
 series_add (const struct series *s, struct series_counts *c, uint64_t now,
-            uint64_t len)
+            uint64_t len, uint64_t lat)
 {
   uint64_t i;
 
@@ -54,6 +69,8 @@ series_add (const struct series *s, struct series_counts *c, uint64_t now,
   }
   c->ios[i]++;
   c->bytes[i] += len;
+  if (c->lat)
+    hist_add (&c->lat[i], lat);
 }
 
 void
@@ -65,6 +82,8 @@ series_sum (const struct series *s, struct series_counts *to,
   for (unsigned i = 0; i < s->n; i++) {
     to->ios[i] += from->ios[i];
     to->bytes[i] += from->bytes[i];
+    if (to->lat && from->lat)
+      hist_merge (&to->lat[i], &from->lat[i]);
   }
 }
 

@@ -37,9 +37,11 @@ struct series {
   unsigned n;                   /* intervals: the duration rounded up */
   bool clamp_end;               /* a completion at the very end counts in
                                    the last interval, else in none */
+  bool lat;                     /* keep each interval's latencies too */
 };
 struct series_counts {
   uint64_t *ios, *bytes;        /* [n] each */
+  struct hist *lat;             /* [n] ns, when the series keeps them */
 };
 
 struct sim_group {
@@ -178,9 +180,9 @@ void sim_run (void);
 void series_init (struct series *s, uint64_t width, uint64_t duration,
                   bool clamp_end);
 void series_counts_init (const struct series *s, struct series_counts *c);
-void series_counts_free (struct series_counts *c);
+void series_counts_free (const struct series *s, struct series_counts *c);
 void series_add (const struct series *s, struct series_counts *c,
-                 uint64_t now, uint64_t len);
+                 uint64_t now, uint64_t len, uint64_t lat);
 void series_sum (const struct series *s, struct series_counts *to,
                  const struct series_counts *from);
 void series_json (const struct series *s, const uint64_t *v);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 
+#include "latency.h"
 #include "qos.h"
 
 static void
@@ -781,6 +782,45 @@ iops_vs_time (uint64_t mode, double *ratio)
   h_fini (&h);
 }
 
+/* A latency target set at time 0 (as the server's configuration is) whose
+ * first completion comes at a large uptime: its windows are judged from
+ * there on, each 1 s, without a step per second since 0.
+ */
+static void
+test_latency_late_start (void)
+{
+  struct harness h;
+  struct sched_group *g;
+  struct h_client *c;
+  struct lat_conf lc;
+  struct cfq_group_stats st;
+  const uint64_t start = 1ULL << 62;    /* ns: about 146 years */
+
+  h_init (&h, 1);
+  g = sched_group_new (h.s, "db", 500);
+  CHECK (g);
+  lat_conf_init (&lc);
+  lc.target = 5 * MS;
+  lc.percentile = 50;                   /* not one of 90, 95, 99 */
+  CHECK_EQ (sched_group_set_latency (h.s, g, &lc), -ERANGE);
+  lc.percentile = 95;
+  lc.mode = 7;
+  CHECK_EQ (sched_group_set_latency (h.s, g, &lc), -ERANGE);
+  lc.mode = LAT_MODE_GRADED;
+  CHECK_EQ (sched_group_set_latency (h.s, g, &lc), 0);
+  c = h_client (&h, g, SCHED_CLASS_BE, 4);
+  c->depth = 2;
+  h.now = start;
+  h_run (&h, start + 3500 * MS);
+  cfq_group_get_stats (h.s, g, &st);
+  CHECK_EQ (st.lat_target, 5 * MS);
+  CHECK (st.lat_window > 0);
+  CHECK (st.lat_window <= 5 * MS);
+  CHECK (!st.lat_unmet);
+  h_fini (&h);
+  printf ("latency late start: ok\n");
+}
+
 static void
 test_iops_mode (void)
 {
@@ -1426,6 +1466,7 @@ main (void)
   test_async_deadline ();
   test_hw_tag ();
   test_iops_mode ();
+  test_latency_late_start ();
   test_merge_split ();
   test_group_weights ();
   test_group_counters ();

@@ -2,7 +2,8 @@
  * (core/config.c with include/qos.h's table): values in their units, every
  * bad one refused as "FILE:LINE: message", a cap below a reservation and
  * QoS under fifo refused, and reservations beyond what the emulated device
- * gives warned about.
+ * gives warned about.  The latency target and boost keys
+ * (include/latency.h's table) the same way.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -268,6 +269,79 @@ test_parse (void)
                "7");
 }
 
+static void
+test_latency (void)
+{
+  struct lat_conf c;
+  struct cfg *cfg;
+  char why[200], b[32];
+
+  lat_conf_init (&c);
+  CHECK (lat_conf_default (&c));
+  CHECK_EQ (c.percentile, 95);
+  CHECK_EQ (c.boost, LAT_BOOST_DEFAULT);
+  CHECK_EQ (cfg_parse_latency ("weight", "5", &c, why, sizeof why), -ENOENT);
+  CHECK_EQ (cfg_parse_latency ("latency_target", "5ms", &c, why, sizeof why),
+            0);
+  CHECK_EQ (c.target, 5 * NSEC_PER_MSEC);
+  CHECK_EQ (cfg_parse_latency ("latency_target", "5", &c, why, sizeof why),
+            -EINVAL);
+  CHECK_STREQ (why, "needs its unit (5ms for milliseconds, 5us for"
+               " microseconds)");
+  CHECK_EQ (cfg_parse_latency ("latency_target", "50us", &c, why,
+                               sizeof why), -EINVAL);
+  CHECK_STREQ (why, "out of range 100us..10s (0: none)");
+  CHECK_EQ (cfg_parse_latency ("latency_percentile", "99", &c, why,
+                               sizeof why), 0);
+  CHECK_EQ (c.percentile, 99);
+  CHECK_EQ (cfg_parse_latency ("latency_percentile", "98", &c, why,
+                               sizeof why), -EINVAL);
+  CHECK_STREQ (why, "want 90, 95 or 99");
+  CHECK_EQ (cfg_parse_latency ("latency_mode", "binary", &c, why,
+                               sizeof why), 0);
+  CHECK_EQ (c.mode, LAT_MODE_BINARY);
+  CHECK_EQ (cfg_parse_latency ("boost", "on", &c, why, sizeof why), 0);
+  CHECK_EQ (c.boost, 1);
+  CHECK_EQ (cfg_parse_latency ("boost", "maybe", &c, why, sizeof why),
+            -EINVAL);
+  CHECK (lat_conf_valid (&c));
+  {
+    struct lat_conf v = c;
+    v.percentile = 98;
+    CHECK (!lat_conf_valid (&v));
+    v = c;
+    v.mode = 2;
+    CHECK (!lat_conf_valid (&v));
+    v = c;
+    v.target = 50 * NSEC_PER_USEC;
+    CHECK (!lat_conf_valid (&v));
+    v.target = 0;
+    CHECK (lat_conf_valid (&v));
+  }
+  CHECK_STREQ (lat_format (lat_key_lookup ("latency_target"),
+                           5 * NSEC_PER_MSEC, b, sizeof b), "5ms");
+  CHECK_STREQ (lat_format (lat_key_lookup ("latency_mode"), LAT_MODE_BINARY,
+                           b, sizeof b), "binary");
+
+  cfg = good (DEV "[group g]\nlatency_target = 2ms\nlatency_percentile = 90\n"
+              "boost = on\n" EXP);
+  CHECK_EQ (cfg_model (cfg)->groups[0].lat.target, 2 * NSEC_PER_MSEC);
+  CHECK_EQ (cfg_model (cfg)->groups[0].lat.percentile, 90);
+  CHECK_EQ (cfg_model (cfg)->groups[0].lat.boost, 1);
+  cfg_free (cfg);
+  bad (DEV "[group g]\nlatency_target = 2\nlatency_percentile = 50\n"
+       "latencytarget = 1ms\n" EXP, NULL, NULL,
+       "t.conf:4: latency_target = 2: needs its unit (2ms for milliseconds,"
+       " 2us for microseconds)\n"
+       "t.conf:5: latency_percentile = 50: want 90, 95 or 99\n"
+       "t.conf:6: unknown key 'latencytarget' in [group NAME]"
+       " (did you mean 'latency_target'?)\n");
+  bad (DEV "[scheduler]\nscheduler = fifo\n[group g]\nboost = on\n" EXP,
+       NULL, NULL, "t.conf:6: boost: latency targets and the boost need"
+       " scheduler = cfq (fifo serves in arrival order, with no per-group"
+       " charge to lower or raise)\n");
+}
+
 int
 main (void)
 {
@@ -275,6 +349,7 @@ main (void)
   test_errors ();
   test_warnings ();
   test_parse ();
+  test_latency ();
   check_done ("test-config-qos");
   return 0;
 }

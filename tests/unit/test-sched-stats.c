@@ -8,6 +8,10 @@
  *    offsets;
  *  - each group's carry cfq_group_get_stats' numbers, and its caps and
  *    reservation: the keys set (and no other), held, throttled, reserved;
+ *    while a group has a latency target every group has a "latency"
+ *    table (the target, windows judged, its set and effective weights:
+ *    the other's effective weight is the one the target lowered), and
+ *    none once the target is removed;
  *  - FIFO's device says hw_tag -1 and its groups nothing;
  *  - every field of every table has a sentence of help and a unit, a
  *    name unique in its table, counters are not named *_total (the
@@ -19,6 +23,7 @@
 #include <stdbool.h>
 
 #include "cost.h"
+#include "latency.h"
 #include "qos.h"
 #include "statfield.h"
 
@@ -171,6 +176,7 @@ test_cfq (void)
   struct cfq_group_stats gs;
   struct cost_model cm;
   struct col dev = { 0 }, grp[2];
+  struct lat_conf lc;
   uint64_t rot;
 
   h_init (&h, 4);
@@ -178,6 +184,12 @@ test_cfq (void)
   g[1] = sched_group_new (h.s, "free", 300);
   qc.cap[QOS_IOPS_MAX].rate = 200;
   CHECK_EQ (sched_group_set_qos (h.s, g[0], &qc), 0);
+  lat_conf_init (&lc);
+  lc.target = 50 * NSEC_PER_USEC;       /* below the range */
+  CHECK_EQ (sched_group_set_latency (h.s, g[1], &lc), -ERANGE);
+  lc.target = 100 * NSEC_PER_USEC;
+  lc.percentile = 99;
+  CHECK_EQ (sched_group_set_latency (h.s, g[1], &lc), 0);
   for (int i = 0; i < 2; i++) {
     struct h_client *c = h_client (&h, g[i], SCHED_CLASS_BE, 4);
     c->depth = 4;
@@ -229,7 +241,8 @@ test_cfq (void)
   for (int i = 0; i < 2; i++) {
     memset (&grp[i], 0, sizeof grp[i]);
     sched_stats (h.s, g[i], emit, &grp[i]);
-    CHECK_EQ (grp[i].tables, 2);        /* CFQ's, then the caps' */
+    /* CFQ's, then the caps', then the latency target's. */
+    CHECK_EQ (grp[i].tables, 3);
     cfq_group_get_stats (h.s, g[i], &gs);
     CHECK_GT (gs.dispatched, 0);
     CHECK_EQ (get (&grp[i], "vdisktime"), gs.vdisktime);
@@ -256,6 +269,31 @@ test_cfq (void)
   CHECK (!has (&grp[0], "qos.bps_max"));
   CHECK (!has (&grp[1], "qos.iops_max"));
   CHECK_EQ (get (&grp[1], "qos.throttled"), 0);
+  /* The target: judged at 1 s and 2 s, missed (a read costs 500 us). */
+  CHECK_EQ (get (&grp[0], "latency.target_us"), 0);
+  CHECK_EQ (get (&grp[1], "latency.target_us"), 100 * NSEC_PER_USEC);
+  CHECK_EQ (get (&grp[1], "latency.percentile"), 99);
+  CHECK_EQ (get (&grp[1], "latency.windows"), 2);
+  CHECK_EQ (get (&grp[1], "latency.misses"), 2);
+  CHECK_EQ (get (&grp[1], "latency.weight_set"), 300);
+  CHECK_EQ (get (&grp[1], "latency.weight_effective"), 300);
+  CHECK_EQ (get (&grp[0], "cfq_weight"), 50);   /* the floor: 500 / 10 */
+  CHECK_EQ (get (&grp[0], "latency.weight_set"), 500);
+  CHECK_EQ (get (&grp[0], "latency.weight_effective"), 50);
+  CHECK_EQ (get (&grp[0], "latency.clamped"), 0);
+  /* No target left: no latency table, every weight its set one. */
+  lc.target = 0;
+  CHECK_EQ (sched_group_set_latency (h.s, g[1], &lc), 0);
+  lat_conf_init (&lc);
+  CHECK_EQ (sched_group_set_latency (h.s, g[1], &lc), 0);
+  for (int i = 0; i < 2; i++) {
+    memset (&grp[i], 0, sizeof grp[i]);
+    sched_stats (h.s, g[i], emit, &grp[i]);
+    CHECK_EQ (grp[i].tables, 2);
+    CHECK (!has (&grp[i], "latency.target_us"));
+  }
+  CHECK_EQ (get (&grp[0], "cfq_weight"), 500);
+  CHECK_EQ (get (&grp[1], "cfq_weight"), 300);
   sched_destroy (h.s);
 }
 
