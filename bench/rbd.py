@@ -19,7 +19,11 @@ fio job, one NBD connection over a Unix socket), through
           (cache.direct=on: QEMU turns librbd's cache off, as ours does)
   rbd-nbd only where the kernel has an nbd driver (rbd-nbd serves the
           kernel's /dev/nbdX, not NBD clients); else reported skipped
-on one image.  Ratios: ours' median IOPS over each peer's.
+on one image.  Per row, medians over rounds: IOPS, p99 completion latency,
+the server's CPU time and context switches per request (utime+stime of
+the process, and the switches of its threads, from /proc between two
+snapshots within the measured run, over the requests fio counted in that
+time at its mean rate).  Ratios: ours' median IOPS over each peer's.
 
 tenants: three tenants of weights 100/200/400 (bench/scenarios/
 three-weights-disk.conf's), each one fio job reading 4k at random 16 deep
@@ -65,8 +69,9 @@ HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from cfqlab_lib.common import (LabError, Lock, drop_caches, jain, log_tail,  # noqa: E402
-                               median, run_fio, start_server, stop_proc)
+from cfqlab_lib.common import (LabError, Lock, drop_caches, fio_json, jain,  # noqa: E402
+                               log_tail, median, proc_usage, start_server, stop_proc,
+                               usage_between)
 
 PLUGIN = os.path.join(ROOT, "plugin", "nbdkit-cfq-plugin.so")
 CLUSTER = os.path.join(ROOT, "tests", "ceph", "cluster.sh")
@@ -220,13 +225,38 @@ class Bench:
                         "--ioengine=nbd", "--randseed=4242"]
                 for export, job in jobs:
                     args += ["--name=" + (export or "j"), "--uri=" + uri % export] + job
-                return run_fio(args, timeout=RUNTIME + RAMP + 120,
-                               save=os.path.join(d, "fio.json"))
+                return self.fio(srv.pid, args, os.path.join(d, "fio.json"))
         except (LabError, subprocess.TimeoutExpired) as e:
             say("  %s: %s" % (os.path.basename(d), e))
             return None
         finally:
             stop_proc(srv)
+
+    def fio(self, pid, args, save):
+        """fio ARGS against server PID; its JSON, with "server" added:
+        the server's CPU seconds and context switches over the measured
+        part (snapshots at its start and 0.5 s before its end, while the
+        connections' threads exist) and the seconds between them."""
+        p = subprocess.Popen(["fio", "--output-format=json"] + args, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(RAMP + 0.2)
+            a, t0 = proc_usage(pid), time.monotonic()
+            time.sleep(max(RUNTIME - 0.7, 0.5))
+            b, t1 = proc_usage(pid), time.monotonic()
+            out, err = p.communicate(timeout=RUNTIME + RAMP + 120)
+        except (OSError, subprocess.TimeoutExpired):
+            p.kill()
+            p.communicate()
+            raise
+        with open(save, "w") as f:
+            f.write(out)
+        if p.returncode != 0:
+            raise LabError("fio failed (exit %d): %s" % (p.returncode, err.strip()[-500:]))
+        j = fio_json(out, "fio")
+        cpu, cs = usage_between(a, b)
+        j["server"] = {"cpu": cpu, "cs": cs, "secs": t1 - t0}
+        return j
 
     # ---- single: one tenant, four workloads ----------------------------------
     def single(self):
@@ -252,22 +282,30 @@ class Bench:
                         dd = x["write"] if x["write"]["total_ios"] > x["read"]["total_ios"] \
                             else x["read"]
                         p99 = dd["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1e6
-                        res[(w, r)].append((iops, p99))
-                        say("  round %d %-18s %-5s %9.0f IOPS  p99 %.2f ms"
-                            % (rnd + 1, w, r, iops, p99))
+                        sv = j["server"]
+                        nreq = iops * sv["secs"]
+                        cpu = 1e6 * sv["cpu"] / nreq if nreq else None
+                        cs = sv["cs"] / nreq if nreq else None
+                        res[(w, r)].append((iops, p99, cpu, cs))
+                        say("  round %d %-18s %-5s %9.0f IOPS  p99 %6.2f ms  server %s us"
+                            " %s cs a request" % (rnd + 1, w, r, iops, p99, fmt(cpu, "%.0f"),
+                                                  fmt(cs, "%.1f")))
         say("load after: %s" % uptime())
         say("")
         say("| workload | ours IOPS | qsd IOPS | ours/qsd | ours p99 ms | qsd p99 ms |"
-            " rounds |")
-        say("|---|---|---|---|---|---|---|")
+            " cpu us ours / qsd | cs ours / qsd | rounds |")
+        say("|---|---|---|---|---|---|---|---|---|")
         for w in WORKLOADS:
             o = median([v[0] for v in res[(w, "ours")]])
             q = median([v[0] for v in res[(w, "qsd")]])
             op = median([v[1] for v in res[(w, "ours")]])
             qp = median([v[1] for v in res[(w, "qsd")]])
             ratio = "%.2fx %s" % (o / q, "met" if o >= q else "NOT MET") if o and q else "n/a"
-            say("| %s | %s | %s | %s | %s | %s | %d/%d |" % (
+            oc, qc, ocs, qcs = (median([v[i] for v in res[(w, r)]])
+                                for i, r in ((2, "ours"), (2, "qsd"), (3, "ours"), (3, "qsd")))
+            say("| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %d/%d |" % (
                 w, fmt(o), fmt(q), ratio, fmt(op, "%.2f"), fmt(qp, "%.2f"),
+                fmt(oc, "%.0f"), fmt(qc, "%.0f"), fmt(ocs, "%.1f"), fmt(qcs, "%.1f"),
                 len(res[(w, "ours")]), len(res[(w, "qsd")])))
         say("")
 
