@@ -15,6 +15,11 @@ exit.
 single: one tenant, make bench's four workloads (bench/WORKLOAD.fio, one
 fio job, one NBD connection over a Unix socket), through
   ours    nbdkit cfq backend=rbd scheduler=fifo (librbd's cache off)
+  tuned   the same with GLIBC_TUNABLES=TUNED (below): nbdkit allocates a
+          buffer per request, and glibc unmaps (over 128 KiB) or trims
+          it when freed, so each 256k read's buffer is fresh memory that
+          librados' messenger thread faults in page by page as it copies
+          the reply into it
   qsd     qemu-storage-daemon --blockdev driver=rbd,cache.direct=on
           (cache.direct=on: QEMU turns librbd's cache off, as ours does)
   rbd-nbd only where the kernel has an nbd driver (rbd-nbd serves the
@@ -29,9 +34,12 @@ tenants: three tenants of weights 100/200/400 (bench/scenarios/
 three-weights-disk.conf's), each one fio job reading 4k at random 16 deep
 through its own export, each export an image of its own:
   fifo     ours, scheduler=fifo, no limits: the capacity C (total IOPS)
-  cfq      ours, scheduler=cfq mode=iops, the weights (queue_depth
-           BENCH_RBD_TENANT_QD, so that the scheduler, not the cluster's
+  cfq      ours, scheduler=cfq mode=iops, the weights, slice_idle=0
+           group_idle=8ms (tests/ceph/test-rbd-weights.sh's), queue_depth
+           BENCH_RBD_TENANT_QD (so that the scheduler, not the cluster's
            queue, decides)
+  cfqwc    the same with group_idle=0 and queue_depth 32: the groups
+           share the queue request by request (wc_depth, group_lag)
   librbd   librbd's own QoS: rbd_qos_iops_limit of each image (rbd config
            image set) = C x weight/700, served by qemu-storage-daemon
   qsdtg    qemu-storage-daemon's throttle groups, one per tenant with
@@ -73,6 +81,9 @@ from cfqlab_lib.common import (LabError, Lock, drop_caches, fio_json, jain,  # n
                                log_tail, median, proc_usage, start_server, stop_proc,
                                usage_between)
 
+# The tuned row: glibc's malloc keeps freed request buffers instead of
+# unmapping or trimming them (nbdkit allocates one per request).
+TUNED = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728"
 PLUGIN = os.path.join(ROOT, "plugin", "nbdkit-cfq-plugin.so")
 CLUSTER = os.path.join(ROOT, "tests", "ceph", "cluster.sh")
 WEIGHTS = {"small": 100, "medium": 200, "large": 400}
@@ -174,7 +185,7 @@ class Bench:
         os.makedirs(d)
         return d
 
-    def ours(self, d, args, config=None):
+    def ours(self, d, args, config=None, env=None):
         sock = os.path.join(d, "nbd.sock")
         cmd = ["nbdkit", "-f", "--exit-with-parent", "-U", sock, "--threads", "64", PLUGIN,
                "backend=rbd", "conf=" + self.conf] + args
@@ -182,7 +193,8 @@ class Bench:
             with open(os.path.join(d, "tenants.conf"), "w") as f:
                 f.write(config)
             cmd.append("config=" + os.path.join(d, "tenants.conf"))
-        return start_server(cmd, sock, os.path.join(d, "server.log"), timeout=60), sock
+        return start_server(cmd, sock, os.path.join(d, "server.log"),
+                            env=dict(os.environ, **env) if env else None, timeout=60), sock
 
     def qsd(self, d, images, throttle=None, names=None):
         """qemu-storage-daemon exporting each of IMAGES (names NAMES; one
@@ -264,8 +276,10 @@ class Bench:
         say("== single: one tenant, ours against qemu-storage-daemon's rbd driver")
         say("rbd-nbd: skipped: %s" % why if why else "rbd-nbd: available but not run")
         img = self.image("single", mib(SIZE))
-        rows = ["ours", "qsd"]
+        rows = ["ours", "tuned", "qsd"]
         starts = {"ours": lambda d: self.ours(d, ["image=" + img, "scheduler=fifo"]),
+                  "tuned": lambda d: self.ours(d, ["image=" + img, "scheduler=fifo"],
+                                               env={"GLIBC_TUNABLES": TUNED}),
                   "qsd": lambda d: self.qsd(d, [img])}
         res = {(w, r): [] for w in WORKLOADS for r in rows}
         say("load before: %s" % uptime())
@@ -292,21 +306,24 @@ class Bench:
                                                   fmt(cs, "%.1f")))
         say("load after: %s" % uptime())
         say("")
-        say("| workload | ours IOPS | qsd IOPS | ours/qsd | ours p99 ms | qsd p99 ms |"
-            " cpu us ours / qsd | cs ours / qsd | rounds |")
-        say("|---|---|---|---|---|---|---|---|---|")
+        say("| workload | ours IOPS | tuned IOPS | qsd IOPS | ours/qsd | tuned/qsd |"
+            " p99 ms ours / tuned / qsd | cpu us ours / tuned / qsd |"
+            " cs ours / tuned / qsd | rounds |")
+        say("|---|---|---|---|---|---|---|---|---|---|")
         for w in WORKLOADS:
-            o = median([v[0] for v in res[(w, "ours")]])
-            q = median([v[0] for v in res[(w, "qsd")]])
-            op = median([v[1] for v in res[(w, "ours")]])
-            qp = median([v[1] for v in res[(w, "qsd")]])
-            ratio = "%.2fx %s" % (o / q, "met" if o >= q else "NOT MET") if o and q else "n/a"
-            oc, qc, ocs, qcs = (median([v[i] for v in res[(w, r)]])
-                                for i, r in ((2, "ours"), (2, "qsd"), (3, "ours"), (3, "qsd")))
-            say("| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %d/%d |" % (
-                w, fmt(o), fmt(q), ratio, fmt(op, "%.2f"), fmt(qp, "%.2f"),
-                fmt(oc, "%.0f"), fmt(qc, "%.0f"), fmt(ocs, "%.1f"), fmt(qcs, "%.1f"),
-                len(res[(w, "ours")]), len(res[(w, "qsd")])))
+            m = {(r, i): median([v[i] for v in res[(w, r)]]) for r in rows for i in range(4)}
+            q = m[("qsd", 0)]
+
+            def ratio(r):
+                o = m[(r, 0)]
+                return "%.2fx %s" % (o / q, "met" if o >= q else "NOT MET") if o and q else "n/a"
+
+            say("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                w, fmt(m[("ours", 0)]), fmt(m[("tuned", 0)]), fmt(q), ratio("ours"),
+                ratio("tuned"), " / ".join(fmt(m[(r, 1)], "%.1f") for r in rows),
+                " / ".join(fmt(m[(r, 2)], "%.0f") for r in rows),
+                " / ".join(fmt(m[(r, 3)], "%.1f") for r in rows),
+                "/".join(str(len(res[(w, r)])) for r in rows)))
         say("")
 
     def jobfile(self, w):
@@ -337,13 +354,13 @@ class Bench:
         exports = "".join("[export %s]\ngroup = %s\nfile = rbd:%s\n" % (g, g, imgs[g])
                           for g in WEIGHTS)
 
-        def conf(sched, qd):
+        def conf(sched, qd, idle="8ms"):
             return ("[device]\nfile = rbd:rbd/%s\nmode = iops\nqueue_depth = %d\n\n"
-                    "[scheduler]\nscheduler = %s\nslice_idle = 0\ngroup_idle = 8ms\n"
-                    "rotational = 0\n\n%s\n%s" % (dev, qd, sched, groups, exports))
+                    "[scheduler]\nscheduler = %s\nslice_idle = 0\ngroup_idle = %s\n"
+                    "rotational = 0\n\n%s\n%s" % (dev, qd, sched, idle, groups, exports))
 
         order = list(WEIGHTS)
-        rows = ["fifo", "cfq", "librbd", "qsdtg"]
+        rows = ["fifo", "cfq", "cfqwc", "librbd", "qsdtg"]
         job = ["--rw=randread", "--bs=4k", "--iodepth=16", "--randseed=4242"]
         jobs = [(g, job) for g in order]
         res = {r: [] for r in rows}
@@ -369,6 +386,7 @@ class Bench:
         starts = {
             "fifo": lambda d: self.ours(d, [], conf("fifo", 32)),
             "cfq": lambda d: self.ours(d, [], conf("cfq", TENANT_QD)),
+            "cfqwc": lambda d: self.ours(d, [], conf("cfq", 32, "0")),
             "librbd": librbd,
             "qsdtg": lambda d: self.qsd(d, [imgs[g] for g in order], throttle=limits(),
                                         names=order),
@@ -414,7 +432,7 @@ class Bench:
             sh_ = [median([v[1][i] for v in res[r]]) for i in range(3)]
             ji = median([v[2] for v in res[r]])
             mark = ""
-            if r == "cfq":
+            if r in ("cfq", "cfqwc"):
                 mark = " met" if ji >= 0.99 else " NOT MET"
             say("| %s | %s | %.2fx | %s | %.3f%s | %d |" % (
                 r, fmt(tot), tot / f if f else 0, " / ".join("%.3f" % x for x in sh_), ji,
