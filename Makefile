@@ -16,6 +16,8 @@
 #   make demo       serve a demo image and show how to connect
 #   make bench      run the benchmarks (not tests: numbers, not verdicts)
 #   make bench-seeds  the seeds' experiments over NBD, fifo against cfq
+#   make bench-rbd  backend=rbd against qemu-storage-daemon's rbd driver and
+#                   librbd's QoS on a Ceph cluster it starts (root)
 #   make lab SCENARIO=FILE  the fairness lab on one scenario
 #   make lab-matrix  the fairness matrix: unlike tenants, fractions of solo
 #   make install    install the plugin into nbdkit's plugin directory
@@ -151,7 +153,7 @@ endif
 
 .PHONY: all deps deps-kernel check check-stress check-ceph check-kernel \
 	check-tsan lint fuzz \
-	demo bench bench-seeds lab lab-matrix install clean FORCE
+	demo bench bench-seeds bench-rbd lab lab-matrix install clean FORCE
 all: $(ALL)
 
 $(FLAGS_STAMP): FORCE
@@ -381,6 +383,11 @@ lab-matrix: all
 # The seeds' experiments over NBD, fifo against cfq (bench/seeds.py).
 bench-seeds: all
 	@/usr/bin/python3 bench/seeds.py
+
+# backend=rbd against its peers on a single-node Ceph cluster of its own
+# (bench/rbd.py; root, the Ceph packages and qemu-storage-daemon).
+bench-rbd: all
+	@/usr/bin/python3 bench/rbd.py
 
 # The plugin and the manual pages.  The tools and the lab (tools/cfqlab,
 # its modules in tools/cfqlab_lib/) run from the built tree.
