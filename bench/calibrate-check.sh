@@ -26,19 +26,10 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${ROUNDS:-3} RUNTIME=${RUNTIME:-5} CALIBRATE=${CALIBRATE:-write}
 PY=/usr/bin/python3
-img=${1:-${BENCH_DIR:-/var/tmp}/calib-check.img}
-if [ $# -eq 0 ] && [ ! -s "$img" ]; then
-  echo "making $img (${SIZE:-4G} of random data)..."
-  head -c "${SIZE:-4G}" /dev/urandom >"$img.new"
-  mv "$img.new" "$img"
-fi
-[ -e "$img" ] || { echo "$0: $img: no such file" >&2; exit 2; }
-dir=$(mktemp -d /tmp/calib-check.XXXXXX)
-pid=
-trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+# shellcheck source=bench/calib-functions.sh
+. "$top/bench/calib-functions.sh"
+calib_setup calib-check "$@"
 if [ -n "${BENCH_LOCK:-}" ]; then exec 9>"$BENCH_LOCK"; fi
-
-drop () { if [ "$(id -u)" = 0 ]; then sync; echo 3 >/proc/sys/vm/drop_caches; fi; }
 
 # fio_run RW BS DEPTH: IOPS and bytes/s of one fio job on IMAGE.
 fio_run ()
@@ -60,13 +51,7 @@ printf '%-5s %6s %5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s\n' round \
 : >"$dir/rows"
 for (( r = 1; r <= ROUNDS; r++ )); do
   [ -z "${BENCH_LOCK:-}" ] || flock 9
-  drop
-  rm -f "$dir/s.sock" "$dir/s.ctl"
-  nbdkit -f -v -U "$dir/s.sock" "$top/plugin/nbdkit-cfq-plugin.so" \
-    file="$img" calibrate="$CALIBRATE" control="$dir/s.ctl" 2>"$dir/s.log" &
-  pid=$!
-  for (( i = 0; i < 600; i++ )); do [ -S "$dir/s.sock" ] && break; sleep 0.1; done
-  [ -S "$dir/s.sock" ] || { cat "$dir/s.log" >&2; exit 1; }
+  calib_server "$CALIBRATE"
   "$top/tools/cfqctl" -s "$dir/s.ctl" cost >"$dir/cost"
   kill "$pid"; wait "$pid" || true; pid=
   took=$(sed -n 's/.*calibration of .*: measured in \([0-9.]*\) s .*/\1/p' "$dir/s.log")

@@ -25,24 +25,12 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 RUN=${SECONDS_RUN:-60} CALIBRATE=${CALIBRATE:-read}
 PY=/usr/bin/python3
-img=${1:-${BENCH_DIR:-/var/tmp}/calib-check.img}
-if [ $# -eq 0 ] && [ ! -s "$img" ]; then
-  echo "making $img (${SIZE:-4G} of random data)..."
-  head -c "${SIZE:-4G}" /dev/urandom >"$img.new"
-  mv "$img.new" "$img"
-fi
-[ -e "$img" ] || { echo "$0: $img: no such file" >&2; exit 2; }
-dir=$(mktemp -d /tmp/cost-error.XXXXXX)
-pid=
-trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+# shellcheck source=bench/calib-functions.sh
+. "$top/bench/calib-functions.sh"
+calib_setup cost-error "$@"
 if [ -n "${BENCH_LOCK:-}" ]; then exec 9>"$BENCH_LOCK"; flock 9; fi
 
-if [ "$(id -u)" = 0 ]; then sync; echo 3 >/proc/sys/vm/drop_caches; fi
-nbdkit -f -v -U "$dir/s.sock" "$top/plugin/nbdkit-cfq-plugin.so" \
-  file="$img" calibrate="$CALIBRATE" control="$dir/s.ctl" 2>"$dir/s.log" &
-pid=$!
-for (( i = 0; i < 600; i++ )); do [ -S "$dir/s.sock" ] && break; sleep 0.1; done
-[ -S "$dir/s.sock" ] || { tail "$dir/s.log" >&2; exit 1; }
+calib_server "$CALIBRATE"
 "$top/tools/cfqctl" -s "$dir/s.ctl" cost | sed 's/^/# /'
 
 size=$(stat -L -c %s "$img")
