@@ -109,7 +109,6 @@ gw_group_stats (size_t i, uint64_t now, stat_emit_fn *emit, void *opaque)
 
 #include <pthread.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <rados/librados.h>
 
 #define GW_OID_PREFIX "cfq.gqos."
@@ -302,15 +301,6 @@ post_answer (size_t i, int err, const struct gw_rec *in)
   }
 }
 
-static uint64_t
-thread_now (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * NSEC_PER_SEC + (uint64_t) ts.tv_nsec;
-}
-
 static void *
 exchange_main (void *arg)
 {
@@ -326,10 +316,10 @@ exchange_main (void *arg)
   while ((i = wait_work (&rec)) >= 0) {
     /* Connect, at most once per expiry (each try costs the monitors). */
     if (!io && (!failed_at
-                || thread_now () - failed_at >= gw_conf.ns[GQOS_K_EXPIRY])
+                || engine_now () - failed_at >= gw_conf.ns[GQOS_K_EXPIRY])
         && (err = rados_open (&cl, &io)) < 0) {
       io = NULL;
-      failed_at = thread_now ();
+      failed_at = engine_now ();
       if (!told)
         nbdkit_error ("cfq: gqos_conf=%s, gqos_pool=%s: %s: trying again"
                       " every %llu ms; meanwhile scope = global limits hold"
