@@ -710,12 +710,6 @@ qos_charge (struct qos_group *qg, const struct qos_counts *delta,
 {
   uint64_t r;
 
-  for (int d = 0; d < QOS_NR_DIRS; d++) {
-    qg->charged.ios[d] += delta->ios[d];
-    qg->charged.bytes[d] += delta->bytes[d];
-  }
-  qg->charged.res_ios += delta->res_ios;
-  qg->charged.res_bytes += delta->res_bytes;
   if (!qg->on)
     return;
   drain (qg, now);

@@ -194,7 +194,6 @@ struct qos_group {
   uint64_t st_held;             /* requests a cap refused (each time) */
   uint64_t st_reserved;         /* requests dispatched for the reservation */
   struct qos_counts done;       /* what it dispatched while on (qos_account) */
-  struct qos_counts charged;    /* what qos_charge debited (other servers') */
 };
 
 struct qos_sched {

@@ -220,7 +220,7 @@ test_limit (void)
     CHECK_EQ (gqos_alive (&wd.srv[i].gg), (unsigned) NSRV - 1);
     CHECK_EQ (wd.srv[i].gg.servers, (unsigned) NSRV);
     CHECK (!wd.srv[i].gg.fallback);
-    CHECK_GT (wd.srv[i].qg.charged.ios[QOS_READ], 0);
+    CHECK_GT (wd.srv[i].gg.remote.ios[QOS_READ], 0);
   }
 }
 
@@ -334,7 +334,7 @@ test_reservation (void)
     CHECK_LE (wd.wres[i], 330);
   }
   for (int i = 0; i < NSRV; i++)
-    CHECK_GT (wd.srv[i].qg.charged.res_ios, 0);
+    CHECK_GT (wd.srv[i].gg.remote.res_ios, 0);
 }
 
 /* Records, and peers that restart or come back. */
