@@ -306,7 +306,7 @@ rbdk_errno (int err)
 
 /* A connection, with our settings: librbd's cache as cache= says, and
  * every wait for the cluster bounded by rbd_timeout.  0 or -1 (reported,
- * about spec).
+ * about spec; *c is then NULL, so nothing shuts it down again).
  */
 static int
 cluster_open (rados_t *c, const char *spec, bool cache)
@@ -319,6 +319,7 @@ cluster_open (rados_t *c, const char *spec, bool cache)
   if (err < 0) {
     nbdkit_error ("cfq: rbd %s: rados_create (id %s): %s", what (spec),
                   rbd_id ? rbd_id : "admin", strerror (-err));
+    *c = NULL;
     return -1;
   }
   err = rados_conf_read_file (*c, rbd_conf);
@@ -349,6 +350,7 @@ cluster_open (rados_t *c, const char *spec, bool cache)
 
  fail:
   rados_shutdown (*c);
+  *c = NULL;
   return -1;
 }
 
@@ -450,13 +452,9 @@ rbdk_connect (void)
 void
 rbdk_disconnect (void)
 {
-  bool any = false;
-
-  for (unsigned i = 0; i < rbd_nr_imgs; i++) {
-    any |= rbd_imgs[i].io != NULL;
+  for (unsigned i = 0; i < rbd_nr_imgs; i++)
     image_close (&rbd_imgs[i]);
-  }
-  if (any || rbd_cluster)
+  if (rbd_cluster)
     rados_shutdown (rbd_cluster);
   rbd_cluster = NULL;
 }
@@ -494,7 +492,12 @@ struct rbd_backend {
   struct rbd_io *free;          /* [lock] rbd_io to reuse */
 };
 
-/* On a thread of librbd's: r is done.  Push, then wake the loop. */
+/* On a thread of librbd's: r is done.  Push, then wake the loop if the
+ * stack was empty: otherwise the push that made it non-empty woke it,
+ * and the loop has not taken the stack yet (done_cb reads the eventfd
+ * before it takes the stack, so nothing pushed after that read waits).
+ * One write per batch, not per completion.
+ */
 static void
 rbdk_done (rbd_completion_t c, void *arg)
 {
@@ -510,7 +513,8 @@ rbdk_done (rbd_completion_t c, void *arg)
   while (!__atomic_compare_exchange_n (&b->done, &head, io, true,
                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED));
   /* EAGAIN only: the counter is full, so the loop is woken anyway. */
-  (void) !write (b->efd, &one, sizeof one);
+  if (!head)
+    (void) !write (b->efd, &one, sizeof one);
 }
 
 /* Hand io to librbd: 0 or -errno (then librbd has nothing of it). */
