@@ -325,7 +325,7 @@ cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
      */
     cfqg->drain_since = now;
 
-  cfq_group_charge (cfqd, cfqg, cfq_lat_charge (cfqd, cfqq, charge, now));
+  cfq_group_charge (cfqd, cfqg, cfq_lat_charge (cfqq, charge, now));
 
   /* Save the workload context: the group resumes it on its next turn. */
   if (cfqd->workload_expires > now) {

@@ -174,7 +174,7 @@ cfq_group_set_latency (struct sched *s, struct sched_group *g,
   }
   memset (g->lat.hist, 0, sizeof g->lat.hist);
   g->lat.nr = 0;
-  g->lat.missing = g->lat.unmet = false;
+  g->lat.unmet = false;
   g->lat.floor_windows = 0;
   if (!cfqd->lat_targets) {
     /* No target left: every group back to its set weight. */
@@ -211,8 +211,9 @@ lat_judge (struct cfqd *cfqd, struct sched_group *g)
       miss = 1;
     l->last = p;
     l->windows++;
-    l->missing = p > l->conf.target;
-    if (l->missing)
+    bool missing = p > l->conf.target;
+
+    if (missing)
       l->misses++;
     else {
       l->floor_windows = 0;
@@ -222,13 +223,13 @@ lat_judge (struct cfqd *cfqd, struct sched_group *g)
                g->name, l->conf.percentile,
                (unsigned long long) (p / 1000),
                (unsigned long long) (l->conf.target / 1000),
-               l->missing ? "missed" : "met");
+               missing ? "missed" : "met");
   }
   else if (l->conf.target) {
     /* No verdict (it was idle): nothing is known to miss, and a run of
      * missed windows at the floor is broken.
      */
-    l->missing = l->unmet = false;
+    l->unmet = false;
     l->floor_windows = 0;
   }
   memset (l->hist, 0, sizeof l->hist);
@@ -454,14 +455,12 @@ cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic, uint64_t now)
 }
 
 uint64_t
-cfq_lat_charge (struct cfqd *cfqd, const struct cfqq *cfqq, uint64_t charge,
-                uint64_t now)
+cfq_lat_charge (const struct cfqq *cfqq, uint64_t charge, uint64_t now)
 {
   struct sched_queue *cic = cfqq->owner;
   struct sched_group *g = cfqq->cfqg;
   uint64_t forgive;
 
-  (void) cfqd;
   if (!cic || !cic->boost_until || now >= cic->boost_until)
     return charge;
   lat_allow_refill (g, now);

@@ -188,7 +188,6 @@ struct cfq_lat {
                                    judged (graded mode); 0: no verdict */
   uint64_t last;                /* ns: its percentile in the last window
                                    judged; 0: none yet */
-  bool missing;                 /* the last window judged missed */
   bool unmet;                   /* missed with the others at the floor */
   unsigned floor_windows;       /* windows in a row missed so */
   uint64_t windows, misses;     /* windows judged, and missed */
@@ -652,8 +651,8 @@ bool cfq_lat_clamped (const struct cfqd *cfqd, const struct sched_group *g);
 bool cfq_lat_depth_full (const struct cfqd *cfqd, const struct sched_group *g);
 void cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic,
                      uint64_t now);
-uint64_t cfq_lat_charge (struct cfqd *cfqd, const struct cfqq *cfqq,
-                         uint64_t charge, uint64_t now);
+uint64_t cfq_lat_charge (const struct cfqq *cfqq, uint64_t charge,
+                         uint64_t now);
 void cfq_lat_stats (struct cfqd *cfqd, struct sched_group *g,
                     stat_emit_fn *emit, void *opaque);
 /* cfq-tunables.c: the tunable table, the setter. */
