@@ -62,9 +62,7 @@ farm_job () {  # farm_job BOOST: a new connection every 2 s
 }
 
 run () {       # run NAME: cfqsim on $tmp/NAME.job
-  echo "+ cfqsim --json --window 1s $1.job"
-  "$SIM" --json --window 1s "$tmp/$1.job" > "$tmp/$1.json" 2> "$tmp/$1.err" || {
-    cat "$tmp/$1.err"; echo "FAIL: cfqsim $1.job failed"; exit 1; }
+  simf "$tmp/$1.json" "$tmp/$1.job" --window 1s
 }
 
 for c in 1 8; do

@@ -36,14 +36,6 @@
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
-simf () {
-  local out=$1 file=$2
-  shift 2
-  echo "+ cfqsim --json $* $(basename "$file") > $(basename "$out")"
-  "$SIM" --json "$@" "$file" > "$out" 2> "$out.err" || {
-    cat "$out.err"; echo "FAIL: cfqsim $* $file failed"; exit 1; }
-}
-
 sed '/^latency_/d' "$JOBS/lat-hdd.job" > "$tmp/none.job"
 sed '/^latency_/d' "$JOBS/lat-hdd-two.job" > "$tmp/two-none.job"
 sed 's/^latency_target = .*/latency_target = 100ms/' "$JOBS/lat-hdd.job" > "$tmp/unmet.job"

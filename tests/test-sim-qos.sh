@@ -22,15 +22,6 @@
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
-# simf OUT.json FILE [options]: cfqsim on a file outside tests/sim.
-simf () {
-  local out=$1 file=$2
-  shift 2
-  echo "+ cfqsim --json $* $(basename "$file") > $(basename "$out")"
-  "$SIM" --json "$@" "$file" > "$out" 2> "$out.err" || {
-    cat "$out.err"; echo "FAIL: cfqsim $* $file failed"; exit 1; }
-}
-
 # Without the settings: the same jobs, for the negative controls.
 for j in qos-cap-ssd qos-res-ssd qos-res-hdd qos-cap-hdd; do
   sed '/^iops_max\|^bps_max\|^iops_min\|^bps_min/d' "$JOBS/$j.job" > "$tmp/$j-none.job"

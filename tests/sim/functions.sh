@@ -24,16 +24,19 @@ requires_cfq () {
   fi
 }
 
-# sim OUT.json JOBFILE [cfqsim options...]: run and keep the JSON.
+# simf OUT.json FILE [cfqsim options...]: run FILE (any path) and keep
+# the JSON; sim OUT.json JOBFILE ...: the same for a job of tests/sim.
+simf () {
+  local out=$1 file=$2
+  shift 2
+  echo "+ cfqsim --json $* $(basename "$file") > $(basename "$out")"
+  "$SIM" --json "$@" "$file" > "$out" 2> "$out.err" || {
+    cat "$out.err"; echo "FAIL: cfqsim $* $file failed"; exit 1; }
+}
 sim () {
   local out=$1 job=$2
   shift 2
-  echo "+ cfqsim --json $* $job > $(basename "$out")"
-  if ! "$SIM" --json "$@" "$JOBS/$job" > "$out" 2> "$out.err"; then
-    cat "$out.err"
-    echo "FAIL: cfqsim $* $job failed"
-    exit 1
-  fi
+  simf "$out" "$JOBS/$job" "$@"
 }
 
 # check <<'PY' ... PY: run the Python checks read from stdin, after a
