@@ -255,7 +255,7 @@ cfg_parse_latency (const char *key, const char *value, struct lat_conf *c,
   char b1[32], b2[32], e[96];
   uint64_t v = 0;
   bool b;
-  size_t n = 0;
+  int i;
 
   if (!k)
     return -ENOENT;
@@ -278,13 +278,9 @@ cfg_parse_latency (const char *key, const char *value, struct lat_conf *c,
     }
     return 0;
   case LAT_U_CHOICE:
-    for (; k->names[n]; n++)
-      if (strcmp (value, k->names[n]) == 0)
-        return lat_conf_set (c, k, k->values[n]) < 0 ? -EINVAL : 0;
-    snprintf (why, len, "want %s", k->names[0]);
-    for (n = 1; k->names[n]; n++)
-      snprintf (why + strlen (why), len - strlen (why), "%s%s",
-                k->names[n + 1] ? ", " : " or ", k->names[n]);
+    if ((i = name_index (k->names, value)) >= 0)
+      return lat_conf_set (c, k, k->values[i]) < 0 ? -EINVAL : 0;
+    snprintf (why, len, "want %s", one_of (k->names, e, sizeof e));
     return -EINVAL;
   case LAT_U_BOOL:
     if (units_parse_bool (value, &b) < 0) {
