@@ -221,6 +221,7 @@ rbdk_attach (const char *spec, unsigned slot, bool readonly, bool cache,
 void
 rbdk_unload (void)
 {
+  rbdk_probe_end ();
   for (unsigned i = 0; i < rbd_nr_imgs; i++) {
     free (rbd_imgs[i].spec);
     free (rbd_imgs[i].pool);
@@ -251,6 +252,11 @@ rbdk_probe (const char *spec, uint64_t *size)
                 "librbd (install librbd-dev and librados-dev, and build "
                 "again)", what (spec));
   return -1;
+}
+
+void
+rbdk_probe_end (void)
+{
 }
 
 int
@@ -286,6 +292,10 @@ rbdk_available (void)
 
 /* The server's connection to the cluster, after the fork. */
 static rados_t rbd_cluster;
+/* Before the fork: the probes' connection, opened by the first probe,
+ * shut down by rbdk_probe_end.
+ */
+static rados_t rbd_probe_cluster;
 static struct loglimit rbd_errlog = LOGLIMIT_INIT;
 
 /* What an NBD client can be told of a librbd error (see the top). */
@@ -404,22 +414,29 @@ int
 rbdk_probe (const char *spec, uint64_t *size)
 {
   struct rbd_img im = { 0 };
-  rados_t c;
-  int err;
+  int err = 0;
 
   if (split (&im, spec) == -1) {
     nbdkit_error ("cfq: rbd %s: strdup: %m", what (spec));
     err = -1;
   }
-  else if ((err = cluster_open (&c, spec, false)) == 0) {
-    err = image_open (c, &im, true, size);
+  else if (rbd_probe_cluster ||
+           (err = cluster_open (&rbd_probe_cluster, spec, false)) == 0) {
+    err = image_open (rbd_probe_cluster, &im, true, size);
     image_close (&im);
-    rados_shutdown (c);
   }
   free (im.spec);
   free (im.pool);
   free (im.name);
   return err;
+}
+
+void
+rbdk_probe_end (void)
+{
+  if (rbd_probe_cluster)
+    rados_shutdown (rbd_probe_cluster);
+  rbd_probe_cluster = NULL;
 }
 
 int

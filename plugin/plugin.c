@@ -399,7 +399,9 @@ cfqp_get_ready (void)
 
   fix_mmap_threshold ();
 
-  if (bk_open_all (cfqp_file, tn_model ()) == -1)
+  err = bk_open_all (cfqp_file, tn_model ());
+  rbdk_probe_end ();            /* before nbdkit's fork (rbd.h) */
+  if (err == -1)
     return -1;
   err = io_init (bk_buf_align ());
   if (err) {

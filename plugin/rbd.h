@@ -8,13 +8,16 @@
  * server-wide.
  *
  * The cluster is reached twice.  Before nbdkit forks (config_complete,
- * get_ready) rbdk_probe learns an image's size with a connection of its
- * own, closed again: librados runs threads, which a fork would not
- * carry over.  After the fork (after_fork) rbdk_connect opens every image
- * once for the server; the backend does all its I/O on those handles.
+ * get_ready) rbdk_probe learns an image's size; the first probe connects,
+ * the others use that connection, and rbdk_probe_end shuts it down before
+ * the fork: librados runs threads, which a fork would not carry over.
+ * After the fork (after_fork) rbdk_connect connects again and opens every
+ * image once for the server; the backend does all its I/O on those
+ * handles.
  *
- * Threads: rbdk_config, rbdk_probe, rbdk_attach, rbdk_connect and
- * rbdk_disconnect on nbdkit's main thread; the image table is read-only
+ * Threads: rbdk_config, rbdk_probe, rbdk_probe_end, rbdk_attach,
+ * rbdk_connect and rbdk_disconnect on nbdkit's main thread; the image
+ * table is read-only
  * between rbdk_connect and rbdk_disconnect.  Errors are reported with
  * nbdkit_error, "cfq: rbd POOL/IMAGE: ...".
  */
@@ -51,8 +54,15 @@ extern char *rbdk_spec_norm (const char *spec);
 /* Was the plugin built with librbd? */
 extern bool rbdk_available (void);
 
-/* The image's size, with a connection opened and closed for it.  0 or -1. */
+/* The image's size, on the probes' connection (connected by the first
+ * probe).  0 or -1.
+ */
 extern int rbdk_probe (const char *spec, uint64_t *size);
+
+/* The probes are done: their connection is shut down (before the fork;
+ * rbdk_unload does it too).
+ */
+extern void rbdk_probe_end (void);
 
 /* Take spec (normalized) as engine slot slot's image, and learn its size
  * (rbdk_probe); rbdk_connect opens it.  cache: librbd's cache on.  0 or -1.
