@@ -50,6 +50,8 @@
 #ifdef HAVE_RBD
 #include <rados/librados.h>
 #include <rbd/librbd.h>
+
+#include "rados-conn.h"
 #endif
 
 /* ---- configuration (main thread) ---------------------------------------- */
@@ -321,47 +323,19 @@ rbdk_errno (int err)
 static int
 cluster_open (rados_t *c, const char *spec, bool cache)
 {
-  char t[32];
-  int err;
+  const struct rados_conn_cfg cfg = {
+    .conf = rbd_conf, .id = rbd_id, .keyring = rbd_keyring,
+    .rbd_cache = cache ? "true" : "false",
+    .timeout = rbd_timeout / 1000000000ULL,
+  };
+  const char *step;
+  int err = rados_conn_open (c, &cfg, &step);
 
-  snprintf (t, sizeof t, "%" PRIu64, (uint64_t) (rbd_timeout / 1000000000ULL));
-  err = rados_create (c, rbd_id);
-  if (err < 0) {
-    nbdkit_error ("cfq: rbd %s: rados_create (id %s): %s", what (spec),
-                  rbd_id ? rbd_id : "admin", strerror (-err));
-    *c = NULL;
-    return -1;
-  }
-  err = rados_conf_read_file (*c, rbd_conf);
-  if (err < 0) {
-    nbdkit_error ("cfq: rbd %s: reading conf %s: %s", what (spec),
-                  rbd_conf ? rbd_conf : "(the default search)",
-                  strerror (-err));
-    goto fail;
-  }
-  if ((rbd_keyring && (err = rados_conf_set (*c, "keyring", rbd_keyring)))
-      || (err = rados_conf_set (*c, "rbd_cache", cache ? "true" : "false"))
-      || (err = rados_conf_set (*c, "rados_osd_op_timeout", t))
-      || (err = rados_conf_set (*c, "rados_mon_op_timeout", t))
-      || (err = rados_conf_set (*c, "client_mount_timeout", t))) {
-    nbdkit_error ("cfq: rbd %s: rados_conf_set: %s", what (spec),
-                  strerror (-err));
-    goto fail;
-  }
-  err = rados_connect (*c);
-  if (err < 0) {
-    nbdkit_error ("cfq: rbd %s: connecting to the cluster (conf %s, id %s, "
-                  "waited at most %s s): %s", what (spec),
-                  rbd_conf ? rbd_conf : "default", rbd_id ? rbd_id : "admin",
-                  t, strerror (-err));
-    goto fail;
-  }
-  return 0;
-
- fail:
-  rados_shutdown (*c);
-  *c = NULL;
-  return -1;
+  if (err < 0)
+    nbdkit_error ("cfq: rbd %s: %s (conf %s, id %s, waited at most %llu s):"
+                  " %s", what (spec), step, rbd_conf ? rbd_conf : "default",
+                  rbd_id ? rbd_id : "admin", cfg.timeout, strerror (-err));
+  return err < 0 ? -1 : 0;
 }
 
 /* Open im on cluster c: its pool's context and the image.  0 or -1. */

@@ -111,6 +111,8 @@ gw_group_stats (size_t i, uint64_t now, stat_emit_fn *emit, void *opaque)
 #include <sys/eventfd.h>
 #include <rados/librados.h>
 
+#include "rados-conn.h"
+
 #define GW_OID_PREFIX "cfq.gqos."
 
 /* A peer's record as read. */
@@ -181,24 +183,19 @@ gw_config_complete (void)
 static int
 rados_open (rados_t *cl, rados_ioctx_t *io)
 {
-  char secs[32];
-  int err;
+  const struct rados_conn_cfg cfg = {
+    .conf = gw_conf.text[GQOS_K_CONF], .id = gw_conf.text[GQOS_K_ID],
+    .timeout = (gw_conf.ns[GQOS_K_EXPIRY] + NSEC_PER_SEC - 1) / NSEC_PER_SEC,
+  };
+  const char *step;
+  int err = rados_conn_open (cl, &cfg, &step);
 
-  snprintf (secs, sizeof secs, "%llu", (unsigned long long)
-            ((gw_conf.ns[GQOS_K_EXPIRY] + NSEC_PER_SEC - 1) / NSEC_PER_SEC));
-  err = rados_create (cl, gw_conf.text[GQOS_K_ID]);
   if (err < 0)
     return err;
-  if ((err = rados_conf_read_file (*cl, gw_conf.text[GQOS_K_CONF])) < 0
-      || (err = rados_conf_set (*cl, "client_mount_timeout", secs)) < 0
-      || (err = rados_conf_set (*cl, "rados_osd_op_timeout", secs)) < 0
-      || (err = rados_conf_set (*cl, "rados_mon_op_timeout", secs)) < 0
-      || (err = rados_connect (*cl)) < 0
-      || (err = rados_ioctx_create (*cl, gw_conf.text[GQOS_K_POOL], io)) < 0) {
+  err = rados_ioctx_create (*cl, gw_conf.text[GQOS_K_POOL], io);
+  if (err < 0)
     rados_shutdown (*cl);
-    return err;
-  }
-  return 0;
+  return err < 0 ? err : 0;
 }
 
 /* Write REC as our key of OID and read every key into IN: the number of
