@@ -214,35 +214,29 @@ bk_identity (const struct backing *b, dev_t *dev, ino_t *ino)
   return 0;
 }
 
-/* The same rules for RBD images, by their names ("rbd:POOL/IMAGE",
- * normalized): an image is what its pool and name say.
+/* What a backing is, whatever its name: a file's device and inode
+ * (bk_identity), or an image's normalized name ("rbd:POOL/IMAGE"): an
+ * image is what its pool and name say.
  */
+struct bk_id {
+  const char *image;            /* the image's name; NULL: a file */
+  dev_t dev;                    /* a file's (bk_identity) */
+  ino_t ino;                    /* a file's; 0 for a block device */
+};
+
 static int
-check_rbd_aliases (const struct cfg_model *m)
+backing_id (const struct backing *b, struct bk_id *id)
 {
-  int bad = 0;
+  *id = (struct bk_id) { .image = b->rbd ? b->path : NULL };
+  return b->rbd ? 0 : bk_identity (b, &id->dev, &id->ino);
+}
 
-  for (size_t i = 0; i < bk_nr_own; i++) {
-    const struct backing *b = &bk_own[i];
-
-    if (!b->rbd)
-      continue;
-    if (bk_dev.rbd && strcmp (b->path, bk_dev.path) == 0) {
-      nbdkit_error ("cfq: export '%s': image %s is the device: use offset "
-                    "and size for a region of the device", m->exports[i].name,
-                    b->path);
-      bad = -1;
-    }
-    for (size_t j = 0; j < i; j++)
-      if (bk_own[j].rbd && strcmp (bk_own[j].path, b->path) == 0 &&
-          !(m->exports[i].readonly && m->exports[j].readonly)) {
-        nbdkit_error ("cfq: export '%s': image %s is also the image of "
-                      "export '%s'; only readonly exports may share one",
-                      m->exports[i].name, b->path, m->exports[j].name);
-        bad = -1;
-      }
-  }
-  return bad;
+static bool
+same_backing (const struct bk_id *a, const struct bk_id *b)
+{
+  if (a->image || b->image)
+    return a->image && b->image && strcmp (a->image, b->image) == 0;
+  return a->dev == b->dev && a->ino == b->ino;
 }
 
 /* No export's own file is the device, and no two writable exports share
@@ -251,42 +245,50 @@ check_rbd_aliases (const struct cfg_model *m)
 static int
 check_aliases (const struct cfg_model *m)
 {
-  dev_t ddev, dev[ENGINE_FILE_SLOTS];
-  ino_t dino, ino[ENGINE_FILE_SLOTS];
+  struct bk_id did, id[ENGINE_FILE_SLOTS];
   size_t idx[ENGINE_FILE_SLOTS], n = 0;
   int bad = 0;
 
-  if (bk_dev.rbd)
-    ddev = 0, dino = 0;
-  else if (bk_identity (&bk_dev, &ddev, &dino) == -1)
+  if (backing_id (&bk_dev, &did) == -1)
     return -1;
   for (size_t i = 0; i < bk_nr_own; i++) {
     const struct backing *b = &bk_own[i];
+    const char *same;           /* what makes a file the same */
 
-    if (!b->path || b->rbd)
+    if (!b->path)
       continue;
-    if (bk_identity (b, &dev[n], &ino[n]) == -1)
+    if (backing_id (b, &id[n]) == -1)
       return -1;
-    if (dev[n] == ddev && ino[n] == dino) {
-      nbdkit_error ("cfq: export '%s': file %s is the device %s under "
-                    "another name (same %s): use offset and size for a "
-                    "region of the device", m->exports[i].name, b->path,
-                    bk_dev.path, dino ? "inode" : "device number");
+    same = id[n].ino ? "inode" : "device number";
+    if (same_backing (&id[n], &did)) {
+      if (b->rbd)
+        nbdkit_error ("cfq: export '%s': image %s is the device: use offset "
+                      "and size for a region of the device",
+                      m->exports[i].name, b->path);
+      else
+        nbdkit_error ("cfq: export '%s': file %s is the device %s under "
+                      "another name (same %s): use offset and size for a "
+                      "region of the device", m->exports[i].name, b->path,
+                      bk_dev.path, same);
       bad = -1;
     }
     for (size_t j = 0; j < n; j++)
-      if (dev[j] == dev[n] && ino[j] == ino[n] &&
+      if (same_backing (&id[j], &id[n]) &&
           !(m->exports[i].readonly && m->exports[idx[j]].readonly)) {
-        nbdkit_error ("cfq: export '%s': file %s is also the file of export "
-                      "'%s' (%s, same %s); only readonly exports may share "
-                      "one", m->exports[i].name, b->path,
-                      m->exports[idx[j]].name, bk_own[idx[j]].path,
-                      ino[n] ? "inode" : "device number");
+        if (b->rbd)
+          nbdkit_error ("cfq: export '%s': image %s is also the image of "
+                        "export '%s'; only readonly exports may share one",
+                        m->exports[i].name, b->path, m->exports[idx[j]].name);
+        else
+          nbdkit_error ("cfq: export '%s': file %s is also the file of "
+                        "export '%s' (%s, same %s); only readonly exports may "
+                        "share one", m->exports[i].name, b->path,
+                        m->exports[idx[j]].name, bk_own[idx[j]].path, same);
         bad = -1;
       }
     idx[n++] = i;
   }
-  return check_rbd_aliases (m) == -1 ? -1 : bad;
+  return bad;
 }
 
 int
