@@ -87,20 +87,20 @@
 
 /* ---- the settings --------------------------------------------------------- */
 
-const struct gqos_key gqos_keys[GQOS_NR_KEYS] = {
-  [GQOS_K_CONF] = { "gqos_conf", GQOS_U_TEXT, NULL, 0, 0,
+const struct setting gqos_keys[GQOS_NR_KEYS] = {
+  [GQOS_K_CONF] = { "gqos_conf", SETTING_TEXT, NULL, 0, 0, 0,
     "ceph.conf of the cluster that holds the counts of [group]s with"
     " scope = global" },
-  [GQOS_K_POOL] = { "gqos_pool", GQOS_U_TEXT, "cfq", 0, 0,
+  [GQOS_K_POOL] = { "gqos_pool", SETTING_TEXT, "cfq", 0, 0, 0,
     "RADOS pool of the counts' objects (cfq.gqos.GROUP)" },
-  [GQOS_K_ID] = { "gqos_id", GQOS_U_TEXT, "admin", 0, 0,
+  [GQOS_K_ID] = { "gqos_id", SETTING_TEXT, "admin", 0, 0, 0,
     "RADOS client id (its keyring as ceph.conf says)" },
-  [GQOS_K_GATEWAY] = { "gateway", GQOS_U_TEXT, NULL, 0, 0,
+  [GQOS_K_GATEWAY] = { "gateway", SETTING_TEXT, NULL, 0, 0, 0,
     "this server's name among the servers (default HOST:PID)" },
-  [GQOS_K_PERIOD] = { "gqos_period", GQOS_U_TIME, "100ms",
+  [GQOS_K_PERIOD] = { "gqos_period", SETTING_TIME, "100ms", 0,
     10 * NSEC_PER_MSEC, 10 * NSEC_PER_SEC,
     "time between exchanges of the counts" },
-  [GQOS_K_EXPIRY] = { "gqos_expiry", GQOS_U_TIME, "2s",
+  [GQOS_K_EXPIRY] = { "gqos_expiry", SETTING_TIME, "2s", 0,
     100 * NSEC_PER_MSEC, 600 * NSEC_PER_SEC,
     "a server silent this long is gone; the exchange failing this long:"
     " local limits" },
@@ -109,10 +109,7 @@ const struct gqos_key gqos_keys[GQOS_NR_KEYS] = {
 int
 gqos_key_lookup (const char *name)
 {
-  for (int k = 0; k < GQOS_NR_KEYS; k++)
-    if (strcmp (gqos_keys[k].name, name) == 0)
-      return k;
-  return -1;
+  return setting_lookup (gqos_keys, GQOS_NR_KEYS, name);
 }
 
 /* A name of a server or a group: one printable word without '/'. */
@@ -133,49 +130,22 @@ int
 gqos_conf_set (struct gqos_conf *c, int k, const char *value, char *why,
                size_t len)
 {
-  const struct gqos_key *key = &gqos_keys[k];
-  char a[32], b[32];
-  uint64_t v;
-
-  if (key->unit == GQOS_U_TIME) {
-    if (units_parse_time (value, 0, &v) < 0 || v < key->min
-        || v > key->max) {
-      snprintf (why, len, "want a time from %s to %s",
-                units_format_time (key->min, a, sizeof a),
-                units_format_time (key->max, b, sizeof b));
-      return -EINVAL;
-    }
-    c->ns[k] = v;
-    return 0;
-  }
   if (k == GQOS_K_GATEWAY && !word_ok (value, GQOS_NAME_MAX)) {
     snprintf (why, len, "want one word of printable characters, no '/',"
               " up to %d bytes", GQOS_NAME_MAX - 1);
     return -EINVAL;
   }
-  if (!*value) {
-    snprintf (why, len, "empty");
-    return -EINVAL;
-  }
-  free (c->text[k]);
-  c->text[k] = strdup (value);
-  return c->text[k] ? 0 : -ENOMEM;
+  return setting_set (gqos_keys, k, c->text, c->ns, value, why, len);
 }
 
 int
 gqos_conf_finish (struct gqos_conf *c, char *why, size_t len)
 {
-  for (int k = 0; k < GQOS_NR_KEYS; k++) {
-    const struct gqos_key *key = &gqos_keys[k];
-    int err;
+  int err = setting_defaults (gqos_keys, GQOS_NR_KEYS, c->text, c->ns, why,
+                              len);
 
-    if (!key->def || (key->unit == GQOS_U_TEXT ? c->text[k] != NULL
-                      : c->ns[k] != 0))
-      continue;
-    err = gqos_conf_set (c, k, key->def, why, len);
-    if (err)
-      return err;
-  }
+  if (err)
+    return err;
   if (c->ns[GQOS_K_EXPIRY] < 3 * c->ns[GQOS_K_PERIOD]) {
     snprintf (why, len, "%s is at least three times %s",
               gqos_keys[GQOS_K_EXPIRY].name, gqos_keys[GQOS_K_PERIOD].name);
@@ -187,10 +157,7 @@ gqos_conf_finish (struct gqos_conf *c, char *why, size_t len)
 void
 gqos_conf_free (struct gqos_conf *c)
 {
-  for (int k = 0; k < GQOS_NR_KEYS; k++) {
-    free (c->text[k]);
-    c->text[k] = NULL;
-  }
+  setting_free (c->text, GQOS_NR_KEYS);
 }
 
 /* ---- records ------------------------------------------------------------ */

@@ -21,26 +21,14 @@
 #include <stdint.h>
 
 #include "qos.h"
+#include "setting.h"
 #include "statfield.h"
 
 #define GQOS_NAME_MAX 64        /* bytes of a server's name, with the NUL */
 #define GQOS_PEERS_MAX 32       /* servers one group's record may list */
 #define GQOS_RECORD_MAX 160     /* bytes of one encoded record, with NUL */
 
-/* ---- the server-wide settings: one table ------------------------------ */
-
-enum gqos_unit {
-  GQOS_U_TEXT,                  /* a string */
-  GQOS_U_TIME,                  /* a duration, ns ("100ms", "2s") */
-};
-
-struct gqos_key {
-  const char *name;             /* the plugin parameter, "gqos_period" */
-  enum gqos_unit unit;
-  const char *def;              /* default as text, or NULL: none */
-  uint64_t min, max;            /* GQOS_U_TIME: accepted range, ns */
-  const char *help;             /* one line */
-};
+/* ---- the server-wide settings: one table (setting.h) ------------------- */
 
 enum gqos_key_id {
   GQOS_K_CONF,                  /* ceph.conf: turns the exchange on */
@@ -52,12 +40,12 @@ enum gqos_key_id {
   GQOS_NR_KEYS,
 };
 
-extern const struct gqos_key gqos_keys[GQOS_NR_KEYS];
+extern const struct setting gqos_keys[GQOS_NR_KEYS];
 
 /* The settings, parsed. */
 struct gqos_conf {
-  char *text[GQOS_NR_KEYS];     /* GQOS_U_TEXT values (malloc'd) or NULL */
-  uint64_t ns[GQOS_NR_KEYS];    /* GQOS_U_TIME values, ns */
+  char *text[GQOS_NR_KEYS];     /* SETTING_TEXT values (malloc'd) or NULL */
+  uint64_t ns[GQOS_NR_KEYS];    /* SETTING_TIME values, ns */
 };
 
 /* The key named NAME, or -1. */

@@ -45,7 +45,7 @@
 #include "engine.h"
 #include "loglimit.h"
 #include "rbd.h"
-#include "units.h"
+#include "setting.h"
 
 #ifdef HAVE_RBD
 #include <rados/librados.h>
@@ -56,12 +56,35 @@
 
 /* ---- configuration (main thread) ---------------------------------------- */
 
-static char *rbd_pool;          /* pool=: the device's and bare names' pool */
-static char *rbd_image;         /* image=: the device, or NULL */
-static char *rbd_conf;          /* conf=: ceph.conf, or NULL: librados' search */
-static char *rbd_id;            /* id=: the client's name, NULL: "admin" */
-static char *rbd_keyring;       /* keyring=: path, or NULL: the conf's */
-static uint64_t rbd_timeout = RBD_TIMEOUT_DEFAULT * UINT64_C (1000000000); /* ns */
+/* The keys, one row each (setting.h). */
+enum rbd_key_id {
+  RBD_K_POOL,                   /* the device's and bare names' pool */
+  RBD_K_IMAGE,                  /* the device, or NULL */
+  RBD_K_CONF,                   /* ceph.conf, or NULL: librados' search */
+  RBD_K_ID,                     /* the client's name */
+  RBD_K_KEYRING,                /* a path, or NULL: the conf's */
+  RBD_K_TIMEOUT,                /* ns: every wait for the cluster */
+  RBD_NR_KEYS,
+};
+
+static const struct setting rbd_keys[RBD_NR_KEYS] = {
+  [RBD_K_POOL] = { "pool", SETTING_TEXT, "rbd", 0, 0, 0,
+    "the device's pool, and that of an image named without one" },
+  [RBD_K_IMAGE] = { "image", SETTING_TEXT, NULL, 0, 0, 0,
+    "the device's image (or file=rbd:POOL/IMAGE)" },
+  [RBD_K_CONF] = { "conf", SETTING_TEXT, NULL, 0, 0, 0,
+    "the cluster's ceph.conf (default: librados' search)" },
+  [RBD_K_ID] = { "id", SETTING_TEXT, "admin", 0, 0, 0,
+    "the client's name, without client." },
+  [RBD_K_KEYRING] = { "keyring", SETTING_TEXT, NULL, 0, 0, 0,
+    "the client's keyring, where ceph.conf does not say" },
+  [RBD_K_TIMEOUT] = { "rbd_timeout", SETTING_TIME, "30s", NSEC_PER_SEC,
+    NSEC_PER_SEC, 3600 * NSEC_PER_SEC,
+    "how long a request waits for the cluster before it fails" },
+};
+
+static char *rbd_text[RBD_NR_KEYS];     /* SETTING_TEXT values, or NULL */
+static uint64_t rbd_ns[RBD_NR_KEYS];    /* SETTING_TIME values, ns */
 
 bool
 rbdk_is_image (const char *path)
@@ -69,49 +92,33 @@ rbdk_is_image (const char *path)
   return path && strncmp (path, RBD_PREFIX, strlen (RBD_PREFIX)) == 0;
 }
 
-static int
-set_str (char **p, const char *key, const char *value)
+int
+rbdk_config (const char *key, const char *value)
 {
-  char *s;
+  char why[100];
+  int k = setting_lookup (rbd_keys, RBD_NR_KEYS, key), err;
 
-  if (!*value) {
-    nbdkit_error ("cfq: %s: empty", key);
+  if (k < 0)
+    return 0;
+  err = setting_set (rbd_keys, k, rbd_text, rbd_ns, value, why, sizeof why);
+  if (err == -ENOMEM)
+    snprintf (why, sizeof why, "%s", strerror (ENOMEM));
+  if (err) {
+    nbdkit_error ("cfq: %s=%s: %s", key, value, why);
     return -1;
   }
-  s = strdup (value);
-  if (!s) {
-    nbdkit_error ("cfq: %s: strdup: %m", key);
-    return -1;
-  }
-  free (*p);
-  *p = s;
   return 1;
 }
 
 int
-rbdk_config (const char *key, const char *value)
+rbdk_config_complete (void)
 {
-  if (strcmp (key, "pool") == 0)
-    return set_str (&rbd_pool, key, value);
-  if (strcmp (key, "image") == 0)
-    return set_str (&rbd_image, key, value);
-  if (strcmp (key, "conf") == 0)
-    return set_str (&rbd_conf, key, value);
-  if (strcmp (key, "id") == 0)
-    return set_str (&rbd_id, key, value);
-  if (strcmp (key, "keyring") == 0)
-    return set_str (&rbd_keyring, key, value);
-  if (strcmp (key, "rbd_timeout") == 0) {
-    uint64_t ns;
+  char why[100];
 
-    if (units_parse_time (value, 1000000000ULL, &ns) < 0 ||
-        ns < 1000000000ULL || ns > 3600 * 1000000000ULL) {
-      nbdkit_error ("cfq: rbd_timeout=%s: want a time from 1s to 1h (a bare"
-                    " number is seconds)", value);
-      return -1;
-    }
-    rbd_timeout = ns;
-    return 1;
+  if (setting_defaults (rbd_keys, RBD_NR_KEYS, rbd_text, rbd_ns, why,
+                        sizeof why)) {
+    nbdkit_error ("cfq: backend=rbd: %s", why);
+    return -1;
   }
   return 0;
 }
@@ -120,7 +127,7 @@ char *
 rbdk_spec_norm (const char *spec)
 {
   const char *name = spec + strlen (RBD_PREFIX), *slash = strchr (name, '/');
-  const char *pool = rbd_pool ? rbd_pool : RBD_POOL_DEFAULT;
+  const char *pool = rbd_text[RBD_K_POOL];
   char *out;
 
   if (!rbdk_is_image (spec) || !*name || (slash && (slash == name ||
@@ -143,10 +150,10 @@ rbdk_device_spec (void)
 {
   char *s, *out;
 
-  if (!rbd_image)
+  if (!rbd_text[RBD_K_IMAGE])
     return NULL;
-  if (asprintf (&s, "%s%s", RBD_PREFIX, rbd_image) == -1) {
-    nbdkit_error ("cfq: image=%s: asprintf: %m", rbd_image);
+  if (asprintf (&s, "%s%s", RBD_PREFIX, rbd_text[RBD_K_IMAGE]) == -1) {
+    nbdkit_error ("cfq: image=%s: asprintf: %m", rbd_text[RBD_K_IMAGE]);
     return NULL;
   }
   out = rbdk_spec_norm (s);
@@ -231,12 +238,8 @@ rbdk_unload (void)
   }
   memset (rbd_imgs, 0, sizeof rbd_imgs);
   rbd_nr_imgs = 0;
-  free (rbd_pool);
-  free (rbd_image);
-  free (rbd_conf);
-  free (rbd_id);
-  free (rbd_keyring);
-  rbd_pool = rbd_image = rbd_conf = rbd_id = rbd_keyring = NULL;
+  setting_free (rbd_text, RBD_NR_KEYS);
+  memset (rbd_ns, 0, sizeof rbd_ns);
 }
 
 #ifndef HAVE_RBD
@@ -323,18 +326,20 @@ rbdk_errno (int err)
 static int
 cluster_open (rados_t *c, const char *spec, bool cache)
 {
+  const char *conf = rbd_text[RBD_K_CONF];
   const struct rados_conn_cfg cfg = {
-    .conf = rbd_conf, .id = rbd_id, .keyring = rbd_keyring,
+    .conf = conf, .id = rbd_text[RBD_K_ID],
+    .keyring = rbd_text[RBD_K_KEYRING],
     .rbd_cache = cache ? "true" : "false",
-    .timeout = rbd_timeout / 1000000000ULL,
+    .timeout = rbd_ns[RBD_K_TIMEOUT] / NSEC_PER_SEC,
   };
   const char *step;
   int err = rados_conn_open (c, &cfg, &step);
 
   if (err < 0)
     nbdkit_error ("cfq: rbd %s: %s (conf %s, id %s, waited at most %llu s):"
-                  " %s", what (spec), step, rbd_conf ? rbd_conf : "default",
-                  rbd_id ? rbd_id : "admin", cfg.timeout, strerror (-err));
+                  " %s", what (spec), step, conf ? conf : "default", cfg.id,
+                  cfg.timeout, strerror (-err));
   return err < 0 ? -1 : 0;
 }
 

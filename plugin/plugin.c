@@ -267,6 +267,8 @@ config_rbd (void)
                   "librbd-dev and librados-dev, and build again)");
     return -1;
   }
+  if (rbdk_config_complete () == -1)
+    return -1;
   spec = rbdk_device_spec ();
   if (spec && cfqp_file) {
     nbdkit_error ("cfq: backend=rbd: both image= and file=%s name the "

@@ -30,16 +30,18 @@
 #include "config.h"
 
 #define RBD_PREFIX CFG_RBD_PREFIX       /* an image, where a file may be */
-#define RBD_POOL_DEFAULT "rbd"
-#define RBD_TIMEOUT_DEFAULT 30          /* s: rbd_timeout's default */
 
 /* Is this file name an image (RBD_PREFIX)? */
 extern bool rbdk_is_image (const char *path);
 
-/* pool=, image=, conf=, id=, keyring=, rbd_timeout=: 1 if key is one of
- * them (taken, or -1 with the error reported), 0 if not.
+/* pool=, image=, conf=, id=, keyring=, rbd_timeout= (their table,
+ * rbd_keys[], is in backend-rbd.c): 1 if key is one of them (taken, or
+ * -1 with the error reported), 0 if not.
  */
 extern int rbdk_config (const char *key, const char *value);
+
+/* The keys not given take their defaults: 0 or -1 (reported). */
+extern int rbdk_config_complete (void);
 
 /* The device named by pool= and image=, as "rbd:POOL/IMAGE" (malloc'd),
  * or NULL if image= was not given.

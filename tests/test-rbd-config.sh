@@ -37,8 +37,8 @@ refused "not file=$TESTDIR/disk.img" backend=rbd file="$TESTDIR/disk.img"
 refused "both image= and file=" backend=rbd image=a file=rbd:b
 refused "not an image name" backend=rbd file=rbd:a/b/c
 refused "not an image name" backend=rbd image=/x
-refused "want a time from 1s to 1h" backend=rbd image=a rbd_timeout=0
-refused "want a time from 1s to 1h" backend=rbd image=a rbd_timeout=soon
+refused "want a time from 1s to 3600s (a bare number is seconds)" backend=rbd image=a rbd_timeout=0
+refused "want a time from 1s to 3600s (a bare number is seconds)" backend=rbd image=a rbd_timeout=soon
 
 cat >"$TESTDIR/mixed.conf" <<EOF
 [device]
