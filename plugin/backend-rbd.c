@@ -301,7 +301,7 @@ static rados_t rbd_cluster;
  * shut down by rbdk_probe_end.
  */
 static rados_t rbd_probe_cluster;
-static struct loglimit rbd_errlog = LOGLIMIT_INIT;
+static struct loglimit rbd_errlog = LOGLIMIT_ABOUT ("failed RBD requests");
 
 /* What an NBD client can be told of a librbd error (see the top). */
 static int
@@ -553,19 +553,20 @@ eop_name (const struct creq *r)
 }
 
 /* A request failed with librbd's err: logged (at most a few lines a
- * second), and what the client is told.
+ * second, loglimit.h), and what the client is told; the plugin's edge
+ * does not log it again (res_logged).
  */
 static int
 failed (const struct rbd_io *io, int err)
 {
-  uint64_t before;
+  char note[LOGLIMIT_NOTE];
 
-  if (loglimit_take (&rbd_errlog, engine_now (), &before))
+  if (loglimit_line (&rbd_errlog, engine_now (), note, sizeof note))
     nbdkit_error ("cfq: rbd %s: %s%s of %" PRIu32 " bytes at %" PRIu64 ": %s"
-                  " (%" PRIu64 " such lines suppressed before)",
-                  what (io->im->spec), eop_name (io->r),
+                  "%s", what (io->im->spec), eop_name (io->r),
                   io->flushing ? " (its flush: FUA)" : "", io->r->rq.len,
-                  io->r->rq.off, strerror (-err), before);
+                  io->r->rq.off, strerror (-err), note);
+  io->r->res_logged = true;
   return rbdk_errno (err);
 }
 

@@ -1214,12 +1214,22 @@ creq_wait_held (struct engine *e, struct creq **rs, unsigned n, unsigned i)
   return s;
 }
 
+/* Worker: engine_logged_error's answer. */
+static __thread int run_logged;
+
+int
+engine_logged_error (void)
+{
+  return run_logged;
+}
+
 int
 engine_run_many (struct creq **rs, unsigned n)
 {
   struct engine *e = eng_enter ();
   int err, first = 0;
 
+  run_logged = 0;
   if (!e)
     return -ESHUTDOWN;
   for (unsigned i = 0; i < n; i++)
@@ -1258,8 +1268,10 @@ engine_run_many (struct creq **rs, unsigned n)
 
     if (creq_wait_held (e, rs, n, i) == CREQ_ST_RUN)
       run_own (e, r);           /* dispatched to us: do it here */
-    if (r->res && !first)
+    if (r->res && !first) {
       first = r->res;
+      run_logged = r->res_logged ? first : 0;
+    }
   }
   eng_leave ();
   return first;

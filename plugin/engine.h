@@ -112,6 +112,8 @@ struct creq {
                                    client went away or the engine stopped
                                    (res -ESHUTDOWN); valid once woken */
   int res;                      /* [disp] 0 or -errno, valid once woken */
+  bool res_logged;              /* [disp] the backend logged why it failed
+                                   (engine_logged_error) */
   uint32_t state;               /* futex word: CREQ_ST_* */
 };
 
@@ -255,6 +257,7 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
   r->worker_fn = NULL;
   r->arg = NULL;
   r->acct = NULL;
+  r->res_logged = false;
   r->emu = 0;
   r->done_bytes = 0;
   r->sync_ok = false;
@@ -270,6 +273,12 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
  * r->cancelled says it never reached the device).
  */
 extern int engine_run_many (struct creq **rs, unsigned n);
+
+/* Worker: the -errno engine_run_many last returned on this thread, if
+ * the backend has logged why (creq's res_logged); else 0.  So a failure
+ * is logged once, by whoever knows most of it.
+ */
+extern int engine_logged_error (void);
 
 static inline int
 engine_run (struct creq *r)

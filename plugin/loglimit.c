@@ -12,6 +12,9 @@
  * length costs at most LOGLIMIT_BURST lines, then LOGLIMIT_RATE a
  * second, then one.
  */
+#include <inttypes.h>
+#include <stdio.h>
+
 #include "loglimit.h"
 
 #define LOGLIMIT_FULL (LOGLIMIT_BURST * LOGLIMIT_NS_PER_LINE)   /* ns */
@@ -65,4 +68,53 @@ loglimit_flush (struct loglimit *l, uint64_t now)
   }
   pthread_mutex_unlock (&l->mu);
   return n;
+}
+
+/* The limiters loglimit_line has seen, newest first: pushed under
+ * list_mu, never removed, so loglimit_flush_all walks it without a lock.
+ */
+static struct loglimit *list;
+static pthread_mutex_t list_mu = PTHREAD_MUTEX_INITIALIZER;
+
+bool
+loglimit_line (struct loglimit *l, uint64_t now, char *note, size_t len)
+{
+  uint64_t before;
+
+  if (!__atomic_load_n (&l->listed, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock (&list_mu);
+    if (!l->listed) {
+      l->next = list;
+      __atomic_store_n (&list, l, __ATOMIC_RELEASE);
+      __atomic_store_n (&l->listed, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock (&list_mu);
+  }
+  if (!loglimit_take (l, now, &before))
+    return false;
+  if (before)
+    snprintf (note, len, " (and %" PRIu64 " more lines about %s suppressed "
+              "before this one: at most %d a second)", before,
+              l->what ? l->what : "this", LOGLIMIT_RATE);
+  else if (len)
+    *note = '\0';
+  return true;
+}
+
+void
+loglimit_flush_all (uint64_t now, void (*emit) (const char *))
+{
+  char line[LOGLIMIT_NOTE];
+
+  for (struct loglimit *l = __atomic_load_n (&list, __ATOMIC_ACQUIRE); l;
+       l = l->next) {
+    uint64_t n = loglimit_flush (l, now);
+
+    if (n) {
+      snprintf (line, sizeof line, "cfq: %" PRIu64 " more lines about %s "
+                "suppressed (at most %d a second)", n,
+                l->what ? l->what : "this", LOGLIMIT_RATE);
+      emit (line);
+    }
+  }
 }

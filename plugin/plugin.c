@@ -98,7 +98,9 @@ struct cfqp_handle {
 
 /* The plugin edge: report -err to nbdkit and the client.  A request
  * failed because its client went away or the server stops (-ESHUTDOWN)
- * is not an error of the server's: nbdkit has said why already.
+ * is not an error of the server's: nbdkit has said why already.  A
+ * failure the backend logged with what the device said (backend=rbd's)
+ * is not logged again.
  */
 static int
 fail (const char *what, int err)
@@ -106,7 +108,7 @@ fail (const char *what, int err)
   if (err == -ESHUTDOWN)
     nbdkit_debug ("cfq: %s: not done: the client went away or the server "
                   "is stopping", what);
-  else if (err != -ENOTSUP)
+  else if (err != -ENOTSUP && err != engine_logged_error ())
     nbdkit_error ("cfq: %s: %s", what, strerror (-err));
   nbdkit_set_error (-err);
   errno = -err;

@@ -365,39 +365,20 @@ take_place (unsigned *count, unsigned limit)
  * max_connections): a client can cause any number of them, so they share
  * one bucket (loglimit.c).
  */
-static struct loglimit refusal_log = LOGLIMIT_INIT;
+static struct loglimit refusal_log = LOGLIMIT_ABOUT ("refused clients");
 
 void
 tn_refusal (const char *fmt, ...)
 {
-  uint64_t before;
-  char msg[512];
+  char msg[512], note[LOGLIMIT_NOTE];
   va_list ap;
 
-  if (!loglimit_take (&refusal_log, engine_now (), &before))
+  if (!loglimit_line (&refusal_log, engine_now (), note, sizeof note))
     return;
   va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  if (before)
-    nbdkit_error ("%s (and %" PRIu64 " more lines about refused clients "
-                  "suppressed before this one: at most %d a second)", msg,
-                  before, LOGLIMIT_RATE);
-  else
-    nbdkit_error ("%s", msg);
-}
-
-/* Once a second on the dispatcher: what the bucket left out, when no
- * line has said it for a second.
- */
-static void
-refusal_flush (uint64_t now)
-{
-  uint64_t n = loglimit_flush (&refusal_log, now);
-
-  if (n)
-    nbdkit_error ("cfq: %" PRIu64 " more lines about refused clients "
-                  "suppressed (at most %d a second)", n, LOGLIMIT_RATE);
+  nbdkit_error ("%s%s", msg, note);
 }
 
 static void
@@ -516,7 +497,8 @@ tn_each_iostat (struct tenants *t, void (*fn) (struct iostat *, uint64_t),
  * a target flips between unmet and met, so they share one bucket
  * (loglimit.c), as the refusals do.
  */
-static struct loglimit latency_loglimit = LOGLIMIT_INIT;
+static struct loglimit latency_loglimit =
+  LOGLIMIT_ABOUT ("unmet latency targets");
 
 /* A latency target the device does not meet (core/cfq-latency.c's
  * unmet), logged when it becomes so and when it is met again.  A group
@@ -526,16 +508,10 @@ static void
 latency_log (uint64_t now)
 {
   struct cfq_group_stats st;
-  uint64_t before;
-  char b[32];
+  char b[32], note[LOGLIMIT_NOTE];
 
   if (!tn.s || tn.s->ops != &cfq_ops)
     return;
-  before = loglimit_flush (&latency_loglimit, now);
-  if (before)
-    nbdkit_error ("cfq: %" PRIu64 " more lines about unmet latency targets"
-                  " suppressed (at most %d a second)", before,
-                  LOGLIMIT_RATE);
   for (size_t i = 0; i < tn.m->nr_groups; i++) {
     struct tn_group *g = &tn.groups[i];
 
@@ -548,17 +524,13 @@ latency_log (uint64_t now)
       continue;
     g->lat_unmet = st.lat_unmet;
     if (st.lat_unmet) {
-      if (!loglimit_take (&latency_loglimit, now, &before))
+      if (!loglimit_line (&latency_loglimit, now, note, sizeof note))
         continue;
       nbdkit_error ("cfq: group %s: latency target %s at p%u is not met"
                     " with every other group at its floor (last window:"
-                    " %.1f ms)", g->cg->name,
+                    " %.1f ms)%s", g->cg->name,
                     units_format_time (st.lat_target, b, sizeof b),
-                    g->lat.percentile, st.lat_window / 1e6);
-      if (before)
-        nbdkit_error ("cfq: %" PRIu64 " lines about unmet latency targets"
-                      " were suppressed before that one (at most %d a"
-                      " second)", before, LOGLIMIT_RATE);
+                    g->lat.percentile, st.lat_window / 1e6, note);
     }
     else
       nbdkit_debug ("cfq: group %s: latency target %s met again",
@@ -567,11 +539,18 @@ latency_log (uint64_t now)
   }
 }
 
+/* What loglimit_flush_all says was left out. */
+static void
+log_line (const char *line)
+{
+  nbdkit_error ("%s", line);
+}
+
 void
 tn_tick (uint64_t now)
 {
   tn_each_iostat (&tn, iostat_tick, now);
-  refusal_flush (now);
+  loglimit_flush_all (now, log_line);
   latency_log (now);
 }
 

@@ -2,8 +2,9 @@
 # test-rbd-outage.sh: a cluster that stops answering gives the client a
 # clear error, not a hang.  The OSD is stopped (SIGSTOP) under a
 # backend=rbd server with rbd_timeout=3s: a read and a write must each fail
-# with EIO within 20 s, and the log name the image and the timeout; once the
-# OSD runs again (SIGCONT), the same connection reads and writes again.
+# with EIO within 20 s, and the log name the image and the timeout, once
+# for each failure; once the OSD runs again (SIGCONT), the same connection
+# reads and writes again.
 #
 # Needs the OSD's pid: the cluster must be one tests/ceph/cluster.sh
 # started (its run/osd.0.pid next to ceph.conf); skips otherwise.
@@ -56,4 +57,9 @@ EOF
 stop_nbdkit srv
 grep -q "cfq: rbd rbd/$img: read of 4096 bytes at 1048576: Connection timed out" \
   "$TESTDIR/srv.log" || fail "the log does not say which image timed out"
+# Each failure is logged once, by the backend (what librbd said); the
+# plugin's edge does not add a line of its own for it.
+if grep -E "error: cfq: (pread|pwrite): " "$TESTDIR/srv.log"; then
+  fail "a failed request was logged twice (the backend's line and another)"
+fi
 echo "== an outage gives EIO within rbd_timeout, and the server serves again after it"
