@@ -13,53 +13,19 @@
 # a write the client pretends was acknowledged must be reported missing.
 # timeout: 300
 . "$(dirname "$0")/ceph-functions.sh"
+. "$(dirname "$0")/../kill9-functions.sh"
 requires_ceph
-DURABLE=$top/tests/nbd/durable
-[ -x "$DURABLE" ] || fail "$DURABLE is not built (run make)"
+kill9_requires
 
 rounds=${CFQ_CEPH_ROUNDS:-6}
 img=$(rbd_image k9 16M)
 
-serve ()
-{
-  local sch=fifo
-  [ $(($1 % 2)) = 1 ] && sch=cfq
-  start_nbdkit srv backend=rbd image="$img" scheduler=$sch
-}
-
-serve 1
-rc=0
+KILL9_PARAMS=(backend=rbd image="$img")
+kill9_serve 1
 # A write to a cluster takes milliseconds: the 10th of connection 0 is
 # long past after 1.5 s.
-"$DURABLE" -s 99 -c 2 -L 10 "${NBDKIT_URI[srv]}" >"$TESTDIR/d.out" 2>"$TESTDIR/d.err" &
-dpid=$!
-wait_for "the negative control's writers" 60 grep -q writing "$TESTDIR/d.out"
-sleep 1.5
-kill -KILL "${NBDKIT_PID[srv]}"
-wait "${NBDKIT_PID[srv]}" 2>/dev/null || true
-serve 1
-wait "$dpid" || rc=$?
-[ "$rc" = 1 ] && grep -q "DATA INTEGRITY ERROR.*lost a durable" "$TESTDIR/d.err" ||
-  fail "the negative control (a lost FUA write) was not caught: exit $rc, $(cat "$TESTDIR/d.out" "$TESTDIR/d.err")"
-echo "negative control: $(head -1 "$TESTDIR/d.err")"
-
-for (( r = 1; r <= rounds; r++ )); do
-  rm -f "$TESTDIR/d.out"
-  "$DURABLE" -s "$r" -c 8 "${NBDKIT_URI[srv]}" >"$TESTDIR/d.out" 2>"$TESTDIR/d.err" &
-  dpid=$!
-  cleanup_fn kill "$dpid"
-  wait_for "round $r: the writers" 60 grep -q writing "$TESTDIR/d.out"
-  ms=$((300 + RANDOM % 1500))
-  sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
-  kill -KILL "${NBDKIT_PID[srv]}"
-  wait "${NBDKIT_PID[srv]}" 2>/dev/null || true
-  serve $((r + 1))
-  rc=0
-  wait "$dpid" || rc=$?
-  echo "round $r: killed after $ms ms: $(tail -1 "$TESTDIR/d.out")"
-  [ "$rc" = 0 ] || fail "round $r: durable exit $rc: $(head -20 "$TESTDIR/d.err")"
-  grep -q "bad bytes" "$TESTDIR/d.out" || fail "round $r: no summary"
-done
+kill9_control 10 1.5
+kill9_rounds "$rounds" 300
 stop_nbdkit srv
 [ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with ${NBDKIT_STATUS[srv]}"
 echo ok
