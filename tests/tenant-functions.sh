@@ -12,6 +12,8 @@
 #                                         socket
 #   stats_json srv > FILE                 one "stats" answer (JSON)
 #   randread_job, fio_start, fio_wait     see below
+#   shares_run srv SECONDS EXPORT...      fio on each export, stats
+#                                         before and after (check_shares)
 #
 # Only our plugin has configs, tenants and a control socket: these tests
 # skip when CFQ_PLUGIN names one of nbdkit's own plugins.
@@ -77,7 +79,9 @@ make_sparse ()
 # The python functions every stats check uses, in $TESTDIR/srvstats.py:
 #   load(path) -> dict; entries(doc, "groups"|"exports") -> {name: dict}
 #   num(entry, "bytes", "read") etc.: tolerant of the two shapes the spec
-#   allows ({"bytes": {"read": N}} or {"read_bytes": N} / {"bytes_read": N}).
+#   allows ({"bytes": {"read": N}} or {"read_bytes": N} / {"bytes_read": N});
+#   check_shares(src, got, weights, band, bad): shares of bytes against
+#   the weights' shares.
 cat >"$TESTDIR/srvstats.py" <<'EOF'
 import json, sys
 
@@ -139,7 +143,41 @@ def total(e, what):
         return sum(float(x) for x in v.values())
     return sum(num(e, what, t) for t in ("read", "write", "trim", "zero", "flush")
                if has(e, what, t))
+
+def check_shares(src, got, weights, band, bad, label=""):
+    """Each key's share of got's sum (bytes) within band (relative) of its
+    weight's share: a line printed each, what is off appended to bad."""
+    want = {k: w / sum(weights.values()) for k, w in weights.items()}
+    s = sum(got.values())
+    assert s > 0, "%s: no bytes at all" % src
+    for k in weights:
+        share = got[k] / s
+        rel = abs(share - want[k]) / want[k]
+        print("%s%-6s %-7s weight %3d  bytes %12d  share %5.1f%%  want %5.1f%%"
+              "  (%+.1f%% rel) %s" % (label, src, k, weights[k], got[k],
+                                     100 * share, 100 * want[k],
+                                     100 * (share - want[k]) / want[k],
+                                     "ok" if rel <= band else "OFF"))
+        if rel > band:
+            bad.append("%s %s: share %.1f%%, want %.1f%% +-%g%% rel"
+                       % (src, k, 100 * share, 100 * want[k], 100 * band))
 EOF
+
+# shares_run SRV SECONDS EXPORT...: randread_job on each EXPORT of SRV for
+# SECONDS after a 3 s ramp, with SRV's "stats" after the ramp
+# ($TESTDIR/s1.json) and 5 s before the end (s2.json); fio's results in
+# $TESTDIR/fio.json.  For check_shares.
+shares_run ()
+{
+  local srv=$1 secs=$2 ramp=3; shift 2
+  randread_job "$TESTDIR/$srv.fio" "$secs" "$ramp" "$srv" "$@"
+  fio_start "$TESTDIR/$srv.fio"
+  sleep $((ramp + 2))
+  stats_json "$srv" >"$TESTDIR/s1.json"
+  sleep $((secs - 5))
+  stats_json "$srv" >"$TESTDIR/s2.json"
+  fio_wait
+}
 
 # randread_job FILE SECONDS RAMP SRV EXPORT...: a fio job file with one
 # job per export of server SRV, each 4k random reads 32 deep over NBD,

@@ -75,46 +75,24 @@ EOF
 
 tenant_start srv "$TESTDIR/fair.conf"
 
-ramp=3
-randread_job "$TESTDIR/fair.fio" "$secs" "$ramp" srv small medium large
-fio_start "$TESTDIR/fair.fio"
-
-# Server-side snapshots: after the ramp, and shortly before the end.
-sleep $((ramp + 2))
-stats_json srv >"$TESTDIR/s1.json"
-sleep $((secs - 5))
-stats_json srv >"$TESTDIR/s2.json"
-fio_wait
+shares_run srv "$secs" small medium large
 
 "$PYTHON" - "$TESTDIR" <<'EOF' || fail "shares are not the weights' shares"
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from srvstats import load, entries, total, num, has
+from srvstats import load, entries, total, check_shares
 d = sys.argv[1]
 weights = {"small": 100, "medium": 200, "large": 400}
-want = {k: w / sum(weights.values()) for k, w in weights.items()}
 bad = []
 
-def check(src, got_bytes):
-    s = sum(got_bytes.values())
-    assert s > 0, "%s: no bytes at all" % src
-    for k in weights:
-        share = got_bytes[k] / s
-        rel = abs(share - want[k]) / want[k]
-        verdict = "ok" if rel <= 0.10 else "OFF"
-        print("%-6s %-7s weight %3d  bytes %12d  share %5.1f%%  want %5.1f%%  (%+.1f%% rel) %s"
-              % (src, k, weights[k], got_bytes[k], 100 * share, 100 * want[k],
-                 100 * (share - want[k]) / want[k], verdict))
-        if rel > 0.10:
-            bad.append("%s %s: share %.1f%%, want %.1f%% +-10%% rel"
-                       % (src, k, 100 * share, 100 * want[k]))
-
 fio = json.load(open(d + "/fio.json"))
-check("fio", {j["jobname"]: j["read"]["io_bytes"] for j in fio["jobs"]})
+check_shares("fio", {j["jobname"]: j["read"]["io_bytes"] for j in fio["jobs"]},
+             weights, 0.10, bad)
 
 s1 = entries(load(d + "/s1.json"), "exports")
 s2 = entries(load(d + "/s2.json"), "exports")
-check("server", {k: total(s2[k], "bytes") - total(s1[k], "bytes") for k in weights})
+check_shares("server", {k: total(s2[k], "bytes") - total(s1[k], "bytes")
+                        for k in weights}, weights, 0.10, bad)
 
 # The groups carry the configured weights.
 g = entries(load(d + "/s2.json"), "groups")

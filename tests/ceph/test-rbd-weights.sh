@@ -39,48 +39,27 @@ weight = 400"
 # shares NAME CONF: serve CONF, run the three tenants, check the shares.
 shares ()
 {
-  local name=$1 conf=$2 ramp=3
+  local name=$1 conf=$2
   tenant_start "$name" "$conf" backend=rbd
-  randread_job "$TESTDIR/$name.fio" "$secs" "$ramp" "$name" small medium large
-  fio_start "$TESTDIR/$name.fio"
-  sleep $((ramp + 2))
-  stats_json "$name" >"$TESTDIR/s1.json"
-  sleep $((secs - 5))
-  stats_json "$name" >"$TESTDIR/s2.json"
-  fio_wait
+  shares_run "$name" "$secs" small medium large
   stop_nbdkit "$name"
   [ "${NBDKIT_STATUS[$name]}" = 0 ] ||
     fail "$name: nbdkit exited with status ${NBDKIT_STATUS[$name]}"
   "$PYTHON" - "$TESTDIR" "$band" "$name" <<'EOF' || fail "$name: shares are not the weights' shares"
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from srvstats import load, entries, total
+from srvstats import load, entries, total, check_shares
 d, band, name = sys.argv[1], float(sys.argv[2]) / 100, sys.argv[3]
 weights = {"small": 100, "medium": 200, "large": 400}
-want = {k: w / sum(weights.values()) for k, w in weights.items()}
 bad = []
-
-def check(src, got, band):
-    s = sum(got.values())
-    assert s > 0, "%s: no bytes at all" % src
-    for k in weights:
-        share = got[k] / s
-        rel = abs(share - want[k]) / want[k]
-        print("%s %-6s %-7s weight %3d  bytes %12d  share %5.1f%%  want %5.1f%%"
-              "  (%+.1f%% rel) %s" % (name, src, k, weights[k], got[k],
-                                     100 * share, 100 * want[k],
-                                     100 * (share - want[k]) / want[k],
-                                     "ok" if rel <= band else "OFF"))
-        if rel > band:
-            bad.append("%s %s: share %.1f%%, want %.1f%%" % (src, k, 100 * share,
-                                                             100 * want[k]))
 
 s1 = entries(load(d + "/s1.json"), "exports")
 s2 = entries(load(d + "/s2.json"), "exports")
-check("server", {k: total(s2[k], "bytes") - total(s1[k], "bytes") for k in weights},
-      band)
+check_shares("server", {k: total(s2[k], "bytes") - total(s1[k], "bytes")
+                        for k in weights}, weights, band, bad, name + " ")
 fio = json.load(open(d + "/fio.json"))
-check("fio", {j["jobname"]: j["read"]["io_bytes"] for j in fio["jobs"]}, 1.5 * band)
+check_shares("fio", {j["jobname"]: j["read"]["io_bytes"] for j in fio["jobs"]},
+             weights, 1.5 * band, bad, name + " ")
 if bad:
     sys.exit("FAIL: " + "; ".join(bad))
 EOF
