@@ -221,6 +221,45 @@ requires_shadow ()
   [ -x "$SHADOW" ] || fail "$SHADOW is not built (run make)"
 }
 
+# The shadow client's runs, SHADOW_N requests per connection (the test's)
+# with the options in the array SHADOW_ARGS (the test's; none by default):
+#   shadow_served NAME SEED ORIG PLUGIN-PARAMS...: serve PLUGIN-PARAMS as
+#     NAME, run the client on it from ORIG's contents (the read-back in
+#     $TESTDIR/back.img), stop the server; fail unless both exited 0;
+#   shadow_hot NAME SOCKET SEED: many small unaligned requests in 64 KiB;
+#   shadow_lost_write SOCKET: the negative control: the client drops its
+#     own write #900 of ~940 (one connection: deterministic), and must say
+#     DATA INTEGRITY ERROR, or the test proves nothing.
+SHADOW_ARGS=()
+shadow_served ()
+{
+  local name=$1 seed=$2 orig=$3 rc=0; shift 3
+  start_nbdkit "$name" -- "$@"
+  "$SHADOW" -u -s "$seed" -n "$SHADOW_N" "${SHADOW_ARGS[@]}" -i "$orig" \
+    -o "$TESTDIR/back.img" "${NBDKIT_SOCK[$name]}" || rc=$?
+  stop_nbdkit "$name"
+  [ "$rc" = 0 ] || fail "$name: shadow failed (exit $rc), seed $seed"
+  [ "${NBDKIT_STATUS[$name]}" = 0 ] ||
+    fail "$name: nbdkit exited with status ${NBDKIT_STATUS[$name]}"
+}
+shadow_hot ()
+{
+  local rc=0
+  "$SHADOW" -u -s "$3" -n "$SHADOW_N" -r 4096:65536 -l 300 "$2" || rc=$?
+  [ "$rc" = 0 ] || fail "$1: hot-sector run failed (exit $rc), seed $3"
+  echo "== $1: hot-sector run OK"
+}
+shadow_lost_write ()
+{
+  local rc=0
+  "$SHADOW" -u -s 11 -c 1 -n 3000 --lose-write 900 "$1" \
+    >"$TESTDIR/neg.out" 2>&1 || rc=$?
+  cat "$TESTDIR/neg.out"
+  [ "$rc" = 1 ] && grep -q 'DATA INTEGRITY ERROR' "$TESTDIR/neg.out" ||
+    fail "negative control (lost client write) not detected: exit $rc"
+  echo "== negative control, lost client write: detected"
+}
+
 # nbdkit_hangup_safe: true when a client that hangs up with replies in
 # flight cannot abort this nbdkit: its version has no such bug (1.32.4 -
 # 1.33.9 have it), or the plugin under test guards it (hangup.c; its state

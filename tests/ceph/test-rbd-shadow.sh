@@ -17,7 +17,8 @@ requires_shadow
 requires_ceph
 
 size=$((32 << 20))
-ops=${SHADOW_OPS:-4000}
+SHADOW_N=${SHADOW_OPS:-4000}
+SHADOW_ARGS=(-l 65536)
 make_image "$TESTDIR/disk.orig" $size
 
 # shadow_run NAME SEED PLUGIN-PARAMS...: serve a fresh image holding
@@ -25,15 +26,9 @@ make_image "$TESTDIR/disk.orig" $size
 # image equals the read-back.
 shadow_run ()
 {
-  local name=$1 seed=$2 rc=0 img; shift 2
+  local name=$1 seed=$2 img; shift 2
   img=$(rbd_image_from "$name" "$TESTDIR/disk.orig")
-  start_nbdkit "$name" -- backend=rbd image="$img" "$@"
-  "$SHADOW" -u -s "$seed" -n "$ops" -l 65536 -i "$TESTDIR/disk.orig" \
-    -o "$TESTDIR/back.img" "${NBDKIT_SOCK[$name]}" || rc=$?
-  stop_nbdkit "$name"
-  [ "$rc" = 0 ] || fail "$name: shadow failed (exit $rc), seed $seed"
-  [ "${NBDKIT_STATUS[$name]}" = 0 ] ||
-    fail "$name: nbdkit exited with status ${NBDKIT_STATUS[$name]}"
+  shadow_served "$name" "$seed" "$TESTDIR/disk.orig" backend=rbd image="$img" "$@"
   rm -f "$TESTDIR/image.out"
   rbd export --no-progress "rbd/$img" "$TESTDIR/image.out" >/dev/null
   cmp "$TESTDIR/image.out" "$TESTDIR/back.img" ||
@@ -60,11 +55,11 @@ file = rbd:$own
 EOF
 start_nbdkit two -- backend=rbd config="$TESTDIR/two.conf"
 head -c $((16 << 20)) "$TESTDIR/disk.orig" >"$TESTDIR/region.orig"
-"$SHADOW" -u -s 5 -n "$ops" -l 65536 -i "$TESTDIR/region.orig" \
+"$SHADOW" -u -s 5 -n "$SHADOW_N" "${SHADOW_ARGS[@]}" -i "$TESTDIR/region.orig" \
   "nbd+unix:///region?socket=${NBDKIT_SOCK[two]}" >"$TESTDIR/region.out" 2>&1 &
 rpid=$!
 rc=0
-"$SHADOW" -u -s 6 -n "$ops" -l 65536 -i "$TESTDIR/disk.orig" -o "$TESTDIR/back.img" \
+"$SHADOW" -u -s 6 -n "$SHADOW_N" "${SHADOW_ARGS[@]}" -i "$TESTDIR/disk.orig" -o "$TESTDIR/back.img" \
   "nbd+unix:///own?socket=${NBDKIT_SOCK[two]}" || rc=$?
 wait "$rpid" || fail "region: shadow failed: $(tail -5 "$TESTDIR/region.out")"
 [ "$rc" = 0 ] || fail "own image: shadow failed (exit $rc)"
@@ -78,16 +73,8 @@ echo "== an export with its own image, beside a region: OK"
 # ---- 3. hot sectors ----------------------------------------------------------------
 hot=$(rbd_image hot 64M)
 start_nbdkit hot -- backend=rbd image="$hot"
-rc=0
-"$SHADOW" -u -s 12 -n "$ops" -r 4096:65536 -l 300 "${NBDKIT_SOCK[hot]}" || rc=$?
-[ "$rc" = 0 ] || fail "hot-sector run failed (exit $rc)"
-echo "== hot-sector run OK"
+shadow_hot hot "${NBDKIT_SOCK[hot]}" 12
 
 # ---- 4. negative control ---------------------------------------------------------
-rc=0
-"$SHADOW" -u -s 11 -c 1 -n 3000 --lose-write 900 "${NBDKIT_SOCK[hot]}" \
-  >"$TESTDIR/neg.out" 2>&1 || rc=$?
+shadow_lost_write "${NBDKIT_SOCK[hot]}"
 stop_nbdkit hot
-[ "$rc" = 1 ] && grep -q 'DATA INTEGRITY ERROR' "$TESTDIR/neg.out" ||
-  fail "negative control (lost client write) not detected: exit $rc"
-echo "== negative control, lost client write: detected"
