@@ -3,7 +3,8 @@
 # tests/tenant-functions.sh (and so tests/functions.sh).
 #
 #   . "$(dirname "$0")/ceph-functions.sh"
-#   requires_ceph                 # a cluster to use, or skip (77) with why
+#   requires_ceph                 # backend=rbd and a cluster, or skip (77)
+#   requires_ceph_cluster         # a cluster to use, or skip (77) with why
 #   img=$(rbd_image NAME SIZE)    # a fresh image, removed at exit
 #   rbd_image_from NAME FILE      # the same, holding FILE's bytes
 #
@@ -22,15 +23,17 @@ CEPH_CLUSTER=$top/tests/ceph/cluster.sh
 # cluster never meet.
 RBD_PREFIX_NAME=cfqt-$(basename "$TESTDIR" | tr -c 'A-Za-z0-9\n' -)
 
-requires_ceph ()
+# requires_ceph_cluster: a cluster to use, CEPH_CONF (exported) its
+# ceph.conf, CEPH_OWN=yes if it is this test's own (its daemons the test's
+# to stop), no if CFQ_CEPH_CONF named it; or skip (77) with why.
+# shellcheck disable=SC2034 # CEPH_OWN is the test's
+requires_ceph_cluster ()
 {
   local why rc=0
-  tenant_requires
-  nbdkit "$CFQ_PLUGIN" --dump-plugin | grep -qx 'cfq_rbd=yes' ||
-    skip "the plugin was built without librbd (no backend=rbd)"
   if [ -n "${CFQ_CEPH_CONF:-}" ]; then
     [ -f "$CFQ_CEPH_CONF" ] || fail "CFQ_CEPH_CONF=$CFQ_CEPH_CONF: no such file"
     export CEPH_CONF=$CFQ_CEPH_CONF
+    CEPH_OWN=no
     timeout 30 ceph -s --connect-timeout 10 >/dev/null 2>&1 ||
       fail "the cluster of $CEPH_CONF does not answer"
   else
@@ -40,8 +43,18 @@ requires_ceph ()
     CEPH_CONF=$("$CEPH_CLUSTER" start "$TESTDIR/ceph" "${CFQ_CEPH_PORT:-3301}") ||
       fail "could not start a cluster (logs in $TESTDIR/ceph/log)"
     export CEPH_CONF
+    CEPH_OWN=yes
   fi
   echo "cluster: $CEPH_CONF"
+}
+
+# requires_ceph: our plugin with backend=rbd, and a cluster.
+requires_ceph ()
+{
+  tenant_requires
+  nbdkit "$CFQ_PLUGIN" --dump-plugin | grep -qx 'cfq_rbd=yes' ||
+    skip "the plugin was built without librbd (no backend=rbd)"
+  requires_ceph_cluster
 }
 
 # rbd_image NAME SIZE: create image $RBD_PREFIX_NAME-NAME of SIZE in pool

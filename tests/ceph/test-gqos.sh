@@ -32,32 +32,21 @@
 #     seen, the fallback; and the RADOS operations it cost per second.
 # Skips (77) without a usable Ceph (cluster.sh check says why), without
 # fio's nbd engine, or with a plugin built without librados.
-# CFQ_CEPH_CONF=FILE uses a cluster already running instead of starting one.
+# CFQ_CEPH_CONF=FILE uses a cluster already running instead of starting one
+# (requires_ceph_cluster, ceph-functions.sh); part 6 then does not run.
 # timeout: 300
-. "$(dirname "$0")/../functions.sh"
+. "$(dirname "$0")/ceph-functions.sh"
 requires_plugin
 requires_fio_nbd
-why=$("$top/tests/ceph/cluster.sh" check) || skip "$why"
 nbdkit "$CFQ_PLUGIN" --dump-plugin | grep -qx 'cfq_gqos=yes' ||
   skip "the plugin was built without librados (RADOS=no or no librados-dev)"
+requires_ceph_cluster
+conf=$CEPH_CONF
 
 L=600                           # iops_max of the tenant, requests/s
 RUN=34                          # s of the global run
 KILL_AT=16                      # s into it, gateway 3 is killed
 CUT_AT=24                       # s into it, the cluster stops answering
-PORT=${CFQ_CEPH_PORT:-3321}     # the cluster's monitor
-
-# CFQ_CEPH_CONF: a cluster already running (its ceph.conf), else our own.
-own_cluster=no
-if [ -n "${CFQ_CEPH_CONF:-}" ]; then
-  conf=$CFQ_CEPH_CONF
-else
-  own_cluster=yes
-  conf=$("$top/tests/ceph/cluster.sh" start "$TESTDIR/ceph" "$PORT") ||
-    fail "the cluster did not start"
-  cleanup_fn "$top/tests/ceph/cluster.sh" stop "$TESTDIR/ceph"
-fi
-echo "cluster: $conf"
 
 head -c 64M /dev/urandom >"$TESTDIR/disk.img"
 for scope in local global; do
@@ -216,12 +205,12 @@ sleep_until "$KILL_AT"
 kill -KILL "${NBDKIT_PID[gw3]}"
 date +%s.%N >"$TESTDIR/killed"
 echo "gateway 3 killed ${KILL_AT} s into the run"
-if [ "$own_cluster" = yes ]; then
+if [ "$CEPH_OWN" = yes ]; then
   # The cluster stops answering (its monitor and OSD stopped, not gone:
   # operations hang until their timeouts rather than fail at once).
   sleep_until "$CUT_AT"
   cpids=()
-  for f in "$TESTDIR"/ceph/run/mon.*.pid "$TESTDIR"/ceph/run/osd.*.pid; do
+  for f in "$(dirname "$CEPH_CONF")"/run/mon.*.pid "$(dirname "$CEPH_CONF")"/run/osd.*.pid; do
     cpids+=("$(cat "$f")")
   done
   cleanup_fn kill -CONT "${cpids[@]}"
