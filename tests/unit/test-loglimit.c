@@ -9,9 +9,14 @@
  *     10 * LOGLIMIT_RATE;
  *  4. the flush: nothing while lines are let through, the remaining count
  *     once a second has passed without one, then nothing;
- *  5. after a quiet time the whole burst is back, no more.
+ *  5. after a quiet time the whole burst is back, no more;
+ *  6. the lines a limiter writes: loglimit_line's note says the count
+ *     left out before it, once; loglimit_flush_all says what is left of
+ *     every limiter that wrote, once, after a quiet second.
  */
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "loglimit.h"
@@ -37,6 +42,17 @@ flood (struct loglimit *l, uint64_t t, uint64_t span, unsigned n,
     }
   }
   return through;
+}
+
+static char flushed[2][LOGLIMIT_NOTE];  /* what loglimit_flush_all said */
+static unsigned nr_flushed;
+
+static void
+emit (const char *line)
+{
+  if (nr_flushed < 2)
+    snprintf (flushed[nr_flushed], sizeof flushed[0], "%s", line);
+  nr_flushed++;
 }
 
 int
@@ -80,6 +96,36 @@ main (void)
   reported = 0;
   through = flood (&l, t0 + 60 * S, 1 * MS, 100, &reported);
   CHECK_EQ (through, LOGLIMIT_BURST);
+
+  /* 6. */
+  {
+    static struct loglimit a = LOGLIMIT_ABOUT ("refused clients");
+    static struct loglimit b = LOGLIMIT_ABOUT ("failed RBD requests");
+    char note[LOGLIMIT_NOTE];
+    unsigned i;
+
+    for (i = 0; i < LOGLIMIT_BURST; i++) {
+      CHECK (loglimit_line (&a, t0, note, sizeof note));
+      CHECK_STREQ (note, "");
+    }
+    CHECK (!loglimit_line (&a, t0, note, sizeof note));
+    CHECK (!loglimit_line (&a, t0, note, sizeof note));
+    CHECK (loglimit_line (&a, t0 + 300 * MS, note, sizeof note));
+    CHECK_STREQ (note, " (and 2 more lines about refused clients suppressed"
+                 " before this one: at most 5 a second)");
+    CHECK (loglimit_line (&b, t0, note, sizeof note));
+    for (i = 0; i < 3 * LOGLIMIT_BURST; i++)
+      loglimit_line (&a, t0 + 400 * MS, note, sizeof note);
+    loglimit_flush_all (t0 + 900 * MS, emit);   /* a's line: not quiet */
+    CHECK_EQ (nr_flushed, 0);
+    loglimit_flush_all (t0 + 2 * S, emit);
+    CHECK_EQ (nr_flushed, 1);
+    printf ("flushed: %s\n", flushed[0]);
+    CHECK (strstr (flushed[0], "more lines about refused clients suppressed"
+                   " (at most 5 a second)") != NULL);
+    loglimit_flush_all (t0 + 4 * S, emit);
+    CHECK_EQ (nr_flushed, 1);
+  }
 
   check_done ("test-loglimit");
   return 0;
