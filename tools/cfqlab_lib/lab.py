@@ -11,13 +11,14 @@ import time
 
 from .analysis import analyse, cdf_points, combine_rounds, server_summary, strip_round
 from .clients import ClientRun
+from .ceph import Cluster, is_rbd
 from .common import LabError, fill_image, stop_proc
 from .peers import BFQ, QSD, Rate
 from .plots import make_plots
 from .report import table
 from .scenario import FIO_WORKLOADS, FS_WORKLOADS, Scenario, Tools
 from .systems import Ours, Sim
-from .util import MiB, Progress, git_head, lab_lock, note, parse_size, parse_time, safe_name
+from .util import ROOT, MiB, Progress, git_head, lab_lock, note, parse_size, parse_time, safe_name
 
 
 def make_system(spec):
@@ -74,8 +75,22 @@ class Lab:
         self.image = None
         self.own_image = False
         self.lock = lab_lock(args.lock)
+        # An RBD image (--ceph, --ceph-conf, --image rbd:POOL/IMAGE).
+        self.ceph = None
+        if args.ceph or args.ceph_conf or is_rbd(args.image):
+            if not (args.ceph or args.ceph_conf):
+                raise LabError("--image %s: say which cluster (--ceph-conf FILE, "
+                               "or --ceph to start one)" % args.image)
+            if args.image and not is_rbd(args.image):
+                raise LabError("--image %s: with --ceph or --ceph-conf the image is "
+                               "rbd:POOL/IMAGE" % args.image)
+            self.ceph = Cluster(ROOT, args.dir, args.ceph_port,
+                                None if args.ceph else args.ceph_conf)
 
     def prepare_image(self):
+        if self.ceph:
+            self.prepare_rbd()
+            return
         if self.args.image:
             self.image = os.path.abspath(self.args.image)
             st = os.stat(self.image)
@@ -102,9 +117,27 @@ class Lab:
         else:
             os.truncate(self.image, size)
 
+    def prepare_rbd(self):
+        Progress.show("(starting the Ceph cluster)" if self.args.ceph else "(the image)")
+        self.ceph.start()
+        if self.args.image:
+            self.image = self.args.image
+            have = self.ceph.size(self.image)
+            if have < self.scn.image_size:
+                raise LabError("--image %s has %d bytes, the scenario needs %d"
+                               % (self.image, have, self.scn.image_size))
+            return
+        Progress.show("(filling a %d MiB image)" % (self.scn.image_size // MiB))
+        self.image = self.ceph.create("cfqlab-%d" % os.getpid(), self.scn.image_size,
+                                      not self.args.sparse, self.lock)
+
     def cleanup(self):
         for p in self.procs:
             stop_proc(p, 2)
+        if self.ceph:
+            if self.args.keep_image:
+                self.ceph.images = []
+            self.ceph.stop()
         if self.restore_sched:
             f, old = self.restore_sched
             try:
@@ -215,6 +248,7 @@ class Lab:
         rep = {"scenario": {
             "name": scn.name, "path": scn.path, "duration_s": scn.duration,
             "emulate": scn.emulate, "image_size": scn.image_size,
+            "image_rbd": self.image if self.ceph else None,
             "overrides": scn.overrides, "share_unit": self.args.share_unit,
             "rounds": self.args.rounds,
             "groups": list(scn.groups.values()),

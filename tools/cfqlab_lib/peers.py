@@ -185,6 +185,8 @@ class Throttled(Peer):
 
     def limits(self, lab, weights):
         cap = lab.capacity_bps
+        if cap is None:
+            raise LabError("no capacity: the fifo system has not finished a run")
         tw = sum(weights.values())
         return {g: max(4096, int(cap * w / tw)) for g, w in weights.items()}
 
@@ -202,6 +204,7 @@ class Throttled(Peer):
 
 class QSD(Throttled):
     kind = "qsd"
+    serves_rbd = True
 
     def label(self):
         return "qemu-storage-daemon, a throttle group per group (bps = weight share of fifo's capacity)"
@@ -218,9 +221,12 @@ class QSD(Throttled):
         fresh(sock, qmp)
         lim = self.limits(lab, {g: scn.groups[g]["weight"] for g in scn.groups})
         gid = {g: "tg%d" % i for i, g in enumerate(scn.groups)}
-        args = ["setpriv", "--pdeathsig", "KILL", "qemu-storage-daemon",
-                "--blockdev", "driver=file,node-name=f,filename=%s,aio=io_uring,"
-                "cache.direct=on" % lab.image]
+        if lab.ceph:
+            base = lab.ceph.qsd_blockdev(lab.image, "f")
+        else:
+            base = ("driver=file,node-name=f,filename=%s,aio=io_uring,cache.direct=on"
+                    % lab.image)
+        args = ["setpriv", "--pdeathsig", "KILL", "qemu-storage-daemon", "--blockdev", base]
         for g in scn.groups:
             args += ["--object", json.dumps({"qom-type": "throttle-group", "id": gid[g],
                                              "limits": {"bps-total": lim[g]}})]

@@ -9,7 +9,8 @@ def table(rep):
     L = []
     L.append("scenario %s (%s): %gs, device %s, image %d MiB, %d round(s), shares of %s"
              % (s["name"], s["path"], s["duration_s"],
-                "emulate=" + s["emulate"] if s["emulate"] != "none" else "real disk",
+                ("emulate=" + s["emulate"] if s["emulate"] != "none"
+                 else s.get("image_rbd") or "real disk"),
                 s["image_size"] // MiB, s["rounds"], s["share_unit"]))
     if s["overrides"]:
         L.append("overrides: " + " ".join(s["overrides"]))

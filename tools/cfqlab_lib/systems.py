@@ -77,6 +77,8 @@ class Ours(System):
                 "--threads", str(threads), lab.tools.plugin,
                 "config=" + os.path.abspath(scn.path), "file=" + lab.image,
                 "control=" + ctl, "scheduler=" + self.sched]
+        if lab.ceph:
+            args += ["backend=rbd", "conf=" + lab.ceph.conf]
         args += scn.overrides + self.overrides + lab.args.server_arg
         srv, log = launch(lab, rundir, args)
         try:
@@ -150,9 +152,12 @@ class Sim(System):
 
 class Peer(System):
     """A peer: stock servers on the image, clients address the whole file."""
+    serves_rbd = False          # it can serve an RBD image (--ceph)
 
     def check(self, lab):
         if lab.scn.emulate not in ("none", None):
             return ("emulate=%s: the peers have no device model, only our "
                     "server emulates one" % lab.scn.emulate)
+        if lab.ceph and not self.serves_rbd:
+            return "the image is in Ceph: this peer serves a file on a local disk"
         return None
