@@ -294,6 +294,16 @@ cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,
     rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
 }
 
+/* Charge a queue's service to its group: CHARGE less what its
+ * connection's boost forgives (cfq_lat_charge).
+ */
+void
+cfq_group_charge_queue (struct cfqd *cfqd, const struct cfqq *cfqq,
+                        uint64_t charge, uint64_t now)
+{
+  cfq_group_charge (cfqd, cfqq->cfqg, cfq_lat_charge (cfqq, charge, now));
+}
+
 /* Drain charge (ours, deviation 19): the time from the group's expiry
  * until its last request in the driver completed, or until it is made
  * active again, whichever comes first.
@@ -335,7 +345,7 @@ cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
      */
     cfqg->drain_since = now;
 
-  cfq_group_charge (cfqd, cfqg, cfq_lat_charge (cfqq, charge, now));
+  cfq_group_charge_queue (cfqd, cfqq, charge, now);
 
   /* Save the workload context: the group resumes it on its next turn. */
   if (cfqd->workload_expires > now) {

@@ -612,6 +612,8 @@ uint64_t cfq_cfqq_charge (const struct cfqd *cfqd, const struct cfqq *cfqq,
                           uint64_t now);
 void cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,
                        uint64_t charge);
+void cfq_group_charge_queue (struct cfqd *cfqd, const struct cfqq *cfqq,
+                             uint64_t charge, uint64_t now);
 void cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
                            uint64_t now);
 void cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
