@@ -65,7 +65,7 @@
  *   30 covers 15.  Beside 8 readers (cfqsim's disk, a start-up of 1.6 s
  *   alone) 8 took 3.9 s, 16 and 30 without the front 2.6 s.
  * - The front: at the end it first waits a round of everyone's slices
- *   (0.4 s there).  With both: 2.2 s (1.35x).
+ *   (0.4 s there).  With both: 2.2 s (1.33x).
  * - Bursts: a new connection whose first request comes within
  *   LAT_BURST_GAP (180 ms, BFQ's burst interval) of the previous new one
  *   of its group joins that burst; from the LAT_BURST_MIN-th (4th) on, the
