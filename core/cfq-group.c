@@ -7,9 +7,10 @@
  * only moves forward.  The rules:
  * - A group joins the tree at its end (last vdisktime + CFQ_IDLE_DELAY),
  *   so it cannot bank service while idle; one back within CFQ_GROUP_KEEP
- *   keeps its place instead (deviation 18).  The end counts the charge the
- *   group being served has run up in its slice so far, and that slice is
- *   cut to what it would be given now (deviation 30).
+ *   keeps its place instead (deviation 18), and one whose connection a
+ *   boost just started goes first (cfq-latency.c).  The end counts the
+ *   charge the group being served has run up in its slice so far, and
+ *   that slice is cut to what it would be given now (deviation 30).
  * - When its queue's slice ends the group is charged (cfq_group_served):
  *   the time used in time mode, the requests dispatched in IOPS mode
  *   (iops_mode), the full slice for an async-only group, plus in time mode
@@ -131,6 +132,7 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
   cfqg->nr_cfqq++;
   if (cfqg->on_st)
     return;
+  cfq_lat_allow_refill (cfqg, cfqd->now);       /* its idle time counts */
   /* A group that becomes busy goes to the end of the tree, so it cannot
    * bank service while idle.  As in 2.6.36 the CFQ_IDLE_DELAY offset is
    * added unscaled to the shifted vdisktime: a few us of service.
@@ -159,6 +161,12 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
                cfqg->name,
                (unsigned long long) ((cfqd->now - cfqg->left_at) / 1000));
   }
+  else if (cfqg->lat.front) {
+    /* A boost starts: its group goes first, not last (cfq-latency.c). */
+    cfqg->vdisktime = st->min_vdisktime;
+    CFQ_TRACE (cfqd, NULL, "group %s boosted: joins at the front",
+               cfqg->name);
+  }
   else if (n) {
     uint64_t v = cfqg_of (n)->vdisktime;
     const struct cfqq *aq = cfqd->active_queue;
@@ -177,6 +185,7 @@ cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg)
   }
   else
     cfqg->vdisktime = st->min_vdisktime;
+  cfqg->lat.front = false;
   rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
   cfqg->on_st = true;
   cfq_group_present (cfqd, cfqg);
@@ -194,6 +203,7 @@ cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg)
   cfqg->nr_cfqq--;
   if (cfqg->nr_cfqq)
     return;
+  cfq_lat_allow_refill (cfqg, cfqd->now);       /* its busy time does not */
   cfqg->on_st = false;
   cfq_group_present (cfqd, cfqg);
   cfqg->has_left = true;
@@ -284,6 +294,16 @@ cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,
     rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
 }
 
+/* Charge a queue's service to its group: CHARGE less what its
+ * connection's boost forgives (cfq_lat_charge).
+ */
+void
+cfq_group_charge_queue (struct cfqd *cfqd, const struct cfqq *cfqq,
+                        uint64_t charge, uint64_t now)
+{
+  cfq_group_charge (cfqd, cfqq->cfqg, cfq_lat_charge (cfqq, charge, now));
+}
+
 /* Drain charge (ours, deviation 19): the time from the group's expiry
  * until its last request in the driver completed, or until it is made
  * active again, whichever comes first.
@@ -325,7 +345,7 @@ cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
      */
     cfqg->drain_since = now;
 
-  cfq_group_charge (cfqd, cfqg, cfq_lat_charge (cfqq, charge, now));
+  cfq_group_charge_queue (cfqd, cfqq, charge, now);
 
   /* Save the workload context: the group resumes it on its next turn. */
   if (cfqd->workload_expires > now) {

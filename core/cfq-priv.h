@@ -194,6 +194,8 @@ struct cfq_lat {
   uint64_t st_unmet;            /* times found unmet */
   uint64_t allow;               /* charge units its boosts may forgive */
   uint64_t allow_at;            /* ns: allow was refilled up to here */
+  bool front;                   /* a boost just started while it was off
+                                   the tree: it joins at the front */
   uint64_t burst_last;          /* ns: first request of its latest new
                                    connection; NEVER: none */
   uint64_t burst_start;         /* ns: the same, of the burst's first */
@@ -610,6 +612,8 @@ uint64_t cfq_cfqq_charge (const struct cfqd *cfqd, const struct cfqq *cfqq,
                           uint64_t now);
 void cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,
                        uint64_t charge);
+void cfq_group_charge_queue (struct cfqd *cfqd, const struct cfqq *cfqq,
+                             uint64_t charge, uint64_t now);
 void cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
                            uint64_t now);
 void cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
@@ -651,6 +655,7 @@ bool cfq_lat_clamped (const struct cfqd *cfqd, const struct sched_group *g);
 bool cfq_lat_depth_full (const struct cfqd *cfqd, const struct sched_group *g);
 void cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic,
                      uint64_t now);
+void cfq_lat_allow_refill (struct sched_group *g, uint64_t now);
 uint64_t cfq_lat_charge (const struct cfqq *cfqq, uint64_t charge,
                          uint64_t now);
 void cfq_lat_stats (struct cfqd *cfqd, struct sched_group *g,

@@ -194,8 +194,7 @@ cfq_qos_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
   qos_account (&cfqg->qos, rq, now, reserved);
   if (!reserved) {
     if (iops_mode (cfqd))
-      cfq_group_charge (cfqd, cfqg,
-                        cfq_lat_charge (cfqq, cfq_rq_charge (cfqd, rq), now));
+      cfq_group_charge_queue (cfqd, cfqq, cfq_rq_charge (cfqd, rq), now);
     else
       cfqg->qos_orphans++;
   }

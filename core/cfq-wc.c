@@ -231,8 +231,7 @@ cfq_wc_served (struct cfqd *cfqd, struct cfqq *cfqq, struct rq *rq,
     qos_turn (&cfqg->qos);
   }
   cfqq->last_served = now;
-  cfq_group_charge (cfqd, cfqg,
-                    cfq_lat_charge (cfqq, cfq_rq_charge (cfqd, rq), now));
+  cfq_group_charge_queue (cfqd, cfqq, cfq_rq_charge (cfqd, rq), now);
   if (rb_empty (&cfqq->sort_list))
     cfq_del_cfqq_rr (cfqd, cfqq);
   update_min_vdisktime (&cfqd->grp_st);
