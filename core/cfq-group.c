@@ -544,8 +544,8 @@ cfq_group_get_stats (struct sched *s, struct sched_group *cfqg,
   st->dispatched = cfqg->st_dispatched;
   st->used_ns = cfqg->st_used_ns;
   st->qos_held = qos_held (&cfqg->qos, CFQD (s)->now);
-  st->qos_throttled = cfqg->qos.st_held;
-  st->qos_reserved = cfqg->qos.st_reserved;
+  st->qos_throttled = cfqg->qos.done.held;
+  st->qos_reserved = cfqg->qos.done.res_ios;
   st->lat_target = cfqg->lat.conf.target;
   st->lat_window = cfqg->lat.last;
   st->lat_unmet = cfqg->lat.unmet;

@@ -87,8 +87,8 @@ cfq_dump (struct sched *s, char *buf, size_t len)
     if (g->qos.on)
       dump_printf (&d, "  qos held=%d throttled=%llu reserved=%llu "
                    "r_tag=%lld\n", qos_held (&g->qos, cfqd->now),
-                   (unsigned long long) g->qos.st_held,
-                   (unsigned long long) g->qos.st_reserved,
+                   (unsigned long long) g->qos.done.held,
+                   (unsigned long long) g->qos.done.res_ios,
                    (long long) (g->qos.r_tag - cfqd->now));
   }
   if (cfqd->active_queue) {

@@ -596,7 +596,6 @@ qos_admit (struct qos_group *qg, const struct rq *rq, uint64_t now)
   if (!wait)
     return 0;
   qg->held_until[d] = now + wait;
-  qg->st_held++;
   qg->done.held++;
   if (qos_held (qg, now))
     qg->was_held = true;
@@ -643,7 +642,6 @@ qos_account (struct qos_group *qg, const struct rq *rq, uint64_t now,
   if (reserved) {
     qg->r_tag += spacing (qg, rq);
     qg->r_batch = true;
-    qg->st_reserved++;
     qg->done.res_ios++;
     qg->done.res_bytes += rq_bytes (rq);
   }
@@ -861,8 +859,8 @@ qos_group_stats (const struct qos_group *qg, uint64_t now,
                  stat_emit_fn *emit, void *opaque)
 {
   struct qos_snap q = {
-    .held = qos_held (qg, now), .throttled = qg->st_held,
-    .reserved = qg->st_reserved,
+    .held = qos_held (qg, now), .throttled = qg->done.held,
+    .reserved = qg->done.res_ios,
   };
 
   for (size_t i = 0; i < qos_nr_keys && q.set.n < STAT_KV_MAX; i++) {

@@ -190,10 +190,8 @@ struct qos_group {
   uint64_t held_until[QOS_NR_DIRS]; /* ns: a cap holds this direction */
   bool was_held;                /* held since its last turn */
 
-  /* Lifetime counters. */
-  uint64_t st_held;             /* requests a cap refused (each time) */
-  uint64_t st_reserved;         /* requests dispatched for the reservation */
-  struct qos_counts done;       /* what it dispatched while on (qos_account) */
+  struct qos_counts done;       /* lifetime: what it dispatched while on
+                                   (qos_account), and the caps' holds */
 };
 
 struct qos_sched {

@@ -164,7 +164,7 @@ test_iops_cap (void)
   }
   CHECK_LE (n, 2006);
   CHECK_GE (n, 2000);
-  CHECK_GT (qg.st_held, 0);
+  CHECK_GT (qg.done.held, 0);
   /* On a disk: the first window carries 10 more. */
   qos_sched_set_slice (&qs, QOS_SLICE_ROT);
   qos_group_set (&qs, &qg, &c, 30 * S);
@@ -568,7 +568,7 @@ test_tags (void)
   CHECK_PTR_EQ (qos_due (&qs, now), &qg);
   qos_dequeue (&qg, &rq);
   qos_account (&qg, &rq, now, true);
-  CHECK_EQ (qg.st_reserved, 1);
+  CHECK_EQ (qg.done.res_ios, 1);
   CHECK_EQ (qg.r_tag, now + 50 * MS);
   qos_enqueue (&qg, &rq, now);
   CHECK_NULL (qos_due (&qs, now));      /* beyond this batch (25 ms) */
@@ -590,7 +590,7 @@ test_tags (void)
   for (int i = 0; i < 1000; i++)
     qos_account (&qg, &rq, now, false);
   CHECK_EQ (qg.r_tag, now + 50 * MS);
-  CHECK_EQ (qg.st_reserved, 2);
+  CHECK_EQ (qg.done.res_ios, 2);
   qos_dequeue (&qg, &rq);
 
   /* On a disk a due group is served in batches of half a slice (50 ms):
