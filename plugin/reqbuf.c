@@ -22,8 +22,9 @@
  * only nbdkit's own calls change.
  *
  * reqbuf_realloc gives every block of a page or more page-aligned memory
- * (posix_memalign, the contents copied, the old block freed), and counts
- * such blocks against the request budget: the [device] memory budget
+ * (bigmem_alloc: mmap from 128 KiB on, so that a freed block goes back to
+ * the system whatever glibc's thresholds; the contents copied, the old
+ * block freed), and counts such blocks against the request budget: the [device] memory budget
  * less its fixed parts (cfg_memory_parts).  A growth that would pass the
  * budget fails, so nbdkit answers that request ENOMEM and the connection
  * goes on; nothing already acknowledged is touched.  Blocks above 1 MiB
@@ -62,6 +63,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "bigmem.h"
 #include "hostexe.h"
 #include "reqbuf.h"
 
@@ -218,7 +220,7 @@ reqbuf_realloc (void *p, size_t n)
       return NULL;
     }
     memcpy (q, p, n);
-    free (p);
+    bigmem_free (p, old, REQBUF_ALIGN);
     return q;
   }
   pthread_mutex_lock (&rb.mu);
@@ -235,34 +237,44 @@ reqbuf_realloc (void *p, size_t n)
   rb.st.in_use += n;                    /* reserved before allocating */
   pthread_mutex_unlock (&rb.mu);
 
-  if (posix_memalign (&q, REQBUF_ALIGN, n)) {
-    pthread_mutex_lock (&rb.mu);
-    rb.st.in_use -= n;
+  q = bigmem_alloc (n, REQBUF_ALIGN);
+  pthread_mutex_lock (&rb.mu);
+  rb.st.in_use -= n;
+  /* Every block of ours is counted: reqbuf_free knows it by its entry,
+   * and frees it as it was allocated.
+   */
+  if (q && slot_room ())
+    track (q, n);                       /* the reservation becomes q's */
+  else {
     if (old && slot_room ())
       track (p, old);
     pthread_mutex_unlock (&rb.mu);
+    bigmem_free (q, n, REQBUF_ALIGN);
     errno = ENOMEM;
     return NULL;
   }
+  pthread_mutex_unlock (&rb.mu);
   if (p) {
     size_t have = old ? old : malloc_usable_size (p);
 
     memcpy (q, p, have < n ? have : n);
-    free (p);
+    if (old)
+      bigmem_free (p, old, REQBUF_ALIGN);
+    else
+      free (p);
   }
-  pthread_mutex_lock (&rb.mu);
-  rb.st.in_use -= n;                    /* the reservation becomes q's */
-  if (slot_room ())
-    track (q, n);
-  pthread_mutex_unlock (&rb.mu);
   return q;
 }
 
 static void
 reqbuf_free (void *p)
 {
-  untrack (p);
-  free (p);
+  size_t size = untrack (p);
+
+  if (size)
+    bigmem_free (p, size, REQBUF_ALIGN);
+  else
+    free (p);
 }
 
 /* Cut the client off: nbdkit sees ETIMEDOUT and ends the connection. */
