@@ -380,7 +380,12 @@ cfqp_config_complete (void)
  * largest request (CFG_MAX_REQUEST, 32 MiB, also glibc's most): such a
  * buffer, freed, stays in its arena for the next request, and an arena's
  * top is given back past one largest request's worth (and by
- * give_back_memory when connections close).  Measured: MEASURED.
+ * give_back_memory when connections close).  Measured, RSS at 128 KiB
+ * against 32 MiB: test-churn.sh for 20 + 20 s, 77 against 76 MiB at the
+ * end (the thresholds raised with nbdkit's buffers still in the arenas:
+ * 222 MiB, and growing); 16 connections reading 256 KiB 8 deep from RBD
+ * (nbdkit --threads 64), 302 against 319 MiB at the peak and 33 against
+ * 41 MiB 3 s after they closed.
  *
  * Only where nbdkit's buffers are the plugin's (reqbuf_aligned): else
  * they would be in the arenas, and the mmap threshold stays 128 KiB.
