@@ -202,34 +202,61 @@ untrack (void *p)
   return size;
 }
 
+static void
+reqbuf_free (void *p)
+{
+  size_t size = untrack (p);
+
+  if (size)
+    bigmem_free (p, size, REQBUF_ALIGN);
+  else
+    free (p);
+}
+
+/* p's counted size, or 0 if it is not ours; p stays counted. */
+static size_t
+counted (void *p)
+{
+  size_t size = 0;
+
+  if (!p || ((uintptr_t) p & (REQBUF_ALIGN - 1)))
+    return 0;
+  pthread_mutex_lock (&rb.mu);
+  if (rb.nslots) {
+    struct slot *s = slot_find ((uintptr_t) p);
+
+    if (s->p)
+      size = s->size;
+  }
+  pthread_mutex_unlock (&rb.mu);
+  return size;
+}
+
+/* A block of ours (old bytes, counted) stays counted until it is freed:
+ * it is mmapped (bigmem), and its entry is how reqbuf_free knows to give
+ * it back as such.  So a failed growth leaves p as it was, entry and all.
+ */
 static void *
 reqbuf_realloc (void *p, size_t n)
 {
-  size_t old = untrack (p);
+  size_t old = counted (p);
   void *q;
 
   if (n < REQBUF_ALIGN) {
     if (!old)
       return realloc (p, n);
     q = malloc (n ? n : 1);
-    if (!q) {                           /* p stays: it still counts */
-      pthread_mutex_lock (&rb.mu);
-      if (slot_room ())
-        track (p, old);
-      pthread_mutex_unlock (&rb.mu);
+    if (!q)                             /* p stays: it still counts */
       return NULL;
-    }
     memcpy (q, p, n);
-    bigmem_free (p, old, REQBUF_ALIGN);
+    reqbuf_free (p);
     return q;
   }
   pthread_mutex_lock (&rb.mu);
-  if ((rb.limit && rb.st.in_use + n > (n <= REQBUF_SMALL ? rb.limit :
-                                        rb.limit / 4 * 3)) ||
+  if ((rb.limit && rb.st.in_use - old + n > (n <= REQBUF_SMALL ? rb.limit :
+                                              rb.limit / 4 * 3)) ||
       !slot_room ()) {
     rb.st.refused++;
-    if (old && slot_room ())            /* p stays as it was: count it */
-      track (p, old);
     pthread_mutex_unlock (&rb.mu);
     errno = ENOMEM;
     return NULL;
@@ -240,41 +267,21 @@ reqbuf_realloc (void *p, size_t n)
   q = bigmem_alloc (n, REQBUF_ALIGN);
   pthread_mutex_lock (&rb.mu);
   rb.st.in_use -= n;
-  /* Every block of ours is counted: reqbuf_free knows it by its entry,
-   * and frees it as it was allocated.
-   */
-  if (q && slot_room ())
-    track (q, n);                       /* the reservation becomes q's */
-  else {
-    if (old && slot_room ())
-      track (p, old);
+  if (!q || !slot_room ()) {
     pthread_mutex_unlock (&rb.mu);
     bigmem_free (q, n, REQBUF_ALIGN);
     errno = ENOMEM;
     return NULL;
   }
+  track (q, n);                         /* the reservation becomes q's */
   pthread_mutex_unlock (&rb.mu);
   if (p) {
     size_t have = old ? old : malloc_usable_size (p);
 
     memcpy (q, p, have < n ? have : n);
-    if (old)
-      bigmem_free (p, old, REQBUF_ALIGN);
-    else
-      free (p);
+    reqbuf_free (p);
   }
   return q;
-}
-
-static void
-reqbuf_free (void *p)
-{
-  size_t size = untrack (p);
-
-  if (size)
-    bigmem_free (p, size, REQBUF_ALIGN);
-  else
-    free (p);
 }
 
 /* Cut the client off: nbdkit sees ETIMEDOUT and ends the connection. */
