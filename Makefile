@@ -218,7 +218,7 @@ tests/nbd/%: tests/nbd/%.c $(FLAGS_STAMP)
 PLUGIN_UNIT := tests/unit/test-engine tests/unit/test-hold tests/unit/test-rangelock \
   tests/unit/test-loglimit tests/unit/test-statfmt
 tests/unit/test-engine: plugin/engine.o plugin/hold.o plugin/backend-null.o \
-	  plugin/bounce.o
+	  plugin/bounce.o plugin/bigmem.o
 tests/unit/test-hold: plugin/hold.o
 tests/unit/test-rangelock: plugin/rangelock.o
 tests/unit/test-loglimit: plugin/loglimit.o

@@ -11,6 +11,14 @@
  * lock, and reports each request with engine_complete.  No thread is made
  * per request, and nothing but the stack is touched by librbd's threads.
  *
+ * The direct path (engine.c): a worker that found the engine idle makes
+ * the backend quiet, and librbd's callback then wakes that worker (a
+ * futex) instead of the loop; the worker takes the stack itself.  So a
+ * request at queue depth 1 costs one thread wake-up after librbd's, not
+ * two (the loop, then the worker).  A callback that read quiet too early
+ * still writes the eventfd; the loop, finding the backend quiet, leaves
+ * the stack to the worker and wakes it.
+ *
  * Results.  A read that comes back short (the end of the image) reads
  * the rest as zeroes.  A write acknowledged by librbd with its cache off
  * (cache=none, the default: we schedule, and a second cache would hide
@@ -35,8 +43,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/futex.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include <ev.h>
 
@@ -484,15 +495,29 @@ struct rbd_backend {
   ev_io dw;                     /* efd readable: requests done */
   int efd;                      /* eventfd written by rbdk_done, -1 if none */
   struct rbd_io *done;          /* atomic: done, newest first (librbd's
-                                   threads push, the loop takes all) */
+                                   threads push, the loop or the quiet
+                                   worker takes all) */
+  int quiet;                    /* atomic, written under the lock: 1 while
+                                   a worker waits for completions itself */
+  uint32_t woken;               /* atomic: futex word of that worker, a
+                                   count bumped at each wake-up */
   struct rbd_io *free;          /* [lock] rbd_io to reuse */
 };
 
-/* On a thread of librbd's: r is done.  Push, then wake the loop if the
- * stack was empty: otherwise the push that made it non-empty woke it,
- * and the loop has not taken the stack yet (done_cb reads the eventfd
- * before it takes the stack, so nothing pushed after that read waits).
- * One write per batch, not per completion.
+/* Wake the quiet worker (if it sleeps in rbdk_wait). */
+static void
+wake_reaper (struct rbd_backend *b)
+{
+  __atomic_add_fetch (&b->woken, 1, __ATOMIC_SEQ_CST);
+  syscall (SYS_futex, &b->woken, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* On a thread of librbd's: r is done.  Push, then wake the loop (or
+ * the quiet worker) if the stack was empty: otherwise the push that made
+ * it non-empty woke it, and it has not taken the stack yet (done_cb
+ * reads the eventfd before it takes the stack, rbdk_wait reads the
+ * futex word before it looks at the stack, so nothing pushed after that
+ * read waits).  One wake-up per batch, not per completion.
  */
 static void
 rbdk_done (rbd_completion_t c, void *arg)
@@ -507,10 +532,13 @@ rbdk_done (rbd_completion_t c, void *arg)
   do
     io->next = head;
   while (!__atomic_compare_exchange_n (&b->done, &head, io, true,
-                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-  /* EAGAIN only: the counter is full, so the loop is woken anyway. */
-  if (!head)
-    (void) !write (b->efd, &one, sizeof one);
+                                       __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+  if (head)
+    return;
+  if (__atomic_load_n (&b->quiet, __ATOMIC_SEQ_CST))
+    wake_reaper (b);
+  else                  /* EAGAIN only: the counter is full, so the loop */
+    (void) !write (b->efd, &one, sizeof one);       /* is woken anyway */
 }
 
 /* Hand io to librbd: 0 or -errno (then librbd has nothing of it). */
@@ -603,15 +631,12 @@ finish_io (struct rbd_backend *b, struct rbd_io *io)
   engine_complete (b->e, r, res);
 }
 
+/* Under the lock: finish every request on the done stack. */
 static void
-done_cb (struct ev_loop *loop, ev_io *w, int revents)
+take_done (struct rbd_backend *b)
 {
-  struct rbd_backend *b = w->data;
   struct rbd_io *io, *fifo = NULL, *next;
-  uint64_t v;
 
-  if (read (b->efd, &v, sizeof v) < 0 && errno != EAGAIN)
-    return;
   io = __atomic_exchange_n (&b->done, NULL, __ATOMIC_ACQUIRE);
   for (; io; io = next) {       /* oldest first */
     next = io->next;
@@ -622,6 +647,24 @@ done_cb (struct ev_loop *loop, ev_io *w, int revents)
     next = io->next;
     finish_io (b, io);
   }
+}
+
+static void
+done_cb (struct ev_loop *loop, ev_io *w, int revents)
+{
+  struct rbd_backend *b = w->data;
+  uint64_t v;
+
+  if (read (b->efd, &v, sizeof v) < 0 && errno != EAGAIN)
+    return;
+  /* A worker waits for completions (a wake-up from a callback that read
+   * quiet before it was set): they are its to take, or it would sleep on.
+   */
+  if (__atomic_load_n (&b->quiet, __ATOMIC_RELAXED)) {
+    wake_reaper (b);
+    return;
+  }
+  take_done (b);
 }
 
 static int
@@ -645,6 +688,49 @@ rbdk_queue (struct backend *be, struct creq *r)
     io_put (b, io);
   }
   return err;
+}
+
+/* The direct path (see the top; engine.h says what each one does). */
+static int
+rbdk_quiet (struct backend *be, bool on, bool kick)
+{
+  struct rbd_backend *b = (struct rbd_backend *) be;
+
+  __atomic_store_n (&b->quiet, on, __ATOMIC_SEQ_CST);
+  /* Loud again: what completed while quiet and is still on the stack
+   * (the worker left with other requests at librbd) is the loop's.
+   */
+  if (!on && (kick || __atomic_load_n (&b->done, __ATOMIC_SEQ_CST))) {
+    uint64_t one = 1;
+
+    if (write (b->efd, &one, sizeof one) < 0 && errno != EAGAIN)
+      return -errno;
+  }
+  return __atomic_load_n (&b->done, __ATOMIC_SEQ_CST) != NULL;
+}
+
+/* Without the lock: sleep until the stack is not empty, 100 ms at most
+ * (then the caller looks again).
+ */
+static int
+rbdk_wait (struct backend *be)
+{
+  struct rbd_backend *b = (struct rbd_backend *) be;
+  struct timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
+  uint32_t seen = __atomic_load_n (&b->woken, __ATOMIC_SEQ_CST);
+
+  if (__atomic_load_n (&b->done, __ATOMIC_SEQ_CST))
+    return 0;
+  if (syscall (SYS_futex, &b->woken, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0)
+      == -1 && errno != EAGAIN && errno != EINTR && errno != ETIMEDOUT)
+    return -errno;
+  return 0;
+}
+
+static void
+rbdk_reap (struct backend *be)
+{
+  take_done ((struct rbd_backend *) be);
 }
 
 /* Everything went to librbd in rbdk_queue. */
@@ -704,6 +790,9 @@ const struct backend_ops rbd_backend_ops = {
   .destroy = rbdk_destroy,
   .queue = rbdk_queue,
   .submit = rbdk_submit,
+  .quiet = rbdk_quiet,
+  .wait = rbdk_wait,
+  .reap = rbdk_reap,
 };
 
 #endif /* HAVE_RBD */

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bigmem.h"
 #include "bounce.h"
 #include "poolshare.h"
 
@@ -115,6 +116,13 @@ pbuf_of (void *p)
   return (struct pbuf *) ((char *) p - pool.align);
 }
 
+/* Give b's memory back (bigmem: mmapped from 128 KiB on). */
+static void
+pbuf_free (struct pbuf *b)
+{
+  bigmem_free (b, pool.align + b->size, pool.align);
+}
+
 int
 bounce_init (size_t align, size_t cap, unsigned groups, bool shares)
 {
@@ -162,7 +170,7 @@ bounce_fini (void)
   pthread_mutex_lock (&pool.mu);
   while ((b = pool.list) != NULL) {
     pool.list = b->next;
-    free (b);
+    pbuf_free (b);
   }
   pool.cached = 0;
   pool.ready = false;
@@ -399,11 +407,11 @@ bounce_alloc (struct bounce_wait *w)
     struct pbuf *b = w->drop;
 
     w->drop = b->next;
-    free (b);
+    pbuf_free (b);
   }
   if (w->buf)
     return 0;
-  if (posix_memalign (&p, pool.align, pool.align + w->size) == 0) {
+  if ((p = bigmem_alloc (pool.align + w->size, pool.align)) != NULL) {
     struct pbuf *b = p;
 
     b->size = w->size;
@@ -459,7 +467,8 @@ bounce_put (void *p)
   }
   serve (&done, now);
   pthread_mutex_unlock (&pool.mu);
-  free (drop);
+  if (drop)
+    pbuf_free (drop);
   tell (done);
 }
 

@@ -54,6 +54,7 @@
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
 #include "backing.h"
+#include "bigmem.h"
 #include "bounce.h"
 #include "devmodel.h"
 #include "engine.h"
@@ -365,29 +366,57 @@ cfqp_config_complete (void)
 /* glibc serves an allocation above the mmap threshold (128 KiB at
  * start) with its own mmap, given back to the system when freed; below
  * it, from the thread's arena, where freed memory stays as long as any
- * chunk above it lives.  But glibc raises the threshold to the size of
- * each mmapped chunk freed, up to 32 MiB: once the first large request
- * buffer (nbdkit's, or one of our pool's) is freed, every later request
- * buffer of up to that size comes from an arena.  With 64 connections
- * dropped mid-request for 20 s (tests/stress/test-churn.sh), RSS grew
- * from 63 to 105 MiB, held in a dozen arenas of 13 MiB that malloc_trim
- * could not shrink; with the threshold fixed at 128 KiB, 30 to 34 MiB.
- * Setting the threshold fixes it (glibc then stops adjusting it), for
- * the whole nbdkit process, unless the environment already chose one
- * (MALLOC_MMAP_THRESHOLD_, GLIBC_TUNABLES=glibc.malloc.mmap_threshold).
+ * chunk above it lives, and the top of an arena is given back when more
+ * than the trim threshold (128 KiB at start) is free there.  Left alone,
+ * glibc raises both as mmapped chunks are freed, and once nbdkit's
+ * request buffers and the pool's came from arenas, 64 connections
+ * dropped mid-request for 20 s (tests/stress/test-churn.sh) left RSS at
+ * 105 MiB instead of 63, held in a dozen arenas that malloc_trim could
+ * not shrink.  Those buffers are now mmapped by the plugin itself
+ * (bigmem.c), whatever the thresholds say.
+ *
+ * At 128 KiB, though, every other buffer of a larger request is fresh
+ * memory: librados allocates one for each read's reply and frees it once
+ * the data is copied out, and its messenger thread reads the reply from
+ * the socket into pages it faults in one by one: 256 KiB sequential
+ * reads from RBD ran at 0.35x qemu-storage-daemon's rate, 30% of the
+ * server's CPU in page faults.  So both thresholds are fixed at the
+ * largest request (CFG_MAX_REQUEST, 32 MiB, also glibc's most): such a
+ * buffer, freed, stays in its arena for the next request, and an arena's
+ * top is given back past one largest request's worth (and by
+ * give_back_memory when connections close).  Measured, RSS at 128 KiB
+ * against 32 MiB: test-churn.sh for 20 + 20 s, 77 against 76 MiB at the
+ * end (the thresholds raised with nbdkit's buffers still in the arenas:
+ * 222 MiB, and growing); 16 connections reading 256 KiB 8 deep from RBD
+ * (nbdkit --threads 64), 302 against 319 MiB at the peak and 33 against
+ * 41 MiB 3 s after they closed.
+ *
+ * Only where nbdkit's buffers are the plugin's (reqbuf_aligned): else
+ * they would be in the arenas, and the mmap threshold stays 128 KiB.
+ * Fixed, glibc stops adjusting them, for the whole nbdkit process, unless
+ * the environment already chose them (MALLOC_MMAP_THRESHOLD_,
+ * MALLOC_TRIM_THRESHOLD_, GLIBC_TUNABLES=glibc.malloc.mmap_threshold,
+ * glibc.malloc.trim_threshold).
  */
-#define CFQP_MMAP_THRESHOLD (128 << 10)         /* bytes: glibc's default */
+#define CFQP_MMAP_THRESHOLD CFG_MAX_REQUEST     /* bytes */
+#define CFQP_TRIM_THRESHOLD CFG_MAX_REQUEST     /* bytes */
 
 static void
-fix_mmap_threshold (void)
+fix_malloc_thresholds (void)
 {
   const char *t = getenv ("GLIBC_TUNABLES");
+  int mmap_at = reqbuf_aligned () ? CFQP_MMAP_THRESHOLD : BIGMEM_MIN;
 
-  if (getenv ("MALLOC_MMAP_THRESHOLD_") || (t && strstr (t, "mmap_threshold")))
-    return;
-  if (mallopt (M_MMAP_THRESHOLD, CFQP_MMAP_THRESHOLD) != 1)
+  if (!getenv ("MALLOC_MMAP_THRESHOLD_") &&
+      !(t && strstr (t, "mmap_threshold")) &&
+      mallopt (M_MMAP_THRESHOLD, mmap_at) != 1)
     nbdkit_debug ("cfq: mallopt M_MMAP_THRESHOLD failed: glibc's dynamic "
                   "threshold stays");
+  if (!getenv ("MALLOC_TRIM_THRESHOLD_") &&
+      !(t && strstr (t, "trim_threshold")) &&
+      mallopt (M_TRIM_THRESHOLD, reqbuf_aligned () ? CFQP_TRIM_THRESHOLD :
+               BIGMEM_MIN) != 1)
+    nbdkit_debug ("cfq: mallopt M_TRIM_THRESHOLD failed");
 }
 
 /* -D cfq.pool_share=0: the buffer pool serves the oldest waiter that
@@ -401,7 +430,7 @@ cfqp_get_ready (void)
 {
   int err;
 
-  fix_mmap_threshold ();
+  fix_malloc_thresholds ();
 
   err = bk_open_all (cfqp_file, tn_model ());
   rbdk_probe_end ();            /* before nbdkit's fork (rbd.h) */
@@ -621,8 +650,8 @@ cfqp_open (int readonly)
 }
 
 /* Memory that connections leave behind.  Small allocations come from
- * glibc's per-thread arenas (large ones are mmapped: see
- * fix_mmap_threshold), and a freed chunk that is not at the top of its
+ * glibc's per-thread arenas (request buffers too: see
+ * fix_malloc_thresholds), and a freed chunk that is not at the top of its
  * arena stays in the process: with clients coming and going, RSS crept
  * up by 70 MiB a minute (tests/stress/test-churn.sh).  So when a connection closes,
  * at most once a second, the free memory of every arena is given back

@@ -22,8 +22,9 @@
  * only nbdkit's own calls change.
  *
  * reqbuf_realloc gives every block of a page or more page-aligned memory
- * (posix_memalign, the contents copied, the old block freed), and counts
- * such blocks against the request budget: the [device] memory budget
+ * (bigmem_alloc: mmap from 128 KiB on, so that a freed block goes back to
+ * the system whatever glibc's thresholds; the contents copied, the old
+ * block freed), and counts such blocks against the request budget: the [device] memory budget
  * less its fixed parts (cfg_memory_parts).  A growth that would pass the
  * budget fails, so nbdkit answers that request ENOMEM and the connection
  * goes on; nothing already acknowledged is touched.  Blocks above 1 MiB
@@ -62,6 +63,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "bigmem.h"
 #include "hostexe.h"
 #include "reqbuf.h"
 
@@ -200,34 +202,61 @@ untrack (void *p)
   return size;
 }
 
+static void
+reqbuf_free (void *p)
+{
+  size_t size = untrack (p);
+
+  if (size)
+    bigmem_free (p, size, REQBUF_ALIGN);
+  else
+    free (p);
+}
+
+/* p's counted size, or 0 if it is not ours; p stays counted. */
+static size_t
+counted (void *p)
+{
+  size_t size = 0;
+
+  if (!p || ((uintptr_t) p & (REQBUF_ALIGN - 1)))
+    return 0;
+  pthread_mutex_lock (&rb.mu);
+  if (rb.nslots) {
+    struct slot *s = slot_find ((uintptr_t) p);
+
+    if (s->p)
+      size = s->size;
+  }
+  pthread_mutex_unlock (&rb.mu);
+  return size;
+}
+
+/* A block of ours (old bytes, counted) stays counted until it is freed:
+ * it is mmapped (bigmem), and its entry is how reqbuf_free knows to give
+ * it back as such.  So a failed growth leaves p as it was, entry and all.
+ */
 static void *
 reqbuf_realloc (void *p, size_t n)
 {
-  size_t old = untrack (p);
+  size_t old = counted (p);
   void *q;
 
   if (n < REQBUF_ALIGN) {
     if (!old)
       return realloc (p, n);
     q = malloc (n ? n : 1);
-    if (!q) {                           /* p stays: it still counts */
-      pthread_mutex_lock (&rb.mu);
-      if (slot_room ())
-        track (p, old);
-      pthread_mutex_unlock (&rb.mu);
+    if (!q)                             /* p stays: it still counts */
       return NULL;
-    }
     memcpy (q, p, n);
-    free (p);
+    reqbuf_free (p);
     return q;
   }
   pthread_mutex_lock (&rb.mu);
-  if ((rb.limit && rb.st.in_use + n > (n <= REQBUF_SMALL ? rb.limit :
-                                        rb.limit / 4 * 3)) ||
+  if ((rb.limit && rb.st.in_use - old + n > (n <= REQBUF_SMALL ? rb.limit :
+                                              rb.limit / 4 * 3)) ||
       !slot_room ()) {
     rb.st.refused++;
-    if (old && slot_room ())            /* p stays as it was: count it */
-      track (p, old);
     pthread_mutex_unlock (&rb.mu);
     errno = ENOMEM;
     return NULL;
@@ -235,34 +264,24 @@ reqbuf_realloc (void *p, size_t n)
   rb.st.in_use += n;                    /* reserved before allocating */
   pthread_mutex_unlock (&rb.mu);
 
-  if (posix_memalign (&q, REQBUF_ALIGN, n)) {
-    pthread_mutex_lock (&rb.mu);
-    rb.st.in_use -= n;
-    if (old && slot_room ())
-      track (p, old);
+  q = bigmem_alloc (n, REQBUF_ALIGN);
+  pthread_mutex_lock (&rb.mu);
+  rb.st.in_use -= n;
+  if (!q || !slot_room ()) {
     pthread_mutex_unlock (&rb.mu);
+    bigmem_free (q, n, REQBUF_ALIGN);
     errno = ENOMEM;
     return NULL;
   }
+  track (q, n);                         /* the reservation becomes q's */
+  pthread_mutex_unlock (&rb.mu);
   if (p) {
     size_t have = old ? old : malloc_usable_size (p);
 
     memcpy (q, p, have < n ? have : n);
-    free (p);
+    reqbuf_free (p);
   }
-  pthread_mutex_lock (&rb.mu);
-  rb.st.in_use -= n;                    /* the reservation becomes q's */
-  if (slot_room ())
-    track (q, n);
-  pthread_mutex_unlock (&rb.mu);
   return q;
-}
-
-static void
-reqbuf_free (void *p)
-{
-  untrack (p);
-  free (p);
 }
 
 /* Cut the client off: nbdkit sees ETIMEDOUT and ends the connection. */

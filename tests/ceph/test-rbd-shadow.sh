@@ -6,6 +6,8 @@
 #  1. the device an image (image=), each scheduler, a tiny queue_depth and
 #     cache=page (librbd's cache on); after the server stops, the image
 #     itself (rbd export) must equal the final read-back;
+#  1b. one connection one request deep: correct, and most requests are
+#     reaped by the worker that waits for them (the direct path);
 #  2. an export with an image of its own ([export] file = rbd:IMAGE) next
 #     to a region of the device, both written at once;
 #  3. many small unaligned requests in 64 KiB ("hot" sectors);
@@ -41,6 +43,20 @@ shadow_run cfq 1 scheduler=cfq
 shadow_run fifo 2 scheduler=fifo
 shadow_run qd2 3 queue_depth=2
 shadow_run page 4 cache=page
+
+# ---- 1b. one request deep: the worker waits for librbd itself --------------
+# (the direct path: librbd's callback wakes the worker, not the loop); the
+# dispatcher's count at exit says how many waits a worker reaped.
+img=$(rbd_image_from qd1 "$TESTDIR/disk.orig")
+start_nbdkit qd1 -v -- backend=rbd image="$img" scheduler=fifo
+"$SHADOW" -u -s 8 -n 400 -c 1 -d 1 -l 65536 -i "$TESTDIR/disk.orig" \
+  "${NBDKIT_SOCK[qd1]}" || fail "qd1: shadow failed, seed 8"
+stop_nbdkit qd1
+reaps=$(sed -n 's/.*cfq: dispatcher: .* \([0-9]*\) worker reaps.*/\1/p' \
+          "$TESTDIR/qd1.log")
+echo "== qd1: ${reaps:-no} worker reaps"
+[ "${reaps:-0}" -ge 200 ] ||
+  fail "qd1: ${reaps:-no} of 400 requests one deep reaped by their worker"
 
 # ---- 2. an export with an image of its own -------------------------------------
 dev=$(rbd_image_from dev "$TESTDIR/disk.orig")
