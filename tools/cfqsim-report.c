@@ -176,6 +176,13 @@ report_sum_jobs (struct report *r)
     r->tbytes += j->bytes;
     r->tios += j->ios;
   }
+  /* A tenant whose work was done ran until then, as fio's job_runtime. */
+  for (unsigned i = 0; i < cfg.m->nr_tenants; i++) {
+    struct tenant_res *tres = &r->tr[i];
+    if (tres->t && tres->t->number_ios && tres->done
+        && tres->conns_done == tres->t->connections)
+      tres->win = tres->done;
+  }
 }
 
 /* Jain's index over each tenant's connections (their IOPS), and over the

@@ -279,8 +279,11 @@ class Lab:
                     x = e["tenants"].get(t.name)
                     if x and solo.get(t.name) and x.get("iops"):
                         x["slowdown"] = solo[t.name]["iops"] / x["iops"]
+                    if x and solo.get(t.name) and x.get("done_s") and solo[t.name].get("done_s"):
+                        x["done_slowdown"] = x["done_s"] / solo[t.name]["done_s"]
             rep["systems"].append(e)
-        rep["solo"] = {k: {"iops": v["iops"], "mibs": v["mibs"], "lat_ms": v["lat_ms"]}
+        rep["solo"] = {k: {"iops": v["iops"], "mibs": v["mibs"], "lat_ms": v["lat_ms"],
+                           "done_s": v.get("done_s")}
                        for k, v in solo.items() if v}
         text = table(rep)
         with open(os.path.join(self.out, "report.txt"), "w") as f:
