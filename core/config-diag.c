@@ -73,8 +73,8 @@ static const char *const export_keys[] = {
 
 static const char *const tenant_keys[] = {
   "export", "connections", "rw", "rwmixread", "bs", "iodepth", "thinktime",
-  "thinktime_blocks", "rate_iops", "rate", "fsync", "offset", "size", "start", "stop", "class",
-  "prio", "workload", NULL,
+  "thinktime_blocks", "number_ios", "rate_iops", "rate", "fsync", "offset",
+  "size", "start", "stop", "class", "prio", "workload", NULL,
 };
 
 static const char *const sim_keys[] = { "duration", "seed", NULL };

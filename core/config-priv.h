@@ -132,8 +132,8 @@ struct xtenant {
   bool bad;                     /* a value was refused: skip checks */
   unsigned line;                /* of the header */
   unsigned l_export, l_connections, l_rw, l_rwmixread, l_bs, l_iodepth,
-    l_thinktime, l_thinktime_blocks, l_rate_iops, l_rate, l_fsync, l_offset, l_size, l_start,
-    l_stop, l_class, l_prio, l_workload;
+    l_thinktime, l_thinktime_blocks, l_number_ios, l_rate_iops, l_rate,
+    l_fsync, l_offset, l_size, l_start, l_stop, l_class, l_prio, l_workload;
 };
 
 /* An [event NAME]: a control command at a time (core/config.h). */

@@ -284,6 +284,11 @@ set_tenant_key (struct cfg *cfg, struct xtenant *x, const char *key,
         && (ok = count_key (cfg, key, value, 1, 1u << 30, &v)))
       t->thinktime_blocks = v;
   }
+  else if (strcmp (key, "number_ios") == 0) {
+    if (first_time (cfg, &x->l_number_ios, key)
+        && (ok = count_key (cfg, key, value, 1, CFG_NUMBER_IOS_MAX, &v)))
+      t->number_ios = v;
+  }
   else if (strcmp (key, "rate_iops") == 0) {
     if (first_time (cfg, &x->l_rate_iops, key)
         && (ok = count_key (cfg, key, value, 1, NSEC_PER_SEC, &v)))

@@ -212,6 +212,7 @@ struct cfg_export {
  */
 #define CFG_CONNECTIONS_MAX 4096        /* connections of one tenant */
 #define CFG_IODEPTH_MAX 1024            /* requests one connection keeps */
+#define CFG_NUMBER_IOS_MAX (1ull << 40) /* requests: number_ios */
 #define CFG_BS_MAX (32u << 20)          /* bytes: NBD's largest request */
 #define CFG_SECTOR 512                  /* bytes: bs and offset unit */
 
@@ -252,6 +253,8 @@ struct cfg_tenant {
   unsigned thinktime_blocks;    /* requests: with thinktime, think only
                                    after this many were sent and all of
                                    them came back (fio's); 0: per slot */
+  uint64_t number_ios;          /* requests per connection: it stops
+                                   after this many (fio's); 0: no limit */
   uint64_t rate_iops;           /* per connection; 0: unlimited */
   uint64_t rate;                /* bytes/s per connection; 0: unlimited */
   unsigned fsync;               /* flush after every N writes; 0: never */

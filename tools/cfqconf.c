@@ -516,11 +516,13 @@ json_tenants (const struct cfg_model *m)
     jkv ("rw", t->rw, ", ");
     printf ("\"rwmixread\": %u, \"skip\": %llu, \"bs\": %u, "
             "\"iodepth\": %u, \"thinktime_ns\": %llu, "
-            "\"thinktime_blocks\": %u, \"rate_iops\": %llu, "
+            "\"thinktime_blocks\": %u, \"number_ios\": %llu, "
+            "\"rate_iops\": %llu, "
             "\"rate\": %llu, \"fsync\": %u, \"offset\": %llu, "
             "\"size\": %llu, \"start_ns\": %llu, \"stop_ns\": %llu, ",
             t->rwmixread, (unsigned long long) t->skip, t->bs, t->iodepth,
             (unsigned long long) t->thinktime, t->thinktime_blocks,
+            (unsigned long long) t->number_ios,
             (unsigned long long) t->rate_iops, (unsigned long long) t->rate,
             t->fsync, (unsigned long long) t->offset,
             (unsigned long long) t->size, (unsigned long long) t->start,

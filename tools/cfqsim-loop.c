@@ -140,7 +140,7 @@ job_arrive (struct job *j, uint64_t now)
   uint64_t off, t_ok;
   bool write;
 
-  if (now >= j->stop)
+  if (now >= j->stop || (j->number_ios && j->issued >= j->number_ios))
     return;                     /* the slot retires */
   if (j->fsync_wait) {
     j->parked++;
@@ -275,6 +275,8 @@ on_complete (struct simrq *sr, uint64_t now)
     return;
   }
   j->ios++;
+  if (j->ios == j->number_ios)
+    j->done_at = now;           /* its work is done */
   j->writes_done += sr->rq.op == RQ_WRITE;
   j->bytes += sr->rq.len;
   series_add (&cfg.sec, &j->sec, now, sr->rq.len, 0);

@@ -52,6 +52,9 @@ struct tenant_res {
   struct hist lat;
   struct hist fsync_lat;        /* write batch -> its flush done */
   double jain_conn;             /* Jain of its connections' IOPS */
+  uint64_t done;                /* ns: with number_ios, from its start to
+                                   its last connection's last completion */
+  unsigned conns_done;          /* connections that did number_ios */
   struct series_counts by_win;  /* per window (--window) */
   struct series_counts by_sec;  /* per second */
 };
@@ -160,6 +163,11 @@ report_sum_jobs (struct report *r)
     tres->flushes += j->flushes;
     tres->writes += j->writes_done;
     tres->win = j->stop - j->start;
+    if (j->number_ios && j->ios >= j->number_ios) {
+      tres->conns_done++;
+      if (j->done_at - j->start > tres->done)
+        tres->done = j->done_at - j->start;
+    }
     hist_merge (&tres->lat, &j->lat);
     hist_merge (&tres->fsync_lat, &j->fsync_lat);
     g->bytes += j->bytes;
@@ -167,6 +175,13 @@ report_sum_jobs (struct report *r)
     hist_merge (&g->lat, &j->lat);
     r->tbytes += j->bytes;
     r->tios += j->ios;
+  }
+  /* A tenant whose work was done ran until then, as fio's job_runtime. */
+  for (unsigned i = 0; i < cfg.m->nr_tenants; i++) {
+    struct tenant_res *tres = &r->tr[i];
+    if (tres->t && tres->t->number_ios && tres->done
+        && tres->conns_done == tres->t->connections)
+      tres->win = tres->done;
   }
 }
 
@@ -304,6 +319,16 @@ report_json_tenant (const struct report *r, const struct tenant_res *tres)
           us (hist_quantile (&tres->fsync_lat, 0.90)),
           us (tres->fsync_lat.max),
           r->tbytes ? (double) tres->bytes / r->tbytes : 0, tres->jain_conn);
+  /* With number_ios: from its start to its last request's completion
+   * (its last connection's), or null when not every connection got
+   * there by the end.
+   */
+  printf (", \"number_ios\": %" PRIu64 ", \"done_s\": ",
+          tres->t->number_ios);
+  if (tres->t->number_ios && tres->conns_done == tres->t->connections)
+    printf ("%.9f", (double) tres->done / 1e9);
+  else
+    printf ("null");
   if (cfg.window)
     json_windows (&tres->by_win);
   json_lat_cdf (&tres->lat);
@@ -477,6 +502,18 @@ report_text_tenants (const struct report *r)
             hist_quantile (&tres->lat, 0.50) / 1e6,
             hist_quantile (&tres->lat, 0.99) / 1e6, tres->lat.max / 1e6,
             r->tbytes ? (double) tres->bytes / r->tbytes : 0);
+  }
+  /* A tenant with a fixed amount of work: when it was done. */
+  for (unsigned i = 0; i < cfg.m->nr_tenants; i++) {
+    const struct tenant_res *tres = &r->tr[i];
+    if (!cfg.tenant_on[i] || !tres->t->number_ios)
+      continue;
+    printf ("%s: %" PRIu64 " requests a connection, ", tres->t->name,
+            tres->t->number_ios);
+    if (tres->conns_done == tres->t->connections)
+      printf ("done in %.3f s\n", (double) tres->done / 1e9);
+    else
+      printf ("not done by the end (%" PRIu64 " requests)\n", tres->ios);
   }
 }
 

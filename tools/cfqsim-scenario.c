@@ -149,6 +149,7 @@ sim_setup (void)
       j->depth = t->iodepth;
       j->think = t->thinktime;
       j->think_blocks = t->thinktime ? t->thinktime_blocks : 0;
+      j->number_ios = t->number_ios;
       j->rate_iops = t->rate_iops;
       j->rate = t->rate;
       j->fsync = t->fsync;

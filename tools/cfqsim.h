@@ -78,6 +78,8 @@ struct job {
   unsigned depth;               /* outstanding data requests */
   uint64_t think;               /* ns from a completion to the next submit */
   unsigned think_blocks;        /* requests per burst; 0: think per slot */
+  uint64_t number_ios;          /* requests: it stops after this many;
+                                   0: no limit */
   uint64_t rate_iops, rate;     /* per connection; 0: unlimited */
   unsigned fsync;               /* flush after every N writes; 0 never */
   uint64_t start, stop;         /* ns: active window */
@@ -104,6 +106,8 @@ struct job {
   /* results, counted for completions at or before the end */
   uint64_t bytes, ios, flushes;
   uint64_t writes_done;         /* of ios, the writes */
+  uint64_t done_at;             /* ns: its number_ios-th completion, once
+                                   ios reached number_ios */
   struct hist lat;              /* ns: data request latency, insert->done */
   struct hist fsync_lat;        /* ns: first write of a batch -> its flush
                                    done (what fsync-tester times) */

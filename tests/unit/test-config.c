@@ -1219,7 +1219,8 @@ test_tenants (void)
                   "[export]\noffset = 1G\nwrites = sync\n"
                   "[tenant w]\nconnections = 4\nrw = randrw\nrwmixread = 70\n"
                   "bs = 64k\niodepth = 8\nthinktime = 250us\nthinktime_blocks = 32\n"
-                  "rate_iops = 100\nrate = 1.5MB/s\nfsync = 8\noffset = 1M\nsize = 10G\n"
+                  "number_ios = 300\nrate_iops = 100\nrate = 1.5MB/s\nfsync = 8\n"
+                  "offset = 1M\nsize = 10G\n"
                   "start = 1s\nstop = 1500ms\nclass = idle\nprio = 7\n"
                   "[tenant s]\nrw = read:192k\nbs = 64k\n", &rc);
   CHECK_EQ (rc, 0);
@@ -1239,6 +1240,7 @@ test_tenants (void)
   CHECK_EQ (t->iodepth, 8);
   CHECK_EQ (t->thinktime, 250 * NSEC_PER_USEC);
   CHECK_EQ (t->thinktime_blocks, 32);
+  CHECK_EQ (t->number_ios, 300);
   CHECK_EQ (t->rate_iops, 100);
   CHECK_EQ (t->rate, 1500000);
   CHECK_EQ (t->fsync, 8);
@@ -1290,6 +1292,8 @@ test_tenants (void)
            " less than 2^64 bytes/s)\n");
   SIM_BAD (SIM "[tenant t]\nexport = e\nthinktime_blocks = 0\n",
            "s.job:7: thinktime_blocks = 0: out of range 1..1073741824\n");
+  SIM_BAD (SIM "[tenant t]\nexport = e\nnumber_ios = 0\n",
+           "s.job:7: number_ios = 0: out of range 1..1099511627776\n");
   SIM_BAD (SIM "[tenant t]\nexport = e\nthinktime = 5\n",
            "s.job:7: thinktime = 5: not a time (want a number with ns, us,"
            " ms or s)\n");

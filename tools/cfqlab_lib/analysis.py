@@ -313,6 +313,13 @@ def fio_numbers(lab, cr, tenants):
         flushes = sum(j.get("sync", {}).get("total_ios", 0) for j in jobs)
         conn_iops = [(j["read"]["total_ios"] + j["write"]["total_ios"]) /
                      max(1e-9, j["job_runtime"] / 1000.0) for j in jobs]
+        # A fixed amount of work: fio's job ran from its start to its
+        # number_ios-th completion; done when every connection got there.
+        n = t.d.get("number_ios") or 0
+        done = None
+        if n and jobs and t.workload == "fio" and all(
+                j["read"]["total_ios"] + j["write"]["total_ios"] >= n for j in jobs):
+            done = max(j["job_runtime"] for j in jobs) / 1000.0
         res["tenants"][t.name] = {
             "jain_connections": jain(conn_iops) if len(conn_iops) > 1 else None,
             "bytes": byts, "ios": ios, "runtime_s": rt,
@@ -320,6 +327,7 @@ def fio_numbers(lab, cr, tenants):
             "lat_ms": {"p50": p50, "p90": p90, "p99": p99, "p999": p999, "max": mx,
                        "mean": mean},
             "flushes": flushes, "bins": bins, "workload": t.workload,
+            "done_s": done,
         }
     for t in tenants:
         x = getattr(cr, "special", {}).get(t.name)
@@ -375,12 +383,15 @@ def sim_numbers(lab, cr, tenants, duration):
         if x is None:
             continue
         st, en = t.window(duration)
+        if x.get("done_s") is not None:
+            en = st + x["done_s"]      # its work was done: it stopped
         lat = x.get("lat_us", {})
         res["tenants"][t.name] = {
             "bytes": x["bytes"], "ios": x["ios"], "iops": x["iops"], "mibs": x["mib_s"],
             "runtime_s": en - st,
             "lat_ms": {k: _ms(lat.get(k)) for k in LAT_KEYS},
             "flushes": x.get("flushes", 0), "bins": None,
+            "done_s": x.get("done_s"),
             "jain_connections": x.get("jain_connections") if t.conns > 1 else None,
             "cdf": [[v / 1000.0, q] for q, v in x.get("lat_cdf_us", [])] or None}
         if "series_bytes" in x:
@@ -529,6 +540,14 @@ def combine_rounds(rounds, tenants):
         o = {k: median([r.get(k) for r in rs]) for k in TENANT_KEYS + ["bytes", "ios"]}
         o["lat_ms"] = {k: median([r["lat_ms"].get(k) for r in rs]) for k in LAT_KEYS}
         o["flushes"] = median([r.get("flushes") for r in rs])
+        if t.d.get("number_ios"):
+            # Not done in a round (None) counts as the slowest.
+            done = [r.get("done_s") for r in rs]
+            o["done_s_rounds"] = done
+            o["done_s"] = (statistics.median([math.inf if v is None else v for v in done])
+                           if done else None)
+            if o["done_s"] == math.inf:
+                o["done_s"] = None
         o["jain_connections"] = median([r.get("jain_connections") for r in rs])
         o["workload"] = rs[0].get("workload", "fio")
         if rs[0].get("metric"):

@@ -77,6 +77,10 @@ def fio_jobfile(path, scn, tenants, targets, logdir, duration, seed, shift=0.0,
                     lines.append("rate=%d" % d["rate"])
                 if d.get("fsync"):
                     lines.append("fsync=%d" % d["fsync"])
+                if d.get("number_ios"):
+                    # A fixed amount of work: fio ignores number_ios in a
+                    # time_based job.
+                    lines += ["number_ios=%d" % d["number_ios"], "time_based=0"]
             if start > 0:
                 lines.append("startdelay=%s" % fio_time(start))
             lines.append("")

@@ -181,12 +181,13 @@ class Lab:
         results = {s.name: [] for s in runnable}
         errors = {s.name: [] for s in runnable}
         solo = {}
+        solo_sched = self.solo_sched()
         for t in solo_tenants:
             st, en = t.window(scn.duration)
-            Progress.next("solo %s on fifo" % t.name)
+            Progress.next("solo %s on %s" % (t.name, solo_sched))
             sysd = os.path.join(self.out, "runs", "solo-%s" % t.name)
             os.makedirs(sysd, exist_ok=True)
-            s = Ours("fifo", "fifo")
+            s = Ours(solo_sched, solo_sched)
             with self.lock:
                 cr = s.run(self, sysd, [t], en, scn.seed, shift=st)
             if cr.error:
@@ -214,6 +215,16 @@ class Lab:
                     self.run_one(s, r, k, d, fifo, results, errors, solo)
         Progress.clear()
         return self.report(runnable, skipped, results, errors, solo)
+
+    def solo_sched(self):
+        """fifo for the runs alone, unless a group has what fifo refuses
+        (a boost, a latency target, a cap or a reservation): then cfq,
+        with the tenant alone on the device all the same."""
+        for g in self.scn.groups.values():
+            if g.get("boost") or g.get("latency_target") or any(
+                    g.get(q["name"]) for q in self.scn.qos_keys):
+                return "cfq"
+        return "fifo"
 
     def run_one(self, s, r, k, sysd, fifo, results, errors, solo):
         scn = self.scn
@@ -279,8 +290,11 @@ class Lab:
                     x = e["tenants"].get(t.name)
                     if x and solo.get(t.name) and x.get("iops"):
                         x["slowdown"] = solo[t.name]["iops"] / x["iops"]
+                    if x and solo.get(t.name) and x.get("done_s") and solo[t.name].get("done_s"):
+                        x["done_slowdown"] = x["done_s"] / solo[t.name]["done_s"]
             rep["systems"].append(e)
-        rep["solo"] = {k: {"iops": v["iops"], "mibs": v["mibs"], "lat_ms": v["lat_ms"]}
+        rep["solo"] = {k: {"iops": v["iops"], "mibs": v["mibs"], "lat_ms": v["lat_ms"],
+                           "done_s": v.get("done_s"), "scheduler": self.solo_sched()}
                        for k, v in solo.items() if v}
         text = table(rep)
         with open(os.path.join(self.out, "report.txt"), "w") as f:

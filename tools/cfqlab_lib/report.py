@@ -55,6 +55,8 @@ def table(rep):
                     {"fsync-tester": "of write + fsync", "dd": "of each write",
                      "mmap": "of each fault's read", "fs_mark": "none"}.get(x["workload"], ""),
                     fmt(x["lat_ms"].get("p90"), 2)))
+            if t.get("number_ios"):
+                L.append("%-*s   %s" % (sw, "", done_line(t, x, rep.get("solo") or {})))
         wc = "; ".join("%s stops at %ss: %s" % (
             w["tenant"], fmt(w["stop_s"]),
             ("absorbed in %ss" % fmt(w["absorb_s"]) if w["absorb_s"] is not None
@@ -90,6 +92,24 @@ def table(rep):
                                           for g, v in sorted(e["limits_bps"].items()))
         L.append("%-*s %s%s" % (sw, e["name"], e["label"], lim))
     return "\n".join(L) + "\n"
+
+
+def done_line(t, x, solo):
+    """A tenant with a fixed amount of work: when it was done, from its
+    start to its last request's completion (median over rounds), and
+    against its time alone."""
+    s = "%s: %d requests a connection, " % (t["name"], t["number_ios"])
+    if x.get("done_s") is None:
+        s += "not done by the end"
+    else:
+        s += "done in %s s" % fmt(x["done_s"], 3)
+        alone = (solo.get(t["name"]) or {}).get("done_s")
+        if alone:
+            s += ", %sx its %s s alone" % (fmt(x["done_s"] / alone, 2), fmt(alone, 3))
+    rs = x.get("done_s_rounds") or []
+    if len(rs) > 1:
+        s += " (rounds: %s)" % ", ".join("-" if v is None else fmt(v, 3) for v in rs)
+    return s
 
 
 def peer_comparison(rep):
