@@ -77,9 +77,9 @@ def table(rep):
         for t in s["tenants"]:
             lw = (e["tenants"].get(t["name"]) or {}).get("lat_windows")
             if lw:
-                L.append("%-*s  %s p%g per 1 s window <= %s ms: %d/%d windows (%s%%; rounds %s),"
+                L.append("%-*s  %s p%g per 1 s window <= %g ms: %d/%d windows (%s%%; rounds %s),"
                          " window median %s ms"
-                         % (sw, "", t["name"], lw["pct"], fmt(lw["target_ms"], 2), lw["met"],
+                         % (sw, "", t["name"], lw["pct"], lw["target_ms"], lw["met"],
                             lw["judged"], fmt(lw["met_pct"]),
                             " ".join(fmt(x) for x in lw["met_pct_rounds"]),
                             fmt(lw["median_ms"], 2)))
