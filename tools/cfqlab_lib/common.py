@@ -95,6 +95,8 @@ def fresh(*paths):
 
 # A Unix socket's path holds at most 107 bytes (sun_path).
 SOCK_PATH_MAX = 100
+# The directories sock_path made, which remove_sock_dirs removes.
+SOCK_DIRS = set()
 
 
 def sock_path(rundir, name):
@@ -108,7 +110,15 @@ def sock_path(rundir, name):
     import hashlib
     d = "/tmp/cfqlab-%s" % hashlib.sha1(os.path.abspath(rundir).encode()).hexdigest()[:12]
     os.makedirs(d, exist_ok=True)
+    SOCK_DIRS.add(d)
     return os.path.join(d, name)
+
+
+def remove_sock_dirs():
+    """Remove the directories sock_path made (at the lab's end)."""
+    import shutil
+    while SOCK_DIRS:
+        shutil.rmtree(SOCK_DIRS.pop(), ignore_errors=True)
 
 
 def wait_path(path, proc, secs, kind="socket"):

@@ -11,7 +11,7 @@ import time
 
 from .analysis import analyse, cdf_points, combine_rounds, server_summary, strip_round
 from .clients import ClientRun
-from .common import LabError, fill_image, stop_proc
+from .common import LabError, fill_image, remove_sock_dirs, stop_proc
 from .peers import BFQ, QSD, Rate
 from .plots import make_plots
 from .report import table
@@ -128,6 +128,7 @@ class Lab:
     def cleanup(self):
         for p in self.procs:
             stop_proc(p, 2)
+        remove_sock_dirs()
         if self.restore_sched:
             f, old = self.restore_sched
             try:
