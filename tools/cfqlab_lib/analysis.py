@@ -367,8 +367,47 @@ def fio_numbers(lab, cr, tenants):
         st, en = min(w[0] for w in ws), max(w[1] for w in ws)
         series[t.name] = {"bytes": tot, "ios": tot_io, "cov": cov,
                           "start": st - t0, "end": en - t0}
+    for t in tenants:
+        lt = (getattr(lab, "lat_targets", None) or {}).get(t.name)
+        if lt and t.name in res["tenants"] and t.name in series:
+            res["tenants"][t.name]["lat_windows"] = lat_windows(
+                getattr(cr, "clat", {}).get(t.name, []), series[t.name]["cov"],
+                t0, nb, lt[0], lt[1])
     applied = sorted((w - t0, c) for w, c, a in cr.events if a.strip() == "ok")
     return res, series, applied
+
+
+# A window with fewer of the tenant's completions gives no verdict (the
+# server's rule for a group's latency target).
+LAT_WINDOW_MIN = 10
+
+
+def lat_windows(logs, cov, t0, nbins, target_ms, pct):
+    """A latency target judged per 1 s bin from T0 (the series' grid):
+    the PCT percentile of the completion latency of the requests completed
+    in each bin that the tenant's connections cover whole (COV), from fio's
+    per-request clat logs (LOGS: [(t_ms, ns)] per connection).  A bin with
+    fewer than LAT_WINDOW_MIN completions is not judged."""
+    per = [[] for _ in range(nbins)]
+    t0_ms = t0 * 1000.0
+    for log in logs:
+        for t, ns in log:
+            i = int((t - t0_ms) // 1000)
+            if 0 <= i < nbins:
+                per[i].append(ns)
+    p_ms = []
+    for i, v in enumerate(per):
+        if cov[i] < 0.98 or len(v) < LAT_WINDOW_MIN:
+            p_ms.append(None)
+            continue
+        v.sort()
+        k = min(len(v) - 1, max(0, int(math.ceil(pct / 100.0 * len(v))) - 1))
+        p_ms.append(v[k] / 1e6)
+    judged = [x for x in p_ms if x is not None]
+    met = sum(1 for x in judged if x <= target_ms)
+    return {"target_ms": target_ms, "pct": pct, "p_ms": p_ms, "judged": len(judged),
+            "met": met, "met_pct": 100.0 * met / len(judged) if judged else None,
+            "median_ms": median(judged) if judged else None}
 
 
 def sim_numbers(lab, cr, tenants, duration):
@@ -559,6 +598,19 @@ def combine_rounds(rounds, tenants):
                 bins[k] = bins.get(k, 0) + v
         o["bins"] = bins or None
         o["cdf"] = rs[0].get("cdf")
+        lw = [r["lat_windows"] for r in rs if r.get("lat_windows")]
+        if lw:
+            # The windows of every round pooled; each round's fraction and
+            # median as well.
+            judged = sum(x["judged"] for x in lw)
+            met = sum(x["met"] for x in lw)
+            o["lat_windows"] = {
+                "target_ms": lw[0]["target_ms"], "pct": lw[0]["pct"],
+                "judged": judged, "met": met,
+                "met_pct": 100.0 * met / judged if judged else None,
+                "met_pct_rounds": [x["met_pct"] for x in lw],
+                "median_ms": median([x["median_ms"] for x in lw]),
+                "p_ms": lw[0]["p_ms"]}
         out["tenants"][t.name] = o
     for k in ("jain", "minmax", "total_iops", "total_mibs"):
         out[k] = median([r.get(k) for r in rounds])

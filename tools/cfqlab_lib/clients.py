@@ -22,12 +22,13 @@ def fio_time(secs):
 
 
 def fio_jobfile(path, scn, tenants, targets, logdir, duration, seed, shift=0.0,
-                mounts=None):
+                mounts=None, lat_logged=()):
     """One fio job per connection of each fio tenant, and one per reader of
     each mmap tenant (on its file system, MOUNTS[name]).  TARGETS[name] =
     (uri, base): where its export is and the export's offset in that URI's
     device (0 for our server, whose exports are their own devices).  SHIFT
-    moves every start earlier (solo runs start at once).  Returns the jobs
+    moves every start earlier (solo runs start at once).  The tenants named
+    in LAT_LOGGED also log each request's completion latency.  Returns the jobs
     [(tenant, k, jobname)], or [] if no tenant runs fio."""
     # The iops log without log_avg_msec holds every completed request
     # (time, 1, direction, size): the series are exact.  fio's averaged
@@ -64,6 +65,8 @@ def fio_jobfile(path, scn, tenants, targets, logdir, duration, seed, shift=0.0,
                       "randseed=%d" % (seed * 1000003 + len(jobs)),
                       "runtime=%s" % fio_time(stop - start),
                       "write_iops_log=%s/%s" % (logdir, name)]
+            if t.name in lat_logged:
+                lines.append("write_lat_log=%s/%s" % (logdir, name))
             if not mmap:
                 if t.rw in ("rw", "randrw", "readwrite"):
                     lines.append("rwmixread=%d" % d["rwmixread"])
@@ -111,6 +114,7 @@ class ClientRun:
         self.bw = {}              # tenant -> [[(t_ms, KiB/s, ddir)]] per conn
         self.iops = {}            #   (special workloads: per-second samples)
         self.ios = {}             # tenant -> [[(t_ms, ddir, bytes)]] per conn
+        self.clat = {}            # tenant -> [[(t_ms, clat_ns)]] per conn (--lat-target)
         self.windows = {}         # tenant -> [(start_s, end_s)] wall, per conn
         self.events = []          # [(wall_s, command, answer)]
         self.special = {}         # tenant -> numbers of a file-system workload
@@ -318,8 +322,9 @@ def run_clients(lab, scn, tenants, targets, rundir, duration, seed,
                 m.prepare()
             drop_caches()
         jobfile = os.path.join(rundir, "clients.fio")
+        lat_logged = getattr(lab, "lat_targets", None) or {}
         jobs = fio_jobfile(jobfile, scn, tenants, targets, logdir, duration, seed,
-                           shift, mounts)
+                           shift, mounts, lat_logged)
         out = os.path.join(rundir, "fio.json")
         for t in fs_ts:
             if t.workload == "mmap":
@@ -418,6 +423,9 @@ def collect_clients(cr, p, tenants, specials, jobs, rundir, logdir, out):
         io = _log(logdir, name, "iops")
         cr.jobs.setdefault(tname, []).append(job)
         cr.ios.setdefault(tname, []).append(io)
+        clat = _log(logdir, name, "clat", raw=True)
+        if clat:
+            cr.clat.setdefault(tname, []).append(clat)
         # The job ran job_runtime up to its last completion.
         rt = job["job_runtime"] / 1000.0
         if io:
@@ -429,7 +437,19 @@ def collect_clients(cr, p, tenants, specials, jobs, rundir, logdir, out):
         cr.windows.setdefault(tname, []).append((st, en))
 
 
-def _log(logdir, name, kind):
+def _log(logdir, name, kind, raw=False):
+    """fio's log KIND (iops, clat) of job NAME: read_io_log's tuples, or
+    with RAW its first two columns (time ms, value)."""
     import glob
     fs = sorted(glob.glob(os.path.join(logdir, "%s_%s.*.log" % (name, kind))))
-    return read_io_log(fs[0]) if fs else []
+    if not fs:
+        return []
+    if not raw:
+        return read_io_log(fs[0])
+    out = []
+    with open(fs[0]) as f:
+        for line in f:
+            p = line.split(",")
+            if len(p) >= 2:
+                out.append((int(p[0]), int(p[1])))
+    return out

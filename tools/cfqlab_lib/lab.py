@@ -12,7 +12,7 @@ import time
 from .analysis import analyse, cdf_points, combine_rounds, server_summary, strip_round
 from .clients import ClientRun
 from .ceph import Cluster, is_rbd
-from .common import LabError, fill_image, stop_proc
+from .common import LabError, fill_image, remove_sock_dirs, stop_proc
 from .peers import BFQ, QSD, Rate
 from .plots import make_plots
 from .report import table
@@ -22,7 +22,9 @@ from .util import ROOT, MiB, Progress, git_head, lab_lock, note, parse_size, par
 
 
 def make_system(spec):
-    """cfq, fifo, cfq:slice_idle=0,low_latency=0, sim, sim:fifo, bfq, qsd, rate."""
+    """cfq, fifo, cfq:slice_idle=0,low_latency=0, sim, sim:fifo, bfq, qsd, rate;
+    cfq:group.db.latency_target=5ms sets a group's key, qsd:group.seq.bps_max=20M
+    caps a group's throttle group."""
     name, _, rest = spec.partition(":")
     ov = [o for o in rest.split(",") if o] if rest else []
     for o in ov:
@@ -41,15 +43,34 @@ def make_system(spec):
         return Sim(spec, sched, rest_ov)
     if name.startswith("sim-"):          # sim-fifo, sim-cfq
         return Sim(spec, name[4:], ov)
+    if name == "qsd":
+        return QSD(spec, ov)
     if ov:
         raise LabError("system %r takes no overrides" % spec)
     if name == "bfq":
         return BFQ(spec)
-    if name == "qsd":
-        return QSD(spec)
     if name == "rate":
         return Rate(spec)
     raise LabError("unknown system %r (cfq, fifo, sim, sim-fifo, bfq, qsd, rate)" % spec)
+
+
+def parse_lat_targets(specs, scn):
+    """--lat-target TENANT=TIME[@PCT] (PCT 99 by default): {tenant:
+    (target ms, percentile)}, judged per 1 s window in the report."""
+    out = {}
+    for spec in specs:
+        name, _, rest = spec.partition("=")
+        time_s, _, pct = rest.partition("@")
+        if name not in [t.name for t in scn.tenants]:
+            raise LabError("--lat-target %s: no tenant %r" % (spec, name))
+        try:
+            p = float(pct) if pct else 99.0
+        except ValueError:
+            p = -1
+        if not 0 < p < 100:
+            raise LabError("--lat-target %s: the percentile is above 0 and below 100" % spec)
+        out[name] = (parse_time(time_s) * 1000.0, p)
+    return out
 
 
 class Lab:
@@ -64,6 +85,8 @@ class Lab:
                             parse_size(args.image_size) if args.image_size else None,
                             parse_time(args.duration) if args.duration else None,
                             args.device, args.only)
+        self.lat_targets = parse_lat_targets(getattr(args, "lat_target", None) or [],
+                                             self.scn)
         specs = [s for s in re.split(r"[\s;]+", args.systems) if s]
         self.systems = [make_system(s) for s in specs]
         if not self.systems:
@@ -138,6 +161,7 @@ class Lab:
             if self.args.keep_image:
                 self.ceph.images = []
             self.ceph.stop()
+        remove_sock_dirs()
         if self.restore_sched:
             f, old = self.restore_sched
             try:

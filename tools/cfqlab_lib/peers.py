@@ -12,9 +12,10 @@ import subprocess
 import time
 
 from .clients import ClientRun, fio_time, run_clients
-from .common import LabError, drop_caches, fresh, load_fio_json, stop_proc, wait_path
-from .systems import Peer, System, launch, qos_needs_cfq
-from .util import note, tail
+from .common import (LabError, drop_caches, fresh, load_fio_json, sock_path, stop_proc,
+                     wait_path)
+from .systems import Peer, System, launch, qos_needs_cfq, unknown_group
+from .util import note, parse_size, tail
 
 
 class BFQ(Peer):
@@ -202,75 +203,177 @@ class Throttled(Peer):
         return None
 
 
+# A group's caps (its keys as in the config file) and the throttle-group
+# limits that are qemu's for them.
+QSD_CAPS = {"iops_max": "iops-total", "read_iops_max": "iops-read",
+            "write_iops_max": "iops-write", "bps_max": "bps-total",
+            "read_bps_max": "bps-read", "write_bps_max": "bps-write"}
+
+
 class QSD(Throttled):
+    """qemu-storage-daemon: a throttle group per group, over the image (the
+    real disk) or, with an emulated device, over our server with
+    scheduler=fifo serving the scenario's exports on the model.  The
+    limits: the weight share of fifo's capacity (bps-total), or the caps
+    the system names (qsd:group.NAME.bps_max=20M,...; groups not named are
+    not throttled)."""
     kind = "qsd"
     serves_rbd = True
 
+    def __init__(self, spec, overrides=()):
+        Throttled.__init__(self, spec, None, overrides)
+        if self.overrides:
+            raise LabError("system %r: qsd takes only group.NAME.KEY=VALUE (KEY: %s)"
+                           % (spec, ", ".join(QSD_CAPS)))
+        self.caps = {}
+        for g, k, v in self.group_ov:
+            if k not in QSD_CAPS:
+                raise LabError("system %r: %s: qsd caps a group by %s"
+                               % (spec, k, ", ".join(QSD_CAPS)))
+            n = parse_size(v) if "bps" in k else int(v)
+            if n <= 0:
+                raise LabError("system %r: %s=%s: a cap is above 0" % (spec, k, v))
+            self.caps.setdefault(g, {})[QSD_CAPS[k]] = n
+
     def label(self):
-        return "qemu-storage-daemon, a throttle group per group (bps = weight share of fifo's capacity)"
+        if self.caps:
+            how = "caps " + ", ".join(
+                "%s %s" % (g, " ".join("%s=%d" % kv for kv in sorted(c.items())))
+                for g, c in sorted(self.caps.items()))
+        else:
+            how = "bps = weight share of fifo's capacity"
+        return "qemu-storage-daemon, a throttle group per group (%s)%s" % (
+            how, "" if self.emulate in ("none", None) else
+            ", over our server with scheduler=fifo emulating %s" % self.emulate)
+
+    emulate = None
 
     def check(self, lab):
         if shutil.which("qemu-storage-daemon") is None:
             return "qemu-storage-daemon not installed"
-        return Throttled.check(self, lab)
+        why = unknown_group(lab.scn, self.group_ov)
+        if why:
+            return why
+        self.emulate = lab.scn.emulate
+        if self.emulate not in ("none", None):
+            if not os.path.exists(lab.tools.plugin):
+                return "plugin not built (%s): it serves the emulated device" % lab.tools.plugin
+            why = qos_needs_cfq("fifo", lab.scn)
+            if why:
+                return "the emulated device is served by fifo, which cannot run here (%s)" % why
+        if self.caps:
+            return None
+        return Throttled.check(self, lab) if self.emulate in ("none", None) else (
+            None if any(s.kind == "ours" and s.sched == "fifo" for s in lab.systems)
+            else "needs the fifo system in the same run: its throughput sets the limits")
+
+    def tg_limits(self, lab, weights):
+        if self.caps:
+            return {g: dict(self.caps.get(g, {})) for g in weights}
+        return {g: {"bps-total": v} for g, v in self.limits(lab, weights).items()}
+
+    def backend(self, lab, rundir):
+        """Our server, scheduler=fifo, on the emulated device: its process,
+        log and socket."""
+        scn = lab.scn
+        sock = sock_path(rundir, "dev.sock")
+        fresh(sock)
+        # No extents: the image is sparse, and qemu's NBD server answers a
+        # read of a hole from the block status without reading (nor
+        # throttling) it.
+        args = ["nbdkit", "-f", "--exit-with-parent", "-U", sock,
+                "--threads", str(max(16, max(t.iodepth for t in scn.tenants))),
+                "--filter=noextents", lab.tools.plugin, "config=" + os.path.abspath(scn.path),
+                "file=" + lab.image, "scheduler=fifo"] + scn.overrides
+        with open(os.path.join(rundir, "backend.cmd"), "w") as f:
+            f.write(" ".join(args) + "\n")
+        log = open(os.path.join(rundir, "backend.log"), "w")
+        p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        lab.procs.append(p)
+        if not wait_path(sock, p, 30):
+            log.close()
+            raise LabError("our fifo server under qsd did not start: %s"
+                           % tail(rundir, "backend.log"))
+        return p, log, sock
 
     def run(self, lab, rundir, tenants, duration, seed, shift=0.0):
         scn = lab.scn
-        sock = os.path.join(rundir, "nbd.sock")
-        qmp = os.path.join(rundir, "qmp.sock")
+        sock = sock_path(rundir, "nbd.sock")
+        qmp = sock_path(rundir, "qmp.sock")
         fresh(sock, qmp)
-        lim = self.limits(lab, {g: scn.groups[g]["weight"] for g in scn.groups})
+        weights = {g: scn.groups[g]["weight"] for g in scn.groups}
+        lim = self.tg_limits(lab, weights)
         gid = {g: "tg%d" % i for i, g in enumerate(scn.groups)}
+        used = sorted({t.export for t in tenants})
+        emulated = self.emulate not in ("none", None)
+        be = None
+        args = ["setpriv", "--pdeathsig", "KILL", "qemu-storage-daemon"]
         if lab.ceph:
-            base = lab.ceph.qsd_blockdev(lab.image, "f")
-        else:
-            base = ("driver=file,node-name=f,filename=%s,aio=io_uring,cache.direct=on"
-                    % lab.image)
-        args = ["setpriv", "--pdeathsig", "KILL", "qemu-storage-daemon", "--blockdev", base]
+            args += ["--blockdev", lab.ceph.qsd_blockdev(lab.image, "f")]
+        elif not emulated:
+            args += ["--blockdev", "driver=file,node-name=f,filename=%s,aio=io_uring,"
+                     "cache.direct=on" % lab.image]
         for g in scn.groups:
             args += ["--object", json.dumps({"qom-type": "throttle-group", "id": gid[g],
-                                             "limits": {"bps-total": lim[g]}})]
-        used = sorted({t.export for t in tenants})
-        for i, e in enumerate(used):
-            ex = scn.exports[e]
-            args += ["--blockdev", "driver=raw,node-name=r%d,file=f,offset=%d,size=%d"
-                     % (i, ex["offset"], ex["size"]),
-                     "--blockdev", "driver=throttle,node-name=t%d,throttle-group=%s,file=r%d"
-                     % (i, gid[ex["group"]], i)]
-        args += ["--nbd-server", "addr.type=unix,addr.path=%s" % sock]
-        for i, e in enumerate(used):
-            args += ["--export", "type=nbd,id=e%d,node-name=t%d,name=%s,writable=on"
-                     % (i, i, e)]
-        args += ["--chardev", "socket,id=qmp,path=%s,server=on,wait=off" % qmp,
-                 "--monitor", "chardev=qmp"]
-        srv, log = launch(lab, rundir, args)
+                                             "limits": lim[g]})]
+        try:
+            if emulated:
+                be = self.backend(lab, rundir)
+            for i, e in enumerate(used):
+                ex = scn.exports[e]
+                if emulated:
+                    # Each export's own NBD connection to the model.
+                    args += ["--blockdev", "driver=nbd,node-name=r%d,server.type=unix,"
+                             "server.path=%s,export=%s" % (i, be[2], e)]
+                else:
+                    args += ["--blockdev", "driver=raw,node-name=r%d,file=f,offset=%d,size=%d"
+                             % (i, ex["offset"], ex["size"])]
+                args += ["--blockdev", "driver=throttle,node-name=t%d,throttle-group=%s,file=r%d"
+                         % (i, gid[ex["group"]], i)]
+            args += ["--nbd-server", "addr.type=unix,addr.path=%s" % sock]
+            for i, e in enumerate(used):
+                args += ["--export", "type=nbd,id=e%d,node-name=t%d,name=%s,writable=on"
+                         % (i, i, e)]
+            args += ["--chardev", "socket,id=qmp,path=%s,server=on,wait=off" % qmp,
+                     "--monitor", "chardev=qmp"]
+            srv, log = launch(lab, rundir, args)
+        except BaseException:
+            if be:
+                stop_proc(be[0])
+                be[1].close()
+            raise
         try:
             if not (wait_path(sock, srv, 30) and wait_path(qmp, srv, 30)):
                 raise LabError("qemu-storage-daemon did not start: %s"
                                % tail(rundir, "server.log"))
             targets = {t.name: ("nbd+unix:///%s?socket=%s" % (t.export, sock), 0)
                        for t in tenants}
-            weights = {g: scn.groups[g]["weight"] for g in scn.groups}
 
             def event(cmd):
                 a = cmd.split()
-                if len(a) == 3 and a[0] == "weight" and a[1] in weights:
+                if len(a) == 3 and a[0] == "weight" and a[1] in weights and not self.caps:
                     weights[a[1]] = int(a[2])
-                    new = self.limits(lab, weights)
+                    new = self.tg_limits(lab, weights)
                     for g in weights:
                         r = qmp_call(qmp, "qom-set", {"path": gid[g], "property": "limits",
-                                                      "value": {"bps-total": new[g]}})
+                                                      "value": new[g]})
                         if "error" in r:
                             return "error: %s" % r["error"]
                     return "ok"
                 return "error: qemu-storage-daemon has no equivalent of %r" % cmd
             cr = run_clients(lab, scn, tenants, targets, rundir, duration, seed,
                              event, shift)
-            cr.limits = lim
+            if not self.caps:
+                cr.limits = {g: v["bps-total"] for g, v in lim.items()}
+            if be and be[0].poll() is not None and not cr.error:
+                cr.error = "our fifo server under qsd died: %s" % tail(rundir, "backend.log")
             return cr
         finally:
             stop_proc(srv)
             log.close()
+            if be:
+                stop_proc(be[0])
+                be[1].close()
 
 
 def qmp_call(path, cmd, args):

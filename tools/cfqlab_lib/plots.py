@@ -136,7 +136,52 @@ def make_plots(out, rep):
         gp.append("unset multiplot")
         if _gnuplot(out, "latency.gp", gp):
             plots.append("latency.png")
+    lw_plot = lat_windows_plot(out, datd, ok, names)
+    if lw_plot:
+        plots.append(lw_plot)
     return plots
+
+
+def _short(name, n):
+    """NAME in at most N characters: a long system name keeps its end,
+    where variants of one system differ (...,latency_mode=binary)."""
+    return name if len(name) <= n else "..." + name[-(n - 3):]
+
+
+def lat_windows_plot(out, datd, ok, names):
+    """Per tenant with a --lat-target: its percentile in each 1 s window
+    (the first round) per system, and the target."""
+    who = [n for n in names if any((e["tenants"].get(n) or {}).get("lat_windows")
+                                   for e in ok)]
+    if not who:
+        return None
+    gp = [terminal(1100, 330 * len(who) + 40),
+          "set output '%s/lat-windows.png'" % out,
+          "set multiplot layout %d,1 title 'latency per 1 s window (first round) against the target (dashed)'"
+          % len(who),
+          "set logscale y", "set xlabel 'seconds'", "set ylabel 'ms'",
+          "set xrange [0:%d]" % max(len((e["tenants"].get(n) or {}).get("lat_windows", {})
+                                         .get("p_ms", [])) for e in ok for n in who),
+          "set key below", "set grid"]
+    for n in who:
+        pl = []
+        target = pct = None
+        for j, e in enumerate(ok):
+            lw = (e["tenants"].get(n) or {}).get("lat_windows")
+            if not lw:
+                continue
+            target, pct = lw["target_ms"], lw["pct"]
+            fn = os.path.join(datd, "latwin-%s-%s.dat" % (safe_name(e["name"]), safe_name(n)))
+            with open(fn, "w") as f:
+                for i, v in enumerate(lw["p_ms"]):
+                    f.write("%g %s\n" % (i + 0.5, "NaN" if v is None else "%.4f" % v))
+            pl.append("'%s' using 1:2 with linespoints lt %d pt 7 ps 0.5 title '%s'"
+                      % (fn, j + 1, _short(e["name"].replace("'", ""), 90)))
+        pl.append("%g with lines lt -1 dt 2 title 'target %g ms'" % (target, target))
+        gp.append("set title '%s: p%g'" % (n, pct))
+        gp.append("plot " + ", ".join(pl))
+    gp.append("unset multiplot")
+    return "lat-windows.png" if _gnuplot(out, "lat-windows.gp", gp) else None
 
 
 def _gnuplot(out, name, lines):

@@ -77,6 +77,15 @@ def table(rep):
                         fmt(None if q["min"] is None else q["min"] / div, 2),
                         fmt(None if q["max"] is None else q["max"] / div, 2), how,
                         "met" if q["met"] else "NOT MET"))
+        for t in s["tenants"]:
+            lw = (e["tenants"].get(t["name"]) or {}).get("lat_windows")
+            if lw:
+                L.append("%-*s  %s p%g per 1 s window <= %g ms: %d/%d windows (%s%%; rounds %s),"
+                         " window median %s ms"
+                         % (sw, "", t["name"], lw["pct"], lw["target_ms"], lw["met"],
+                            lw["judged"], fmt(lw["met_pct"]),
+                            " ".join(fmt(x) for x in lw["met_pct_rounds"]),
+                            fmt(lw["median_ms"], 2)))
         L.append("%-*s  => Jain %s, min/max %s, total %s IOPS %s MiB/s%s"
                  % (sw, "", fmt(e["jain"], 4), fmt(e["minmax"], 3), fmt(e["total_iops"]),
                     fmt(e["total_mibs"], 2), (", " + wc) if wc else ""))

@@ -7,7 +7,7 @@ import os
 import subprocess
 
 from .clients import ClientRun, run_clients
-from .common import LabError, ctl_call, drop_caches, fresh, stop_proc, wait_path
+from .common import LabError, ctl_call, drop_caches, fresh, sock_path, stop_proc, wait_path
 from .util import note, tail
 
 
@@ -24,6 +24,31 @@ def launch(lab, rundir, args):
     lab.procs.append(srv)
     return srv, log
 
+def split_group_overrides(spec, overrides):
+    """A system's overrides split into the server's KEY=VALUE and the
+    groups' settings: group.NAME.KEY=VALUE -> (NAME, KEY, VALUE) (a group
+    name may hold dots, a key does not)."""
+    plain, groups = [], []
+    for o in overrides:
+        k, _, v = o.partition("=")
+        if not k.startswith("group."):
+            plain.append(o)
+            continue
+        name, _, key = k[len("group."):].rpartition(".")
+        if not name or not key or not v:
+            raise LabError("system %r: %r is not group.NAME.KEY=VALUE" % (spec, o))
+        groups.append((name, key, v))
+    return plain, groups
+
+
+def unknown_group(scn, group_ov):
+    """Why GROUP_OV names a group SCN has not, or None."""
+    for g, _, _ in group_ov:
+        if g not in scn.groups:
+            return "no group %r in the scenario (%s)" % (g, ", ".join(scn.groups))
+    return None
+
+
 class System:
     kind = "?"
     server = True
@@ -31,7 +56,9 @@ class System:
     def __init__(self, name, sched=None, overrides=()):
         self.name = name
         self.sched = sched
-        self.overrides = list(overrides)
+        # group.NAME.KEY=VALUE: a group's key, set on the control socket
+        # (qos NAME KEY VALUE) before the clients start.
+        self.overrides, self.group_ov = split_group_overrides(name, overrides)
 
     def label(self):
         return self.name
@@ -60,17 +87,18 @@ class Ours(System):
 
     def label(self):
         s = "ours, scheduler=%s" % self.sched
-        return s + (" " + " ".join(self.overrides) if self.overrides else "")
+        ov = self.overrides + ["%s %s=%s" % x for x in self.group_ov]
+        return s + (" " + " ".join(ov) if ov else "")
 
     def check(self, lab):
         if not os.path.exists(lab.tools.plugin):
             return "plugin not built (%s)" % lab.tools.plugin
-        return qos_needs_cfq(self.sched, lab.scn)
+        return unknown_group(lab.scn, self.group_ov) or qos_needs_cfq(self.sched, lab.scn)
 
     def run(self, lab, rundir, tenants, duration, seed, shift=0.0):
         scn = lab.scn
-        sock = os.path.join(rundir, "nbd.sock")
-        ctl = os.path.join(rundir, "ctl.sock")
+        sock = sock_path(rundir, "nbd.sock")
+        ctl = sock_path(rundir, "ctl.sock")
         fresh(sock, ctl)
         threads = max(16, max(t.iodepth for t in tenants))
         args = ["nbdkit", "-f", "--exit-with-parent", "-U", sock,
@@ -85,6 +113,10 @@ class Ours(System):
             if not (wait_path(sock, srv, 30) and wait_path(ctl, srv, 30)):
                 log.flush()
                 raise LabError("server did not start: %s" % tail(rundir, "server.log"))
+            for g, k, v in self.group_ov:
+                ans = ctl_call(ctl, "qos %s %s %s" % (g, k, v))
+                if ans.strip() != "ok":
+                    raise LabError("qos %s %s %s: %s" % (g, k, v, ans.strip()))
             ctl_call(ctl, "reset")
             targets = {t.name: ("nbd+unix:///%s?socket=%s" % (t.export, sock), 0)
                        for t in tenants}
@@ -118,6 +150,8 @@ class Sim(System):
         return s + (" " + " ".join(self.overrides) if self.overrides else "")
 
     def check(self, lab):
+        if self.group_ov:
+            return "group.NAME.KEY overrides are for our server and qsd"
         if not os.access(lab.tools.cfqsim, os.X_OK):
             return "cfqsim not built"
         if lab.scn.emulate in ("none", None):
