@@ -154,6 +154,7 @@ class MatrixCell:
         self.restore_sched = None
         self.capacity_bps = None
         self.systems = []
+        self.ceph = None        # the matrix runs on files only
 
 
 class MatrixImage:
@@ -170,6 +171,7 @@ class MatrixImage:
         self.lock = lock
         self.procs = []
         self.restore_sched = None
+        self.ceph = None        # the matrix runs on files only
 
     def make(self):
         Lab.prepare_image(self)
