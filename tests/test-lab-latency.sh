@@ -70,10 +70,7 @@ for spec in ("qsd:slice_idle=0", "qsd:group.x.latency_target=5ms", "bfq:group.x.
 sys.exit(1 if bad else 0)
 EOF
 
-imgdir=$TESTDIR
-if [ "$(id -u)" = 0 ] && mount_tmpfs "$TESTDIR/img" 1G 2>/dev/null; then
-  imgdir=$TESTDIR/img
-fi
+lab_image_dir
 out=$TESTDIR/lab
 BENCH_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots --duration 6s \
   --lat-target small=50ms \

@@ -91,10 +91,7 @@ for kind, lim, rates, want in (
 sys.exit(1 if bad else 0)
 EOF
 
-imgdir=$TESTDIR
-if [ "$(id -u)" = 0 ] && mount_tmpfs "$TESTDIR/img" 1G 2>/dev/null; then
-  imgdir=$TESTDIR/img
-fi
+lab_image_dir
 out=$TESTDIR/lab
 BENCH_LOCK='' "$PYTHON" "$top/tools/cfqlab" --quiet --no-plots --duration 6s \
   --systems "cfq fifo sim" --dir "$imgdir" --out "$out" "$scn" \
