@@ -1220,7 +1220,10 @@ static __thread int run_logged;
 int
 engine_logged_error (void)
 {
-  return run_logged;
+  int e = run_logged;
+
+  run_logged = 0;               /* one answer per failed call */
+  return e;
 }
 
 int

@@ -275,8 +275,9 @@ creq_init (struct creq *r, struct sched_queue *q, enum rq_op op,
 extern int engine_run_many (struct creq **rs, unsigned n);
 
 /* Worker: the -errno engine_run_many last returned on this thread, if
- * the backend has logged why (creq's res_logged); else 0.  So a failure
- * is logged once, by whoever knows most of it.
+ * the backend has logged why (creq's res_logged); else 0.  The answer is
+ * given once: a second call says 0.  So a failure is logged once, by
+ * whoever knows most of it.
  */
 extern int engine_logged_error (void);
 
