@@ -95,30 +95,31 @@ def fresh(*paths):
 
 # A Unix socket's path holds at most 107 bytes (sun_path).
 SOCK_PATH_MAX = 100
-# The directories sock_path made, which remove_sock_dirs removes.
-SOCK_DIRS = set()
+# The directories sock_path made (by run directory), which
+# remove_sock_dirs removes.
+SOCK_DIRS = {}
 
 
 def sock_path(rundir, name):
     """Where a run's socket NAME goes: in RUNDIR, or when that path would
     be too long for a Unix socket (a long system name in a deep --out), in
-    a directory under /tmp named after RUNDIR's hash (the same for every
+    a fresh private directory under /tmp (mkdtemp, the same for every
     socket of the run)."""
     p = os.path.join(rundir, name)
     if len(p) <= SOCK_PATH_MAX:
         return p
-    import hashlib
-    d = "/tmp/cfqlab-%s" % hashlib.sha1(os.path.abspath(rundir).encode()).hexdigest()[:12]
-    os.makedirs(d, exist_ok=True)
-    SOCK_DIRS.add(d)
-    return os.path.join(d, name)
+    key = os.path.abspath(rundir)
+    if key not in SOCK_DIRS:
+        import tempfile
+        SOCK_DIRS[key] = tempfile.mkdtemp(prefix="cfqlab-")
+    return os.path.join(SOCK_DIRS[key], name)
 
 
 def remove_sock_dirs():
     """Remove the directories sock_path made (at the lab's end)."""
     import shutil
     while SOCK_DIRS:
-        shutil.rmtree(SOCK_DIRS.pop(), ignore_errors=True)
+        shutil.rmtree(SOCK_DIRS.popitem()[1], ignore_errors=True)
 
 
 def wait_path(path, proc, secs, kind="socket"):

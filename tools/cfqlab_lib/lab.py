@@ -107,6 +107,9 @@ class Lab:
             if args.image and not is_rbd(args.image):
                 raise LabError("--image %s: with --ceph or --ceph-conf the image is "
                                "rbd:POOL/IMAGE" % args.image)
+            if self.scn.emulate not in ("none", None):
+                raise LabError("--ceph/--ceph-conf: the scenario emulates %s; an RBD "
+                               "image is a real device (emulate = none)" % self.scn.emulate)
             self.ceph = Cluster(ROOT, args.dir, args.ceph_port,
                                 None if args.ceph else args.ceph_conf)
 

@@ -288,9 +288,14 @@ class QSD(Throttled):
         with open(os.path.join(rundir, "backend.cmd"), "w") as f:
             f.write(" ".join(args) + "\n")
         log = open(os.path.join(rundir, "backend.log"), "w")
-        p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        except OSError as e:
+            log.close()
+            raise LabError("our fifo server under qsd: %s" % e)
         lab.procs.append(p)
         if not wait_path(sock, p, 30):
+            stop_proc(p)
             log.close()
             raise LabError("our fifo server under qsd did not start: %s"
                            % tail(rundir, "backend.log"))
