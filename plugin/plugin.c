@@ -372,8 +372,8 @@ cfqp_config_complete (void)
  * request buffers and the pool's came from arenas, 64 connections
  * dropped mid-request for 20 s (tests/stress/test-churn.sh) left RSS at
  * 105 MiB instead of 63, held in a dozen arenas that malloc_trim could
- * not shrink.  Those buffers are now mmapped by the plugin itself
- * (bigmem.c), whatever the thresholds say.
+ * not shrink.  So those buffers (from 128 KiB) are mmapped by the plugin
+ * itself (bigmem.c), whatever the thresholds say.
  *
  * At 128 KiB, though, every other buffer of a larger request is fresh
  * memory: librados allocates one for each read's reply and frees it once
