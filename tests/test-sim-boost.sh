@@ -24,7 +24,7 @@
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
 
-head_job () {   # head_job DURATION BOOST: the device and the two groups
+dev_job () {    # dev_job DURATION: the run and the device of every job here
   cat <<EOF
 [sim]
 duration = $1
@@ -34,6 +34,12 @@ emulate = hdd
 queue_depth = 32
 [scheduler]
 scheduler = cfq
+EOF
+}
+
+head_job () {   # head_job DURATION BOOST: the device and the two groups
+  dev_job "$1"
+  cat <<EOF
 [group batch]
 boost = $2
 [group bg]
@@ -71,15 +77,8 @@ farm_job () {  # farm_job BOOST [SECONDS]: a new connection every 2 s
 # boot_job BOOST READERS SECONDS: "boot" starts at 5 s, with READERS
 # sequential readers (1 MiB, one deep) from 0 s, each in its own group.
 boot_job () {
+  dev_job "${3}s"
   cat <<EOF
-[sim]
-duration = ${3}s
-seed = 1
-[device]
-emulate = hdd
-queue_depth = 32
-[scheduler]
-scheduler = cfq
 [group boot]
 boost = $1
 [export boot]
