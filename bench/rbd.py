@@ -77,6 +77,7 @@ HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+from cfqlab_lib.ceph import Cluster  # noqa: E402
 from cfqlab_lib.common import (LabError, Lock, drop_caches, fio_json, jain,  # noqa: E402
                                log_tail, median, proc_usage, start_server, stop_proc,
                                usage_between)
@@ -85,7 +86,6 @@ from cfqlab_lib.common import (LabError, Lock, drop_caches, fio_json, jain,  # n
 # unmapping or trimming them (nbdkit allocates one per request).
 TUNED = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728"
 PLUGIN = os.path.join(ROOT, "plugin", "nbdkit-cfq-plugin.so")
-CLUSTER = os.path.join(ROOT, "tests", "ceph", "cluster.sh")
 WEIGHTS = {"small": 100, "medium": 200, "large": 400}
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -141,42 +141,27 @@ class Bench:
                                 "rbd-" + stamp)
         os.makedirs(self.res)
         self.dir = tempfile.mkdtemp(prefix="cfq-rbdbench.", dir=BASE)
-        self.own = None
-        self.images = []
-        self.conf = os.environ.get("BENCH_CEPH_CONF")
+        self.cluster = Cluster(ROOT, self.dir, PORT, os.environ.get("BENCH_CEPH_CONF"))
+        self.conf = None
         self.n = 0
 
     # ---- the cluster and its images ---------------------------------------
     def start(self):
-        if self.conf:
-            os.environ["CEPH_CONF"] = self.conf
-            return
-        self.own = os.path.join(self.dir, "ceph")
         t = time.monotonic()
-        p = subprocess.run([CLUSTER, "start", self.own, PORT], capture_output=True, text=True)
-        if p.returncode != 0:
-            raise LabError("the cluster did not start: %s" % p.stderr.strip()[-500:])
-        self.conf = p.stdout.strip()
-        os.environ["CEPH_CONF"] = self.conf
-        say("cluster up in %.0f s: %s (mon port %s)" % (time.monotonic() - t, self.conf, PORT))
+        self.cluster.start()
+        self.conf = self.cluster.conf
+        if self.cluster.own:
+            say("cluster up in %.0f s: %s (mon port %s)" % (time.monotonic() - t, self.conf, PORT))
 
     def stop(self):
-        for img in self.images:
-            subprocess.run(["rbd", "rm", "--no-progress", "rbd/" + img], capture_output=True)
-        if self.own:
-            subprocess.run([CLUSTER, "stop", self.own])
+        self.cluster.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def image(self, name, size_mib, fill=True):
-        img = "cfqbench-%d-%s" % (os.getpid(), name)
-        sh("rbd", "create", "--size", "%dM" % size_mib, "--image-feature", "layering",
-           "rbd/" + img)
-        self.images.append(img)
-        if fill:
-            with Lock(LOCK):
-                sh("rbd", "bench", "--io-type", "write", "--io-size", "4M", "--io-threads", "4",
-                   "--io-total", "%dM" % size_mib, "--io-pattern", "seq", "rbd/" + img)
-        return img
+        """A new image of SIZE_MIB in the pool "rbd", filled once; its name."""
+        ref = self.cluster.create("cfqbench-%d-%s" % (os.getpid(), name), size_mib << 20,
+                                  fill, Lock(LOCK))
+        return ref.split("/", 1)[1]
 
     # ---- servers -------------------------------------------------------------
     def rundir(self, name):
@@ -204,8 +189,7 @@ class Bench:
         names = names or [""]
         cmd = ["setpriv", "--pdeathsig", "KILL", "qemu-storage-daemon"]
         for i, img in enumerate(images):
-            cmd += ["--blockdev", "driver=rbd,node-name=r%d,pool=rbd,image=%s,conf=%s,"
-                    "cache.direct=on" % (i, img, self.conf)]
+            cmd += ["--blockdev", self.cluster.qsd_blockdev("rbd:rbd/" + img, "r%d" % i)]
             node = "r%d" % i
             if throttle:
                 cmd += ["--object", "throttle-group,id=tg%d,limits.iops-total=%d"
