@@ -401,22 +401,31 @@ cfqp_config_complete (void)
 #define CFQP_MMAP_THRESHOLD CFG_MAX_REQUEST     /* bytes */
 #define CFQP_TRIM_THRESHOLD CFG_MAX_REQUEST     /* bytes */
 
+/* mallopt (OPT, BYTES) unless the environment chose it (ENV, or TUNABLE
+ * in GLIBC_TUNABLES).
+ */
+static void
+fix_threshold (int opt, const char *name, const char *env,
+               const char *tunable, int bytes)
+{
+  const char *t = getenv ("GLIBC_TUNABLES");
+
+  if (getenv (env) || (t && strstr (t, tunable)))
+    return;
+  if (mallopt (opt, bytes) != 1)
+    nbdkit_debug ("cfq: mallopt %s failed: glibc's dynamic threshold stays",
+                  name);
+}
+
 static void
 fix_malloc_thresholds (void)
 {
-  const char *t = getenv ("GLIBC_TUNABLES");
-  int mmap_at = reqbuf_aligned () ? CFQP_MMAP_THRESHOLD : BIGMEM_MIN;
+  bool ours = reqbuf_aligned ();
 
-  if (!getenv ("MALLOC_MMAP_THRESHOLD_") &&
-      !(t && strstr (t, "mmap_threshold")) &&
-      mallopt (M_MMAP_THRESHOLD, mmap_at) != 1)
-    nbdkit_debug ("cfq: mallopt M_MMAP_THRESHOLD failed: glibc's dynamic "
-                  "threshold stays");
-  if (!getenv ("MALLOC_TRIM_THRESHOLD_") &&
-      !(t && strstr (t, "trim_threshold")) &&
-      mallopt (M_TRIM_THRESHOLD, reqbuf_aligned () ? CFQP_TRIM_THRESHOLD :
-               BIGMEM_MIN) != 1)
-    nbdkit_debug ("cfq: mallopt M_TRIM_THRESHOLD failed");
+  fix_threshold (M_MMAP_THRESHOLD, "M_MMAP_THRESHOLD", "MALLOC_MMAP_THRESHOLD_",
+                 "mmap_threshold", ours ? CFQP_MMAP_THRESHOLD : BIGMEM_MIN);
+  fix_threshold (M_TRIM_THRESHOLD, "M_TRIM_THRESHOLD", "MALLOC_TRIM_THRESHOLD_",
+                 "trim_threshold", ours ? CFQP_TRIM_THRESHOLD : BIGMEM_MIN);
 }
 
 /* -D cfq.pool_share=0: the buffer pool serves the oldest waiter that
