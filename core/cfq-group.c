@@ -105,7 +105,7 @@ cfq_group_slice (const struct cfqd *cfqd, const struct sched_group *cfqg)
   }
   if (!tw)
     tw = cfqg->weight;
-  return t_get (cfqd, T_TARGET_LATENCY) * cfqg->weight / tw;
+  return cfq_lat_target_latency (cfqd) * cfqg->weight / tw;
 }
 
 /* group_lag in vdisktime: that many requests at the default weight

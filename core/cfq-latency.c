@@ -196,6 +196,7 @@ cfq_group_set_latency (struct sched *s, struct sched_group *g,
     /* No target left: every group back to its set weight. */
     const struct list *p;
     cfqd->lat_clamp = false;
+    cfqd->lat_turn = LAT_SCALE_ONE;
     list_for_each (p, &cfqd->groups) {
       struct sched_group *o = list_entry (p, struct sched_group, link);
       o->lat.scale = LAT_SCALE_ONE;
@@ -253,6 +254,61 @@ lat_judge (struct cfqd *cfqd, struct sched_group *g)
   return miss;
 }
 
+/* Turns are cut where they are what a target waits for: a device that
+ * seeks.
+ */
+static bool
+lat_turns_apply (const struct cfqd *cfqd)
+{
+  return !cfq_nonrot (cfqd);
+}
+
+uint64_t
+cfq_lat_target_latency (const struct cfqd *cfqd)
+{
+  return t_get (cfqd, T_TARGET_LATENCY) * cfqd->lat_turn / LAT_SCALE_ONE;
+}
+
+unsigned
+cfq_lat_quantum (const struct cfqd *cfqd)
+{
+  uint64_t q = t_get (cfqd, T_QUANTUM);
+
+  if (cfqd->lat_turn >= LAT_SCALE_ONE)
+    return (unsigned) q;
+  q = (q * cfqd->lat_turn + LAT_SCALE_ONE / 2) / LAT_SCALE_ONE;
+  return q ? (unsigned) q : 1;
+}
+
+/* M > LAT_AIM, the turns above their floor: cut every group's turn by
+ * (LAT_AIM / M)^2, and the lead of each group that misses by as much.
+ */
+static void
+lat_shorten (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
+{
+  struct cfq_grp_st *st = &cfqd->grp_st;
+  const unsigned was = cfqd->lat_turn;
+  unsigned t = (unsigned) ((uint64_t) was * LAT_AIM * LAT_AIM
+                           / ((uint64_t) m * m));
+  struct list *p;
+
+  if (t < LAT_TURN_FLOOR)
+    t = LAT_TURN_FLOOR;
+  list_for_each (p, &cfqd->groups) {
+    struct sched_group *g = list_entry (p, struct sched_group, link);
+    int64_t lead = (int64_t) (g->vdisktime - st->min_vdisktime);
+
+    if (g->lat.miss <= LAT_AIM || !g->on_st || lead <= 0)
+      continue;
+    rb_erase (&st->rb, &g->rb_node);
+    g->vdisktime = st->min_vdisktime + (uint64_t) lead * t / was;
+    rb_insert (&st->rb, &g->rb_node, cfqg_less);
+  }
+  cfqd->lat_turn = t;
+  worst->lat.floor_windows = 0;       /* not at the floor: no run */
+  CFQ_TRACE (cfqd, NULL, "latency: turns cut to %u permille", t);
+}
+
 /* M > LAT_AIM: lower the others by how much less they miss, floor,
  * renormalize.  WORST is the group that misses most.
  */
@@ -292,18 +348,27 @@ lat_lower (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
   }
 }
 
+/* Met with room: the weights first, then the turns. */
 static void
 lat_restore (struct cfqd *cfqd)
 {
   struct list *p;
+  bool whole = true;
 
   list_for_each (p, &cfqd->groups) {
     struct sched_group *g = list_entry (p, struct sched_group, link);
     unsigned s = g->lat.scale + (g->lat.scale + LAT_RESTORE_STEP - 1)
       / LAT_RESTORE_STEP;
 
+    if (g->lat.scale < LAT_SCALE_ONE)
+      whole = false;
     g->lat.scale = s > LAT_SCALE_ONE ? LAT_SCALE_ONE : s;
     lat_apply (cfqd, g);
+  }
+  if (whole && cfqd->lat_turn < LAT_SCALE_ONE) {
+    unsigned t = cfqd->lat_turn + (cfqd->lat_turn + LAT_RESTORE_STEP - 1)
+      / LAT_RESTORE_STEP;
+    cfqd->lat_turn = t > LAT_SCALE_ONE ? LAT_SCALE_ONE : t;
   }
 }
 
@@ -336,10 +401,16 @@ lat_window_end (struct cfqd *cfqd, uint64_t now)
     CFQ_TRACE (cfqd, NULL, "latency: others' depth %s", clamp
                ? "clamped to 1" : "released");
   cfqd->lat_clamp = clamp;
-  if (worst && m > LAT_AIM)
-    lat_lower (cfqd, worst, m);
+  if (worst && m > LAT_AIM) {
+    if (lat_turns_apply (cfqd) && cfqd->lat_turn > LAT_TURN_FLOOR)
+      lat_shorten (cfqd, worst, m);
+    else
+      lat_lower (cfqd, worst, m);
+  }
   else if (!judged || m <= LAT_MET_HEADROOM)
     lat_restore (cfqd);
+  if (!lat_turns_apply (cfqd))
+    cfqd->lat_turn = LAT_SCALE_ONE;
   /* The next window is the one NOW is in: a jump, not a loop, for the
    * first window may start at 0 and NOW be the server's uptime.
    */

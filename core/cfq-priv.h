@@ -366,6 +366,10 @@ struct cfqd {
   uint64_t lat_window_end;      /* ns: the latency window ends */
   bool lat_clamp;               /* a binary target missed: the others'
                                    depth is 1 */
+  unsigned lat_turn;            /* permille: every group's turn (its share
+                                   of target_latency, and quantum) is cut
+                                   to this while a graded target misses on
+                                   a disk; LAT_SCALE_ONE: whole */
 
   struct cfq_stats stats;
 };
@@ -653,6 +657,8 @@ void cfq_lat_completed (struct cfqd *cfqd, struct sched_queue *cic,
                         const struct rq *rq, uint64_t now);
 bool cfq_lat_clamped (const struct cfqd *cfqd, const struct sched_group *g);
 bool cfq_lat_depth_full (const struct cfqd *cfqd, const struct sched_group *g);
+uint64_t cfq_lat_target_latency (const struct cfqd *cfqd);
+unsigned cfq_lat_quantum (const struct cfqd *cfqd);
 void cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic,
                      uint64_t now);
 void cfq_lat_allow_refill (struct sched_group *g, uint64_t now);

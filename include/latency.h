@@ -108,6 +108,9 @@ extern bool lat_conf_default (const struct lat_conf *c);
 #define LAT_MET_HEADROOM 700    /* permille of the target: below it, met
                                    with room, the others are restored */
 #define LAT_RESTORE_STEP 8      /* restored by 1/8 of their scale a window */
+#define LAT_TURN_FLOOR 375      /* permille: turns are cut to 3/8 at most
+                                   (target_latency 112 ms, quantum 3 at
+                                   the defaults) */
 #define LAT_UNMET_WINDOWS 3     /* missed windows with the others at the
                                    floor before a target is called unmet */
 
