@@ -511,6 +511,13 @@ cfq_init_cfqq (struct cfqd *cfqd, struct cfqq *cfqq, struct sched_group *cfqg,
 #define cfqg_of(n) container_of (n, struct sched_group, rb_node)
 #define rq_of(n) container_of (n, struct rq, rb)
 
+/* The group service tree's order: by vdisktime, wrapping. */
+static inline bool
+cfqg_less (const struct rb_node *a, const struct rb_node *b)
+{
+  return (int64_t) (cfqg_of (a)->vdisktime - cfqg_of (b)->vdisktime) < 0;
+}
+
 /* Tracing (cfq_set_trace): a message per decision while a hook is set. */
 extern cfq_trace_fn cfq_trace_hook;
 extern void *cfq_trace_opaque;
@@ -606,7 +613,6 @@ unsigned cfq_group_get_avg_queues (struct sched_group *cfqg, bool rt);
 uint64_t cfq_group_slice (const struct cfqd *cfqd,
                           const struct sched_group *cfqg);
 uint64_t cfq_lag_vdisktime (const struct cfqd *cfqd);
-bool cfqg_less (const struct rb_node *a, const struct rb_node *b);
 void cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg);
 void cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg);
 uint64_t cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now);
