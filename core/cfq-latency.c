@@ -37,7 +37,13 @@
  *       group that misses has its vdisktime lead over the tree's
  *       minimum cut by as much: its last whole turn is then charged as
  *       a short one, where it would otherwise wait while the others
- *       caught up on short turns (window 2: 444-483 ms).  The floor,
+ *       caught up on short turns (window 2: 444-483 ms).  A cut that
+ *       the floor stops short of leaves the rest of the miss to the
+ *       weights in the same window: the cut is expected to move the
+ *       miss by the square root of its factor, and the weights are
+ *       lowered by what remains (latency-protect-hdd at 150 ms: window 2
+ *       at 158-210 ms, where it waited a window for the weights,
+ *       278-289).  The floor,
  *       LAT_TURN_FLOOR (3/8: target_latency 112 ms, quantum 3 at the
  *       defaults), is where shorter turns stop helping: a reader's own
  *       requests, served in sector order, then wait across several of
@@ -311,15 +317,36 @@ cfq_lat_quantum (const struct cfqd *cfqd)
   return q ? (unsigned) q : 1;
 }
 
+static unsigned
+lat_isqrt (uint64_t x)
+{
+  uint64_t r = 0, b = 1ULL << 62;
+
+  while (b > x)
+    b >>= 2;
+  while (b) {
+    if (x >= r + b) {
+      x -= r + b;
+      r = (r >> 1) + b;
+    }
+    else
+      r >>= 1;
+    b >>= 2;
+  }
+  return (unsigned) r;
+}
+
 /* M > LAT_AIM, the turns above their floor: cut every group's turn by
  * (LAT_AIM / M)^2, and the lead of each group that misses by as much.
+ * Returns the miss left for the weights (permille): what the cut, at the
+ * floor, is not expected to take off; LAT_AIM if the cut was whole.
  */
-static void
+static unsigned
 lat_shorten (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
 {
   struct cfq_grp_st *st = &cfqd->grp_st;
   const unsigned was = cfqd->lat_turn;
-  unsigned t = (unsigned) ((uint64_t) was * LAT_AIM * LAT_AIM
+  unsigned r, t = (unsigned) ((uint64_t) was * LAT_AIM * LAT_AIM
                            / ((uint64_t) m * m));
   struct list *p;
 
@@ -338,6 +365,13 @@ lat_shorten (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
   cfqd->lat_turn = t;
   worst->lat.floor_windows = 0;       /* not at the floor: no run */
   CFQ_TRACE (cfqd, NULL, "latency: turns cut to %u permille", t);
+  /* The cut moves a miss by the square root of its factor. */
+  r = lat_isqrt ((uint64_t) t * LAT_SCALE_ONE * LAT_SCALE_ONE / was);
+  list_for_each (p, &cfqd->groups) {
+    struct sched_group *g = list_entry (p, struct sched_group, link);
+    g->lat.miss = (unsigned) ((uint64_t) g->lat.miss * r / LAT_SCALE_ONE);
+  }
+  return (unsigned) ((uint64_t) m * r / LAT_SCALE_ONE);
 }
 
 /* M > LAT_AIM: lower the others by how much less they miss, floor,
@@ -434,8 +468,8 @@ lat_window_end (struct cfqd *cfqd, uint64_t now)
   cfqd->lat_clamp = clamp;
   if (worst && m > LAT_AIM) {
     if (lat_turns_apply (cfqd) && cfqd->lat_turn > LAT_TURN_FLOOR)
-      lat_shorten (cfqd, worst, m);
-    else
+      m = lat_shorten (cfqd, worst, m);
+    if (m > LAT_AIM)
       lat_lower (cfqd, worst, m);
   }
   else if (!judged || m <= LAT_MET_HEADROOM)
