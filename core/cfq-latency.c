@@ -68,7 +68,7 @@
  *   On latency-protect-hdd's tenants at 300 ms (cfqsim, 60 s): the
  *   turns alone meet it, with 0.98-1.03 of the total MiB/s kept, where
  *   the weights alone kept 0.63-0.69; at 150 ms both levers are used,
- *   0.56 kept (0.38).
+ *   0.57 kept (0.38).
  *   On flash, where the work-conserving dispatch keeps several groups
  *   at the device at once, what a reader waits for is the device queue
  *   and there are no turns to cut: there a group's share of wc_depth is
