@@ -19,8 +19,9 @@
  *   it off and puts it back (cfq_group_charge).
  * - A group's workload slice left over is saved and resumed at its next
  *   turn (saved_workload_slice).
- * The group's share of target_latency (cfq_group_slice) sizes workload
- * slices and, with low_latency, queue slices; the groups kept by deviation
+ * The group's share of target_latency (cfq_group_slice; cut with every
+ * turn while a latency target misses on a disk, cfq-latency.c) sizes
+ * workload slices and, with low_latency, queue slices; the groups kept by deviation
  * 18 count in it as if still on the tree, so a group alone for a moment
  * gets no slice sized for being alone (deviation 30).
  * The work-conserving dispatch (deviations 31 and 32) is cfq-wc.c's; here
@@ -105,7 +106,7 @@ cfq_group_slice (const struct cfqd *cfqd, const struct sched_group *cfqg)
   }
   if (!tw)
     tw = cfqg->weight;
-  return t_get (cfqd, T_TARGET_LATENCY) * cfqg->weight / tw;
+  return cfq_lat_target_latency (cfqd) * cfqg->weight / tw;
 }
 
 /* group_lag in vdisktime: that many requests at the default weight
@@ -115,12 +116,6 @@ uint64_t
 cfq_lag_vdisktime (const struct cfqd *cfqd)
 {
   return (t_get (cfqd, T_GROUP_LAG) * CFQ_IOPS_CHARGE) << CFQ_SERVICE_SHIFT;
-}
-
-bool
-cfqg_less (const struct rb_node *a, const struct rb_node *b)
-{
-  return (int64_t) (cfqg_of (a)->vdisktime - cfqg_of (b)->vdisktime) < 0;
 }
 
 void

@@ -366,6 +366,10 @@ struct cfqd {
   uint64_t lat_window_end;      /* ns: the latency window ends */
   bool lat_clamp;               /* a binary target missed: the others'
                                    depth is 1 */
+  unsigned lat_turn;            /* permille: every group's turn (its share
+                                   of target_latency, and quantum) is cut
+                                   to this while a graded target misses on
+                                   a disk; LAT_SCALE_ONE: whole */
 
   struct cfq_stats stats;
 };
@@ -507,6 +511,13 @@ cfq_init_cfqq (struct cfqd *cfqd, struct cfqq *cfqq, struct sched_group *cfqg,
 #define cfqg_of(n) container_of (n, struct sched_group, rb_node)
 #define rq_of(n) container_of (n, struct rq, rb)
 
+/* The group service tree's order: by vdisktime, wrapping. */
+static inline bool
+cfqg_less (const struct rb_node *a, const struct rb_node *b)
+{
+  return (int64_t) (cfqg_of (a)->vdisktime - cfqg_of (b)->vdisktime) < 0;
+}
+
 /* Tracing (cfq_set_trace): a message per decision while a hook is set. */
 extern cfq_trace_fn cfq_trace_hook;
 extern void *cfq_trace_opaque;
@@ -602,7 +613,6 @@ unsigned cfq_group_get_avg_queues (struct sched_group *cfqg, bool rt);
 uint64_t cfq_group_slice (const struct cfqd *cfqd,
                           const struct sched_group *cfqg);
 uint64_t cfq_lag_vdisktime (const struct cfqd *cfqd);
-bool cfqg_less (const struct rb_node *a, const struct rb_node *b);
 void cfq_group_service_tree_add (struct cfqd *cfqd, struct sched_group *cfqg);
 void cfq_group_service_tree_del (struct cfqd *cfqd, struct sched_group *cfqg);
 uint64_t cfq_cfqq_slice_usage (const struct cfqq *cfqq, uint64_t now);
@@ -653,6 +663,8 @@ void cfq_lat_completed (struct cfqd *cfqd, struct sched_queue *cic,
                         const struct rq *rq, uint64_t now);
 bool cfq_lat_clamped (const struct cfqd *cfqd, const struct sched_group *g);
 bool cfq_lat_depth_full (const struct cfqd *cfqd, const struct sched_group *g);
+uint64_t cfq_lat_target_latency (const struct cfqd *cfqd);
+unsigned cfq_lat_quantum (const struct cfqd *cfqd);
 void cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic,
                      uint64_t now);
 void cfq_lat_allow_refill (struct sched_group *g, uint64_t now);

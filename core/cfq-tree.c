@@ -244,7 +244,7 @@ choose_service_tree (struct cfqd *cfqd, struct sched_group *cfqg,
     /* Async is capped by its share of all busy queues, and scaled by
      * the async/sync slice ratio.
      */
-    uint64_t tmp = t_get (cfqd, T_TARGET_LATENCY)
+    uint64_t tmp = cfq_lat_target_latency (cfqd)
       * cfqg_busy_async_queues (cfqg);
     tmp /= cfqd->busy_queues ? cfqd->busy_queues : 1;
     slice = umin64 (slice, tmp);

@@ -563,7 +563,7 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
   if (in_flight[1] && !cfqq->sync)
     return false;
 
-  max_dispatch = t_get (cfqd, T_QUANTUM) / 2;
+  max_dispatch = cfq_lat_quantum (cfqd) / 2;
   if (max_dispatch < 1)
     max_dispatch = 1;
   if (cfq_class_idle (cfqq))
@@ -586,7 +586,7 @@ cfq_may_dispatch (struct cfqd *cfqd, struct cfqq *cfqq, uint64_t now)
             || !cfq_sync_lately (cfqd, cfqq, now)))
       max_dispatch = ~0u;
     else
-      max_dispatch = t_get (cfqd, T_QUANTUM);
+      max_dispatch = cfq_lat_quantum (cfqd);
   }
 
   /* Async: ramp up the depth after sync requests were delayed. */
@@ -938,6 +938,7 @@ cfq_create (void)
   list_init (&cfqd->groups);
   list_init (&cfqd->conns);
   cfqd->hw_tag = -1;
+  cfqd->lat_turn = LAT_SCALE_ONE;
   cfqd->idle_timer = SCHED_NEVER;
   cfqd->wc_lag_wake = SCHED_NEVER;
   cfqd->serving_type = SYNC_NOIDLE_WORKLOAD;

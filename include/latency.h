@@ -1,13 +1,15 @@
 /* latency.h: a group's latency target and its start-up boost: the
  * settings, their key table, and the rules' constants.
  *
- * Two ideas, both acting through what a group is charged (its vdisktime),
- * never through a clamp on the device queue (save the binary mode, kept
- * for comparison):
+ * Two ideas, acting through what a group is charged (its vdisktime) and
+ * how long its turns are, never by clamping the others to one request at
+ * the device (save the binary mode, kept for comparison):
  *  - latency_target: the group's completion latency at a percentile,
- *    measured per window; while it misses, the other groups' effective
- *    weights are lowered in proportion to the miss, and restored when it
- *    is met (core/cfq-latency.c has the essay);
+ *    measured per window; while it misses, every group's turn is cut on a
+ *    disk (its share of target_latency, and quantum), then, with the
+ *    turns at their floor or on flash, the other groups' effective
+ *    weights are lowered in proportion to the miss; the weights are
+ *    restored first when it is met (core/cfq-latency.c has the essay);
  *  - boost: a connection that is new, or busy again after idling, is
  *    charged a fraction of its service for a while, unless it came in a
  *    burst of new connections or its group spent its allowance.
@@ -108,6 +110,9 @@ extern bool lat_conf_default (const struct lat_conf *c);
 #define LAT_MET_HEADROOM 700    /* permille of the target: below it, met
                                    with room, the others are restored */
 #define LAT_RESTORE_STEP 8      /* restored by 1/8 of their scale a window */
+#define LAT_TURN_FLOOR 375      /* permille: turns are cut to 3/8 at most
+                                   (target_latency 112 ms, quantum 3 at
+                                   the defaults) */
 #define LAT_UNMET_WINDOWS 3     /* missed windows with the others at the
                                    floor before a target is called unmet */
 
