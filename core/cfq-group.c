@@ -296,13 +296,26 @@ void
 cfq_group_charge_queue (struct cfqd *cfqd, const struct cfqq *cfqq,
                         uint64_t charge, uint64_t now)
 {
-  cfq_group_charge (cfqd, cfqq->cfqg, cfq_lat_charge (cfqq, charge, now));
+  cfq_group_charge (cfqd, cfqq->cfqg,
+                    cfq_lat_charge (cfqq->owner, cfqq->cfqg, charge, now));
 }
 
 /* Drain charge (ours, deviation 19): the time from the group's expiry
  * until its last request in the driver completed, or until it is made
- * active again, whichever comes first.
+ * active again, whichever comes first.  It is the service of the queue
+ * whose requests drain, so that connection's boost forgives it as it
+ * forgives the queue's slices: otherwise a boosted queue that expires
+ * with a request out, as one two deep does at every turn, pays each
+ * drain in full, several times what its boosted turns cost.
  */
+void
+cfq_group_drain_start (struct sched_group *cfqg, const struct cfqq *cfqq,
+                       uint64_t now)
+{
+  cfqg->drain_since = now;
+  cfqg->drain_cic = cfqq->owner;
+}
+
 void
 cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
                       uint64_t now)
@@ -310,10 +323,13 @@ cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
   if (!cfqg->drain_since)
     return;
   if (now > cfqg->drain_since) {
-    cfq_group_charge (cfqd, cfqg, now - cfqg->drain_since);
+    cfq_group_charge (cfqd, cfqg,
+                      cfq_lat_charge (cfqg->drain_cic, cfqg,
+                                      now - cfqg->drain_since, now));
     cfqg->st_used_ns += now - cfqg->drain_since;
   }
   cfqg->drain_since = 0;
+  cfqg->drain_cic = NULL;
 }
 
 void
@@ -338,7 +354,7 @@ cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
      * and delay the next queue's first completion, where that queue's
      * slice starts: charge that time to this group as it drains.
      */
-    cfqg->drain_since = now;
+    cfq_group_drain_start (cfqg, cfqq, now);
 
   cfq_group_charge_queue (cfqd, cfqq, charge, now);
 

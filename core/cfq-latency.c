@@ -94,9 +94,12 @@
  * Boost ([group] boost = on).  A connection whose first request comes, or
  * that is busy again after LAT_BOOST_IDLE (2 s) with nothing outstanding,
  * is boosted for LAT_BOOST_TIME (5 s): its queue's charges are divided by
- * LAT_BOOST_FACTOR, and its group, if off the tree, joins it at the front
- * (min_vdisktime), not the end.  The target: a start-up beside n busy
- * groups finishes within 1.5x its time alone.
+ * LAT_BOOST_FACTOR (its slices' and its drains', deviation 19: a queue
+ * two deep expires with a request out at every turn, and its drains
+ * charged in full came to several times its boosted slices), and its
+ * group, if off the tree, joins it at the front (min_vdisktime), not the
+ * end.  The target: a start-up beside n busy groups finishes within 1.5x
+ * its time alone.
  * - The factor, 30 (BFQ's raising): boosted, a group gets F/(F+n) of the
  *   device beside n groups of its weight; 1.5x needs 2/3, so F >= 2n:
  *   30 covers 15.  Beside 8 readers (cfqsim's disk, a start-up of 1.6 s
@@ -611,11 +614,13 @@ cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic, uint64_t now)
              fresh ? "starts" : "wakes");
 }
 
+/* Charge units: what G is charged for CHARGE of service to connection
+ * CIC's queue (NULL: a shared queue), less what CIC's boost forgives.
+ */
 uint64_t
-cfq_lat_charge (const struct cfqq *cfqq, uint64_t charge, uint64_t now)
+cfq_lat_charge (struct sched_queue *cic, struct sched_group *g,
+                uint64_t charge, uint64_t now)
 {
-  struct sched_queue *cic = cfqq->owner;
-  struct sched_group *g = cfqq->cfqg;
   uint64_t forgive;
 
   if (!cic || !cic->boost_until || now >= cic->boost_until)

@@ -239,6 +239,10 @@ struct sched_group {
   uint64_t drain_since;         /* ns: its slice expired with requests in
                                    the driver, whose time is not charged
                                    yet (drain charge); 0: none pending */
+  struct sched_queue *drain_cic; /* the connection whose queue began the
+                                   drain, whose boost forgives the drain
+                                   charge as the rest of its charge; NULL:
+                                   none, shared queue, or gone */
   unsigned busy_queues_avg[2];  /* [BE, RT]: decaying average of busy */
 
   /* Lifetime counters of what happened to the group's queues, the same
@@ -624,6 +628,8 @@ void cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,
                        uint64_t charge);
 void cfq_group_charge_queue (struct cfqd *cfqd, const struct cfqq *cfqq,
                              uint64_t charge, uint64_t now);
+void cfq_group_drain_start (struct sched_group *cfqg,
+                            const struct cfqq *cfqq, uint64_t now);
 void cfq_group_drain_done (struct cfqd *cfqd, struct sched_group *cfqg,
                            uint64_t now);
 void cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
@@ -668,8 +674,8 @@ unsigned cfq_lat_quantum (const struct cfqd *cfqd);
 void cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic,
                      uint64_t now);
 void cfq_lat_allow_refill (struct sched_group *g, uint64_t now);
-uint64_t cfq_lat_charge (const struct cfqq *cfqq, uint64_t charge,
-                         uint64_t now);
+uint64_t cfq_lat_charge (struct sched_queue *cic, struct sched_group *g,
+                         uint64_t charge, uint64_t now);
 void cfq_lat_stats (struct cfqd *cfqd, struct sched_group *g,
                     stat_emit_fn *emit, void *opaque);
 /* cfq-tunables.c: the tunable table, the setter. */

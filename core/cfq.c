@@ -852,6 +852,8 @@ cfq_conn_maybe_free (struct cfqd *cfqd, struct sched_queue *cic)
       next = own->new_cfqq->owner;
       own->new_cfqq = NULL;
     }
+    if (cic->cfqg->drain_cic == cic)
+      cic->cfqg->drain_cic = NULL;
     list_del (&cic->link);
     free (cic);
     cic = next;
@@ -1433,7 +1435,7 @@ cfq_activate (struct sched *s, struct rq *rq, uint64_t now)
   cfq_group_present (cfqd, cfqq->cfqg);
   if (cfqd->grp_st.active != cfqq->cfqg && !iops_mode (cfqd) &&
       !cfqq->cfqg->drain_since)
-    cfqq->cfqg->drain_since = now;
+    cfq_group_drain_start (cfqq->cfqg, cfqq, now);
 }
 
 /* The cost model's parameters: from now on they are the device's. */
