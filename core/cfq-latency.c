@@ -664,6 +664,7 @@ struct lat_snap {
   uint64_t unmet_count;         /* times it was found so */
   unsigned weight_set;          /* the weight set */
   unsigned weight;              /* the effective weight now */
+  unsigned turn;                /* permille: its turns' length now */
   bool clamped;                 /* binary mode holds it to depth 1 now */
   bool boost;                   /* boost = on */
   unsigned boosted;             /* its connections boosted now */
@@ -715,6 +716,12 @@ static const struct stat_field lat_fields[] = {
   { .name = "weight_effective", .unit = "weight", .repr = STAT_UINT,
     .off = L (weight), .show = STAT_ALL, .help = "The weight it is"
     " charged by now: lowered while another group misses its target." },
+  { .name = "turn_permille", .flat = "latency_turn_permille",
+    .prom = "turn_ratio", .unit = "permille", .repr = STAT_UINT,
+    .off = L (turn), .show = STAT_ALL, .pdiv = 1000,
+    .help = "Its turns' length (share of target_latency, and quantum) now,"
+    " in permille of whole: cut on a disk while a group misses its"
+    " target." },
   { .name = "clamped", .flat = "latency_clamped", .unit = "bool",
     .repr = STAT_BOOL,
     .off = L (clamped), .show = STAT_ALL, .help = "A binary latency target"
@@ -754,7 +761,7 @@ cfq_lat_stats (struct cfqd *cfqd, struct sched_group *g, stat_emit_fn *emit,
     .last = l->last, .windows = l->windows, .misses = l->misses,
     .unmet = l->unmet, .unmet_count = l->st_unmet,
     .weight_set = g->weight_set, .weight = g->weight,
-    .clamped = cfq_lat_clamped (cfqd, g), .boost = l->conf.boost,
+    .turn = cfqd->lat_turn, .clamped = cfq_lat_clamped (cfqd, g), .boost = l->conf.boost,
     .boosted = lat_boosted (cfqd, g), .boosts = l->st_boosts,
     .burst = l->st_burst, .spent = l->st_spent, .forgiven = l->st_forgiven,
   };

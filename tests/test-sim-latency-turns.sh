@@ -16,7 +16,9 @@
 #    are lowered as well: met in >= 85% of the windows after the first,
 #    with >= 0.45 of the total;
 #  - the scheduler's own verdicts agree at 300 ms: at most a tenth of
-#    its windows missed, none unmet.
+#    its windows missed, none unmet;
+#  - its statistics say which lever acts: at 300 ms the turns are cut
+#    (turn_permille below 1000), at 150 ms they are at their floor (375).
 # timeout: 120
 . "$(dirname "$0")/sim/functions.sh"
 requires_cfq
@@ -61,4 +63,8 @@ L = group(t300, "db")["latency"]
 ok(L["misses"] <= 0.1 * L["windows"] and L["unmet"] == 0,
    f"300 ms: the scheduler judged {L['windows']:.0f} windows,"
    f" {L['misses']:.0f} missed, unmet {L['unmet']:.0f}")
+turn = L["turn_permille"]
+ok(turn < 1000, f"300 ms: turns cut to {turn:.0f} permille")
+turn = group(t150, "db")["latency"]["turn_permille"]
+ok(turn == 375, f"150 ms: turns at their floor ({turn:.0f} permille)")
 PY
