@@ -356,6 +356,7 @@ cfq_group_served (struct cfqd *cfqd, struct sched_group *cfqg,
      */
     cfq_group_drain_start (cfqg, cfqq, now);
 
+  charge = cfq_lat_cut_charge (cfqg, charge);
   cfq_group_charge_queue (cfqd, cfqq, charge, now);
 
   /* Save the workload context: the group resumes it on its next turn. */

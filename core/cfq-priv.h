@@ -191,6 +191,9 @@ struct cfq_lat {
   bool unmet;                   /* missed with the others at the floor */
   unsigned floor_windows;       /* windows in a row missed so */
   uint64_t windows, misses;     /* windows judged, and missed */
+  unsigned cut;                 /* permille: the slice it was in when the
+                                   turns were cut is charged at this
+                                   (LAT_SCALE_ONE: no cut pending) */
   uint64_t st_unmet;            /* times found unmet */
   uint64_t allow;               /* charge units its boosts may forgive */
   uint64_t allow_at;            /* ns: allow was refilled up to here */
@@ -674,6 +677,7 @@ unsigned cfq_lat_quantum (const struct cfqd *cfqd);
 void cfq_lat_insert (struct cfqd *cfqd, struct sched_queue *cic,
                      uint64_t now);
 void cfq_lat_allow_refill (struct sched_group *g, uint64_t now);
+uint64_t cfq_lat_cut_charge (struct sched_group *g, uint64_t charge);
 uint64_t cfq_lat_charge (struct sched_queue *cic, struct sched_group *g,
                          uint64_t charge, uint64_t now);
 void cfq_lat_stats (struct cfqd *cfqd, struct sched_group *g,

@@ -293,6 +293,17 @@ tn_prepare (const char *sched_name, const char *backend, uint64_t size,
       nbdkit_error ("cfq: emulate=%s: %s", d->emulate, strerror (-err));
       return -1;
     }
+    /* The capacity defaults to the device's size; a model.capacity given
+     * (the model's parameters come after) replaces it: the seek between
+     * two offsets grows with their distance over the capacity, so it
+     * says whether the device is a disk of that size or a region of a
+     * larger one.
+     */
+    snprintf (cap, sizeof cap, "%" PRIu64, size ? size : 1);
+    err = devmodel_set (tn.dm, "capacity", cap);
+    if (err && err != -ENOENT)
+      nbdkit_debug ("cfq: device model: capacity=%s: %s", cap,
+                    strerror (-err));
     for (size_t i = 0; i < d->nr_model; i++) {
       err = devmodel_set (tn.dm, d->model[i].key, d->model[i].value);
       if (err) {
@@ -301,11 +312,6 @@ tn_prepare (const char *sched_name, const char *backend, uint64_t size,
         return -1;
       }
     }
-    snprintf (cap, sizeof cap, "%" PRIu64, size ? size : 1);
-    err = devmodel_set (tn.dm, "capacity", cap);
-    if (err && err != -ENOENT)
-      nbdkit_debug ("cfq: device model: capacity=%s: %s", cap,
-                    strerror (-err));
     tn.rotational = devmodel_rotational (tn.dm);
   }
   else if (backend && strcmp (backend, "rbd") == 0)

@@ -162,8 +162,11 @@ class Sim(System):
     def run(self, lab, rundir, tenants, duration, seed, shift=0.0):
         scn = lab.scn
         cmd = [lab.tools.cfqsim, "--json", "--duration", "%dms" % round(duration * 1000),
-               "--seed", str(seed), "--sched", self.sched,
-               "--dev", "capacity=%d" % scn.image_size]
+               "--seed", str(seed), "--sched", self.sched]
+        # The model's capacity is the image's size, as in our server,
+        # unless the scenario or --set names one (our server keeps it too).
+        if "capacity" not in (scn.m["device"].get("model") or {}):
+            cmd += ["--dev", "capacity=%d" % scn.image_size]
         for o in scn.overrides + self.overrides:
             cmd += ["--set", o]
         if scn.only or len(tenants) != len(scn.tenants):
