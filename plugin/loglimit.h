@@ -43,7 +43,6 @@ struct loglimit {
   bool listed;                  /* atomic: on that list */
 };
 
-#define LOGLIMIT_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }
 #define LOGLIMIT_ABOUT(about) { .mu = PTHREAD_MUTEX_INITIALIZER, \
                                 .what = (about) }
 #define LOGLIMIT_NOTE 160       /* bytes of loglimit_line's note */

@@ -58,7 +58,7 @@ emit (const char *line)
 int
 main (void)
 {
-  struct loglimit l = LOGLIMIT_INIT;
+  struct loglimit l = LOGLIMIT_ABOUT ("test lines");
   uint64_t t0 = 5 * S, reported = 0, before = 0, n;
   unsigned through;
 
@@ -79,7 +79,7 @@ main (void)
 
   /* 3. */
   reported = 0;
-  l = (struct loglimit) LOGLIMIT_INIT;
+  l = (struct loglimit) LOGLIMIT_ABOUT ("test lines");
   through = flood (&l, t0, 10 * S, 100000, &reported);
   printf ("100000 lines in 10 s: %u let through\n", through);
   CHECK_LE (through, LOGLIMIT_BURST + 10 * LOGLIMIT_RATE);

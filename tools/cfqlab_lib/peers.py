@@ -14,7 +14,7 @@ import time
 from .clients import ClientRun, fio_time, run_clients
 from .common import (LabError, drop_caches, fresh, load_fio_json, sock_path, stop_proc,
                      wait_path)
-from .systems import Peer, System, launch, qos_needs_cfq, unknown_group
+from .systems import Peer, System, launch, our_server_args, qos_needs_cfq, unknown_group
 from .util import note, parse_size, tail
 
 
@@ -281,10 +281,8 @@ class QSD(Throttled):
         # No extents: the image is sparse, and qemu's NBD server answers a
         # read of a hole from the block status without reading (nor
         # throttling) it.
-        args = ["nbdkit", "-f", "--exit-with-parent", "-U", sock,
-                "--threads", str(max(16, max(t.iodepth for t in scn.tenants))),
-                "--filter=noextents", lab.tools.plugin, "config=" + os.path.abspath(scn.path),
-                "file=" + lab.image, "scheduler=fifo"] + scn.overrides
+        args = our_server_args(lab, sock, scn.tenants, "fifo",
+                               filters=["noextents"])
         with open(os.path.join(rundir, "backend.cmd"), "w") as f:
             f.write(" ".join(args) + "\n")
         log = open(os.path.join(rundir, "backend.log"), "w")

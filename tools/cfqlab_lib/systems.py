@@ -24,6 +24,24 @@ def launch(lab, rundir, args):
     lab.procs.append(srv)
     return srv, log
 
+def our_server_args(lab, sock, tenants, sched, control=None, filters=()):
+    """nbdkit with our plugin on the lab's scenario and image, listening
+    on SOCK, with SCHED, a thread per request the deepest of TENANTS
+    keeps (at least 16), FILTERS before the plugin, the control socket
+    CONTROL if one, and the scenario's overrides."""
+    args = ["nbdkit", "-f", "--exit-with-parent", "-U", sock,
+            "--threads", str(max(16, max(t.iodepth for t in tenants)))]
+    args += ["--filter=" + f for f in filters]
+    args += [lab.tools.plugin, "config=" + os.path.abspath(lab.scn.path),
+             "file=" + lab.image]
+    if control:
+        args.append("control=" + control)
+    args.append("scheduler=" + sched)
+    if lab.ceph:
+        args += ["backend=rbd", "conf=" + lab.ceph.conf]
+    return args + lab.scn.overrides
+
+
 def split_group_overrides(spec, overrides):
     """A system's overrides split into the server's KEY=VALUE and the
     groups' settings: group.NAME.KEY=VALUE -> (NAME, KEY, VALUE) (a group
@@ -100,14 +118,8 @@ class Ours(System):
         sock = sock_path(rundir, "nbd.sock")
         ctl = sock_path(rundir, "ctl.sock")
         fresh(sock, ctl)
-        threads = max(16, max(t.iodepth for t in tenants))
-        args = ["nbdkit", "-f", "--exit-with-parent", "-U", sock,
-                "--threads", str(threads), lab.tools.plugin,
-                "config=" + os.path.abspath(scn.path), "file=" + lab.image,
-                "control=" + ctl, "scheduler=" + self.sched]
-        if lab.ceph:
-            args += ["backend=rbd", "conf=" + lab.ceph.conf]
-        args += scn.overrides + self.overrides + lab.args.server_arg
+        args = our_server_args(lab, sock, tenants, self.sched, control=ctl)
+        args += self.overrides + lab.args.server_arg
         srv, log = launch(lab, rundir, args)
         try:
             if not (wait_path(sock, srv, 30) and wait_path(ctl, srv, 30)):
