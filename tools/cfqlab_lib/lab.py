@@ -294,7 +294,7 @@ class Lab:
             "events": scn.events,
             "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "loadavg": open("/proc/loadavg").read().split()[:3],
-            "git": git_head(),
+            "git": git_head(self.tools.root),
         }, "systems": []}
         for s in self.systems:
             e = {"name": s.name, "kind": s.kind, "label": s.label()}

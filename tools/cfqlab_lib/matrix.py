@@ -417,7 +417,8 @@ def _matrix_run(cell, s, rundir, tenants, seconds, seed):
 def matrix_report(args, out, pairs, weights, devices, systems, cells, raw, solo,
                   skipped, rounds, t_start, est):
     rep = {"meta": {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S"), "git": git_head(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "git": git_head(args.build or ROOT),
         "loadavg_end": open("/proc/loadavg").read().split()[:3],
         "rounds": rounds, "seconds": args.seconds, "devices": devices,
         "pairs": [p for p, _ in pairs], "weights": [w for w, _, _ in weights],

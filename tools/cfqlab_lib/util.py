@@ -113,8 +113,9 @@ def safe_name(s):
     return re.sub(r"[^A-Za-z0-9_.=-]", "_", s)
 
 
-def git_head():
-    p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+def git_head(tree=ROOT):
+    """The commit TREE (a git work tree) is at, short; None if not one."""
+    p = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"],
                        capture_output=True, text=True)
     return p.stdout.strip() or None
 
