@@ -252,6 +252,7 @@ cfq_group_set_latency (struct sched *s, struct sched_group *g,
     list_for_each (p, &cfqd->groups) {
       struct sched_group *o = list_entry (p, struct sched_group, link);
       o->lat.scale = LAT_SCALE_ONE;
+      o->lat.cut = LAT_SCALE_ONE;       /* no turn charged short after */
       lat_apply (cfqd, o);
     }
   }
@@ -374,7 +375,8 @@ lat_shorten (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
     if (g->lat.miss <= LAT_AIM)
       continue;
     if (cfqd->active_queue && cfqd->active_queue->cfqg == g)
-      g->lat.cut = (unsigned) ((uint64_t) t * LAT_SCALE_ONE / was);
+      /* A turn that spans two cuts is charged at both. */
+      g->lat.cut = (unsigned) ((uint64_t) g->lat.cut * t / was);
     if (!g->on_st || lead <= 0)
       continue;
     rb_erase (&st->rb, &g->rb_node);
