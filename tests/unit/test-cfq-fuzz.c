@@ -53,27 +53,22 @@ rnd64 (void)
 }
 static unsigned rnd (unsigned n) { return (unsigned) (rnd64 () % n); }
 
-/* Cancels and caps: their own sequence. */
-static uint64_t crng;
+/* A draw below N from the sequence in *X. */
 static unsigned
-crnd (unsigned n)
+xrnd (uint64_t *x, unsigned n)
 {
-  crng ^= crng << 13;
-  crng ^= crng >> 7;
-  crng ^= crng << 17;
-  return (unsigned) (crng % n);
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return (unsigned) (*x % n);
 }
 
-/* Latency targets and boosts: their own sequence. */
-static uint64_t lrng;
-static unsigned
-lrnd (unsigned n)
-{
-  lrng ^= lrng << 13;
-  lrng ^= lrng >> 7;
-  lrng ^= lrng << 17;
-  return (unsigned) (lrng % n);
-}
+/* Cancels and caps: their own sequence; latency targets and boosts:
+ * another.
+ */
+static uint64_t crng, lrng;
+static unsigned crnd (unsigned n) { return xrnd (&crng, n); }
+static unsigned lrnd (unsigned n) { return xrnd (&lrng, n); }
 
 /* A random latency target (none in half) with the boost on or off. */
 static void
