@@ -22,11 +22,12 @@
  *   verdict.  The miss is m = percentile / target (permille).  The
  *   first window opens with the first request of a group with a target,
  *   not when the target is set: a client's first second is then the
- *   first window, judged whole.  (Set through the control socket before
- *   the clients start, latency-protect-hdd at 300 ms: the windows opened
- *   0.35 s before the load, the first, judged on 0.65 s of it, passed at
- *   226 ms, and the first cut came 1.65 s into the load, so the clients'
- *   second second missed in every run, 414-565 ms.)
+ *   first window, judged whole.  (Opened when the target is set, through
+ *   the control socket before the clients start, latency-protect-hdd at
+ *   300 ms: the windows would begin 0.35 s before the load, the first,
+ *   judged on 0.65 s of it, passes at 226 ms, and the first cut comes
+ *   1.65 s into the load, so the clients' second second misses in every
+ *   run, 414-565 ms.)
  * - Control, two levers, the cheaper first.  The controller aims at
  *   LAT_AIM (85%) of each target, so that one window's noise stays under
  *   it.  At a window's end, with M the largest miss among the graded
@@ -47,14 +48,14 @@
  *       caught up on short turns (window 2: 444-483 ms); one in its
  *       turn when the window closes (the window's end is seen at a
  *       completion, often its own) has that turn charged as a short one
- *       at its end (the lab at 300 ms: db then waited 377 ms for the
- *       others' short turns, and missed window 2 at 366-490 ms).  A cut that
- *       the floor stops short of leaves the rest of the miss to the
- *       weights in the same window: the cut is expected to move the
- *       miss by the square root of its factor, and the weights are
- *       lowered by what remains (latency-protect-hdd at 150 ms: window 2
- *       at 158-210 ms, where it waited a window for the weights,
- *       278-289).  The floor,
+ *       at its end (charged whole, in the lab at 300 ms db waited
+ *       377 ms for the others' short turns after the cut, and missed
+ *       window 2 at 366-490 ms).  A cut that the floor stops short of
+ *       leaves the rest of the miss to the weights in the same window:
+ *       the cut is expected to move the miss by the square root of its
+ *       factor, and the weights are lowered by what remains
+ *       (latency-protect-hdd at 150 ms: window 2 at 158-210 ms, where it
+ *       waited a window for the weights, 278-289).  The floor,
  *       LAT_TURN_FLOOR (3/8: target_latency 112 ms, quantum 3 at the
  *       defaults), is where shorter turns stop helping: a reader's own
  *       requests, served in sector order, then wait across several of
@@ -252,6 +253,7 @@ cfq_group_set_latency (struct sched *s, struct sched_group *g,
     list_for_each (p, &cfqd->groups) {
       struct sched_group *o = list_entry (p, struct sched_group, link);
       o->lat.scale = LAT_SCALE_ONE;
+      o->lat.cut = LAT_SCALE_ONE;       /* no turn charged short after */
       lat_apply (cfqd, o);
     }
   }
@@ -374,7 +376,8 @@ lat_shorten (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
     if (g->lat.miss <= LAT_AIM)
       continue;
     if (cfqd->active_queue && cfqd->active_queue->cfqg == g)
-      g->lat.cut = (unsigned) ((uint64_t) t * LAT_SCALE_ONE / was);
+      /* A turn that spans two cuts is charged at both. */
+      g->lat.cut = (unsigned) ((uint64_t) g->lat.cut * t / was);
     if (!g->on_st || lead <= 0)
       continue;
     rb_erase (&st->rb, &g->rb_node);

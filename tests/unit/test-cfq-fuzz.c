@@ -12,6 +12,10 @@
  * dispatch() returned.  In a quarter of the seeds, queued requests are
  * also taken back (sched_cancel, as when a client goes away) and groups
  * get caps in requests; those draws come from a sequence of their own.
+ * In half of them groups have the start-up boost and latency targets of
+ * 1-20 ms, set and changed mid-run (another sequence of their own): the
+ * windows close, the turns are cut, and boosted connections are freed
+ * with their group's drain pending.
  *
  * Checked: every request is dispatched exactly once and completed exactly
  * once, or taken back and never dispatched; dispatch() never returns a deadline in the past while work is
@@ -30,6 +34,7 @@
 
 #include "check.h"
 #include "cfq.h"
+#include "latency.h"
 #include "qos.h"
 #include "sched.h"
 
@@ -48,15 +53,36 @@ rnd64 (void)
 }
 static unsigned rnd (unsigned n) { return (unsigned) (rnd64 () % n); }
 
-/* Cancels and caps: their own sequence. */
-static uint64_t crng;
+/* A draw below N from the sequence in *X. */
 static unsigned
-crnd (unsigned n)
+xrnd (uint64_t *x, unsigned n)
 {
-  crng ^= crng << 13;
-  crng ^= crng >> 7;
-  crng ^= crng << 17;
-  return (unsigned) (crng % n);
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return (unsigned) (*x % n);
+}
+
+/* Cancels and caps: their own sequence; latency targets and boosts:
+ * another.
+ */
+static uint64_t crng, lrng;
+static unsigned crnd (unsigned n) { return xrnd (&crng, n); }
+static unsigned lrnd (unsigned n) { return xrnd (&lrng, n); }
+
+/* A random latency target (none in half) with the boost on or off. */
+static void
+set_random_latency (struct sched *s, struct sched_group *g)
+{
+  struct lat_conf lc;
+
+  lat_conf_init (&lc);
+  lc.boost = lrnd (4) != 0;
+  if (lrnd (2)) {
+    lc.target = (1 + lrnd (20)) * MS;
+    lc.percentile = 99;
+  }
+  CHECK_EQ (sched_group_set_latency (s, g, &lc), 0);
 }
 
 struct conn {
@@ -120,13 +146,15 @@ run_seed (uint64_t seed)
   uint64_t arrivals_end, last_dispatch_ok;
   unsigned made = 0, done = 0, cancelled = 0;
   struct cfq_stats st;
-  bool cancels;
+  bool cancels, lat;
 
   rng = seed * 2654435761ULL + 0x9E3779B97F4A7C15ULL;
   if (!rng)
     rng = 1;
   crng = seed * 0x2545F4914F6CDD1DULL + 1;
   cancels = crnd (4) == 0;
+  lrng = seed * 0xD1B54A32D192ED03ULL + 1;
+  lat = lrnd (2) == 0;
   memset (reqs, 0, sizeof reqs);
   memset (conns, 0, sizeof conns);
   memset (shared_pos, 0, sizeof shared_pos);
@@ -140,6 +168,8 @@ run_seed (uint64_t seed)
   for (unsigned i = 0; i < ngroups; i++) {
     groups[i] = sched_group_new (s, "g", 100 + rnd (901));
     CHECK (groups[i]);
+    if (lat)
+      set_random_latency (s, groups[i]);
   }
   nconns = 1 + rnd (rnd (2) ? 8 : MAXQ);
   for (unsigned i = 0; i < nconns; i++) {
@@ -256,6 +286,8 @@ run_seed (uint64_t seed)
           conns[k].alive = false;
         }
       }
+      if (lat && lrnd (30) == 0)
+        set_random_latency (s, groups[lrnd (ngroups)]);
       if (rnd (80) == 0)
         CHECK_EQ (sched_group_set_weight (s, groups[rnd (ngroups)],
                                           100 + rnd (901)), 0);

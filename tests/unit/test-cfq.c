@@ -1212,9 +1212,10 @@ test_group_counters (void)
  * boost (its first request starts it), expires at 12 ms after a 10 ms
  * slice with 6 requests in the driver, which complete at 20 ms.  Its
  * group's vdisktime rises by as much for the 8 ms of drain as for 8 ms
- * of its slice, both divided by the boost: a drain charged in full rose
- * 24x what the slice's 10 ms did, and such a queue, which expires with a
- * request out at every turn, fell behind the groups it was to pass.
+ * of its slice, both divided by the boost: a drain charged in full would
+ * rise 24x what the slice's 10 ms does, and such a queue, which expires
+ * with a request out at every turn, would fall behind the groups it is
+ * to pass.
  */
 static void
 test_boost_drain (void)
