@@ -274,19 +274,14 @@ cfq_cfqq_charge (const struct cfqd *cfqd, const struct cfqq *cfqq,
 }
 
 /* Add charge (ns of disk time) to the group's vdisktime, scaled by its
- * weight.  The key may not change while the group is on the tree.
+ * weight.
  */
 void
 cfq_group_charge (struct cfqd *cfqd, struct sched_group *cfqg,
                   uint64_t charge)
 {
-  struct cfq_grp_st *st = &cfqd->grp_st;
-
-  if (cfqg->on_st)
-    rb_erase (&st->rb, &cfqg->rb_node);
-  cfqg->vdisktime += cfq_scale_slice (charge, cfqg);
-  if (cfqg->on_st)
-    rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
+  cfqg_set_vdisktime (&cfqd->grp_st, cfqg,
+                      cfqg->vdisktime + cfq_scale_slice (charge, cfqg));
 }
 
 /* Charge a queue's service to its group: CHARGE less what its

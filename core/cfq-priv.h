@@ -525,6 +525,20 @@ cfqg_less (const struct rb_node *a, const struct rb_node *b)
   return (int64_t) (cfqg_of (a)->vdisktime - cfqg_of (b)->vdisktime) < 0;
 }
 
+/* Set CFQG's vdisktime, its key on the group service tree ST: taken off
+ * and put back if it is on it, for the key may not change there.
+ */
+static inline void
+cfqg_set_vdisktime (struct cfq_grp_st *st, struct sched_group *cfqg,
+                    uint64_t vdisktime)
+{
+  if (cfqg->on_st)
+    rb_erase (&st->rb, &cfqg->rb_node);
+  cfqg->vdisktime = vdisktime;
+  if (cfqg->on_st)
+    rb_insert (&st->rb, &cfqg->rb_node, cfqg_less);
+}
+
 /* Tracing (cfq_set_trace): a message per decision while a hook is set. */
 extern cfq_trace_fn cfq_trace_hook;
 extern void *cfq_trace_opaque;
