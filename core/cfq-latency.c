@@ -378,11 +378,9 @@ lat_shorten (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
     if (cfqd->active_queue && cfqd->active_queue->cfqg == g)
       /* A turn that spans two cuts is charged at both. */
       g->lat.cut = (unsigned) ((uint64_t) g->lat.cut * t / was);
-    if (!g->on_st || lead <= 0)
-      continue;
-    rb_erase (&st->rb, &g->rb_node);
-    g->vdisktime = st->min_vdisktime + (uint64_t) lead * t / was;
-    rb_insert (&st->rb, &g->rb_node, cfqg_less);
+    if (g->on_st && lead > 0)
+      cfqg_set_vdisktime (st, g, st->min_vdisktime
+                          + (uint64_t) lead * t / was);
   }
   cfqd->lat_turn = t;
   worst->lat.floor_windows = 0;       /* not at the floor: no run */
@@ -435,6 +433,16 @@ lat_lower (struct cfqd *cfqd, struct sched_group *worst, unsigned m)
   }
 }
 
+/* A scale or the turn, restored a step: by 1/LAT_RESTORE_STEP of itself
+ * (rounded up), at most LAT_SCALE_ONE.
+ */
+static unsigned
+lat_grow (unsigned v)
+{
+  v += (v + LAT_RESTORE_STEP - 1) / LAT_RESTORE_STEP;
+  return v > LAT_SCALE_ONE ? LAT_SCALE_ONE : v;
+}
+
 /* Met with room: the weights first, then the turns. */
 static void
 lat_restore (struct cfqd *cfqd)
@@ -444,19 +452,14 @@ lat_restore (struct cfqd *cfqd)
 
   list_for_each (p, &cfqd->groups) {
     struct sched_group *g = list_entry (p, struct sched_group, link);
-    unsigned s = g->lat.scale + (g->lat.scale + LAT_RESTORE_STEP - 1)
-      / LAT_RESTORE_STEP;
 
     if (g->lat.scale < LAT_SCALE_ONE)
       whole = false;
-    g->lat.scale = s > LAT_SCALE_ONE ? LAT_SCALE_ONE : s;
+    g->lat.scale = lat_grow (g->lat.scale);
     lat_apply (cfqd, g);
   }
-  if (whole && cfqd->lat_turn < LAT_SCALE_ONE) {
-    unsigned t = cfqd->lat_turn + (cfqd->lat_turn + LAT_RESTORE_STEP - 1)
-      / LAT_RESTORE_STEP;
-    cfqd->lat_turn = t > LAT_SCALE_ONE ? LAT_SCALE_ONE : t;
-  }
+  if (whole)
+    cfqd->lat_turn = lat_grow (cfqd->lat_turn);
 }
 
 /* The window ended: judge every targeted group, then act. */
@@ -793,7 +796,8 @@ cfq_lat_stats (struct cfqd *cfqd, struct sched_group *g, stat_emit_fn *emit,
     .last = l->last, .windows = l->windows, .misses = l->misses,
     .unmet = l->unmet, .unmet_count = l->st_unmet,
     .weight_set = g->weight_set, .weight = g->weight,
-    .turn = cfqd->lat_turn, .clamped = cfq_lat_clamped (cfqd, g), .boost = l->conf.boost,
+    .turn = cfqd->lat_turn, .clamped = cfq_lat_clamped (cfqd, g),
+    .boost = l->conf.boost,
     .boosted = lat_boosted (cfqd, g), .boosts = l->st_boosts,
     .burst = l->st_burst, .spent = l->st_spent, .forgiven = l->st_forgiven,
   };
