@@ -42,26 +42,26 @@
 #define MAXRQ 600
 #define MS NSEC_PER_MSEC
 
-static uint64_t rng;
+/* The next value of the xorshift sequence in *X. */
 static uint64_t
-rnd64 (void)
+xstep (uint64_t *x)
 {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
 }
-static unsigned rnd (unsigned n) { return (unsigned) (rnd64 () % n); }
 
 /* A draw below N from the sequence in *X. */
 static unsigned
 xrnd (uint64_t *x, unsigned n)
 {
-  *x ^= *x << 13;
-  *x ^= *x >> 7;
-  *x ^= *x << 17;
-  return (unsigned) (*x % n);
+  return (unsigned) (xstep (x) % n);
 }
+
+static uint64_t rng;
+static uint64_t rnd64 (void) { return xstep (&rng); }
+static unsigned rnd (unsigned n) { return (unsigned) (rnd64 () % n); }
 
 /* Cancels and caps: their own sequence; latency targets and boosts:
  * another.
