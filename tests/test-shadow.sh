@@ -149,20 +149,29 @@ static struct nbdkit_plugin plugin = {
 };
 NBDKIT_REGISTER_PLUGIN (plugin)
 EOF
-  rc=0
-  nbdkit -U - cc "$TESTDIR/lossy.c" every=50 \
-    --run "$SHADOW -s 5 -n 4000 \$unixsocket" >"$TESTDIR/lossy.out" 2>&1 ||
-    rc=$?
-  cat "$TESTDIR/lossy.out"
+  # The client's own exit status is what is judged: it leaves at the first
+  # error with requests in flight, and nbdkit 1.32's core may then abort on
+  # the closed socket (raw_send_socket: sock >= 0), which says nothing about
+  # the client.
+  control ()
+  {
+    local out=$1 seed=$2; shift 2
+    local f=$TESTDIR/control.rc i
+    rm -f "$f"
+    nbdkit -U - cc "$TESTDIR/lossy.c" "$@" \
+      --run "$SHADOW -s $seed -n 4000 \$unixsocket; echo \$? >$f.tmp; mv $f.tmp $f" \
+      >"$out" 2>&1 || true
+    # An aborted nbdkit does not wait for its --run child.
+    for i in $(seq 100); do [ -e "$f" ] && break; sleep 0.1; done
+    cat "$out"
+    rc=$(cat "$f" 2>/dev/null || echo "none (the client did not finish)")
+  }
+  control "$TESTDIR/lossy.out" 5 every=50
   [ "$rc" = 1 ] && grep -q 'DATA INTEGRITY ERROR' "$TESTDIR/lossy.out" ||
     fail "negative control (server losing writes) not detected: exit $rc"
   echo "== negative control, server losing writes: detected"
   # A server that keeps every write but calls all of the disk a zero hole.
-  rc=0
-  nbdkit -U - cc "$TESTDIR/lossy.c" every=0 lie=1 \
-    --run "$SHADOW -s 6 -n 4000 \$unixsocket" >"$TESTDIR/liar.out" 2>&1 ||
-    rc=$?
-  cat "$TESTDIR/liar.out"
+  control "$TESTDIR/liar.out" 6 every=0 lie=1
   [ "$rc" = 1 ] && grep -q 'INTEGRITY ERROR in block status' "$TESTDIR/liar.out" ||
     fail "negative control (false zero extents) not detected: exit $rc"
   echo "== negative control, server reporting data as zero: detected"
