@@ -213,7 +213,7 @@ EOF
 # workers (one per request in flight) x 12 MiB is 1.5 GiB, within the
 # three quarters of the rest that large buffers may use at memory = 3G
 # (3G - 33M - 256M - 64M = 2719M: 2039M), where at the default 2G
-# (1271M) the 16 default workers of each connection often passed it.
+# (1271M) the 16 default workers of each connection can pass it.
 cat >"$TESTDIR/data.conf" <<EOF
 [device]
 file = $TESTDIR/disk.img
