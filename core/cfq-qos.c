@@ -58,11 +58,8 @@ cfq_qos_bound_lag (struct cfqd *cfqd, const struct sched_group *cfqg)
     struct sched_group *held = cfqg_of (n);
     next = rb_next (n);
     if (qos_held (&held->qos, cfqd->now)
-        && (int64_t) (held->vdisktime - floor) < 0) {
-      rb_erase (&st->rb, n);
-      held->vdisktime = floor;
-      rb_insert (&st->rb, n, cfqg_less);
-    }
+        && (int64_t) (held->vdisktime - floor) < 0)
+      cfqg_set_vdisktime (st, held, floor);
   }
 }
 

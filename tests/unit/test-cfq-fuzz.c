@@ -60,8 +60,7 @@ xrnd (uint64_t *x, unsigned n)
 }
 
 static uint64_t rng;
-static uint64_t rnd64 (void) { return xstep (&rng); }
-static unsigned rnd (unsigned n) { return (unsigned) (rnd64 () % n); }
+static unsigned rnd (unsigned n) { return xrnd (&rng, n); }
 
 /* Cancels and caps: their own sequence; latency targets and boosts:
  * another.
