@@ -3,12 +3,15 @@
  * Tunable table; classes and levels; idling and the idle deadline; fifo
  * expiry; back-seek choice; preemption; hw_tag detection; IOPS vs time
  * charging; queue merge and split; freeing a queue mid-flight; per-group
- * counters and the drain charge; requests taken back before dispatch.
+ * counters and the drain charge; requests taken back before dispatch;
+ * the bounded lag's credit on a device that works on requests together.
  */
 #include "cfq-harness.h"
 
 #include <errno.h>
+#include <inttypes.h>
 
+#include "cost.h"
 #include "latency.h"
 #include "qos.h"
 
@@ -916,6 +919,73 @@ test_group_weights (void)
   printf ("group weights: ok\n");
 }
 
+/* Bounded lag on a device that works on its requests together (the
+ * harness's: 16 at once, 1 ms each), the default profile, work-conserving
+ * groups, group_idle 2 ms (heavy's requests complete together, and its
+ * window keeps it present until they are back).  "heavy" (weight 400)
+ * keeps 4 requests out, so they are all at the device, never queued;
+ * "light" (weight 100) keeps 16.  What light
+ * may take depends on what the server knows of the device:
+ *  - its own cost model (set_cost, depth 16): 4 at a device that takes 16
+ *    leave it spare, heavy forfeits its credit past group_lag and light
+ *    has the rest, 12 at a time (deviation 34);
+ *  - the generic model, whose depth is no measurement (an RBD image is
+ *    served so): heavy holds light within group_lag of its pace, a
+ *    quarter of heavy's requests, as the weights say.
+ */
+static void
+wc_forfeit_run (bool given, uint64_t *heavy, uint64_t *light)
+{
+  struct harness h;
+  struct sched_group *gh, *gl;
+  struct h_client *ch, *cl;
+  struct cost_params p;
+
+  h_init (&h, 16);
+  CHECK_EQ (sched_set (h.s, "profile", CFQ_PROFILE_DEFAULT), 0);
+  CHECK_EQ (sched_set (h.s, "slice_idle", 0), 0);
+  CHECK_EQ (sched_set (h.s, "group_idle", 2 * MS), 0);
+  CHECK_EQ (sched_set (h.s, "rotational", 0), 0);
+  CHECK_EQ (sched_set (h.s, "hw_tag", 1), 0);
+  CHECK_EQ (sched_set (h.s, "mode", CFQ_MODE_IOPS), 0);
+  if (given) {
+    cost_params_default (&p, false);
+    CHECK_EQ (p.depth, 16);
+    CHECK_EQ (sched_set_cost (h.s, &p, "config"), 0);
+  }
+  gh = sched_group_new (h.s, "heavy", 400);
+  gl = sched_group_new (h.s, "light", 100);
+  ch = h_client (&h, gh, SCHED_CLASS_BE, 4);
+  cl = h_client (&h, gl, SCHED_CLASS_BE, 4);
+  ch->random = cl->random = true;
+  ch->depth = 4;
+  cl->depth = 16;
+  h_run (&h, 2000 * MS);
+  *heavy = ch->completed;
+  *light = cl->completed;
+  h_fini (&h);
+}
+
+static void
+test_wc_forfeit (void)
+{
+  uint64_t h1, l1, h0, l0;
+
+  wc_forfeit_run (true, &h1, &l1);
+  wc_forfeit_run (false, &h0, &l0);
+  printf ("wc forfeit: model given heavy %" PRIu64 " light %" PRIu64
+          ", generic heavy %" PRIu64 " light %" PRIu64 "\n", h1, l1, h0, l0);
+  /* heavy is served at its own depth either way: 4 per ms. */
+  CHECK_GE (h1, 7900);
+  CHECK_GE (h0, 7900);
+  /* Given: light has the 12 slots heavy leaves. */
+  CHECK_GE (l1, 23000);
+  /* Generic: light at a quarter of heavy, give or take group_lag. */
+  CHECK_GE (4 * l0, h0 * 9 / 10);
+  CHECK_LE (4 * l0, h0 * 11 / 10);
+  printf ("wc forfeit: ok\n");
+}
+
 /* Queueing SSD, IOPS mode.  (1) group_idle arms for a group's last queue
  * only when another group is busy (a share to protect), never with one
  * group alone.  (2) With no idling, a group that empties and is back
@@ -1527,6 +1597,7 @@ main (void)
   test_idling ();
   test_group_idle_and_idle_class ();
   test_ssd_group_place ();
+  test_wc_forfeit ();
   test_low_latency ();
   test_fifo ();
   test_back_seek ();
