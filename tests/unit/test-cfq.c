@@ -924,8 +924,8 @@ test_group_weights (void)
  * groups, group_idle 2 ms (heavy's requests complete together, and its
  * window keeps it present until they are back).  "heavy" (weight 400)
  * keeps 4 requests out, so they are all at the device, never queued;
- * "light" (weight 100) keeps 16.  What light
- * may take depends on what the server knows of the device:
+ * "light" (weight 100) keeps 16.  What light may take depends on what
+ * the server knows of the device:
  *  - its own cost model (set_cost, depth 16): 4 at a device that takes 16
  *    leave it spare, heavy forfeits its credit past group_lag and light
  *    has the rest, 12 at a time (deviation 34);
