@@ -154,10 +154,11 @@ cfq_wc_lag_held (struct cfqd *cfqd, const struct sched_group *cfqg)
      * (deviation 34).  Where requests queue inside the device, the
      * others' slow its own; and a group in its window, with nothing at
      * the device, is between requests: those are what the hold is for.
-     * Only a model of the device's own (measured, stated, or the device
-     * model's) knows that parallelism: the generic one's depth is a
-     * guess, and a device it stands in for (an RBD image, whose cluster
-     * queues what it is sent) may be busy with far fewer requests.
+     * Only the depth of a model given for this device (its figures
+     * measured or stated at that depth, or the device model's) stands
+     * for that: the generic model stands in for a device not measured,
+     * its depth is a guess, and such a device (an RBD image, whose
+     * cluster queues what it is sent) may be busy with far fewer.
      */
     if (t_get (cfqd, T_COST) && cfqd->cost_given && g->dispatched
         && cfqd->rq_in_driver <= cfqd->cost.p.depth) {

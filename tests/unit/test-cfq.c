@@ -980,7 +980,7 @@ test_wc_forfeit (void)
   CHECK_GE (h0, 7900);
   /* Given: light has the 12 slots heavy leaves. */
   CHECK_GE (l1, 23000);
-  /* Generic: light at a quarter of heavy, give or take group_lag. */
+  /* Generic: light at a quarter of heavy, within 10%. */
   CHECK_GE (4 * l0, h0 * 9 / 10);
   CHECK_LE (4 * l0, h0 * 11 / 10);
   printf ("wc forfeit: ok\n");
