@@ -68,6 +68,20 @@ stats_json ()
   ctl "$1" stats --json || fail "cfqctl stats --json failed"
 }
 
+# conns NAME [EXPORT]: how many connections the stats list (of EXPORT
+# only, if given); conns_are NAME N [EXPORT]: whether that is N.
+conns ()
+{
+  stats_json "$1" | "$PYTHON" -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(1 for c in d["connections"] if len(sys.argv) < 2 or c["export"] == sys.argv[1]))' "${@:2}"
+}
+conns_are ()
+{
+  [ "$(conns "$1" "${@:3}")" = "$2" ]
+}
+
 # make_sparse PATH SIZE: a sparse file (for large devices whose contents
 # do not matter).
 make_sparse ()

@@ -95,12 +95,7 @@ wait "$checker" 2>/dev/null || true
   fail "RSS grew by $(((rss1 - rss0) / 1024)) MiB in $secs s of churn"
 # The checker's own two connections close as the server finishes what
 # they had in flight.
-none_listed ()
-{
-  "$PYTHON" -c 'import json,sys; sys.exit(len(json.load(sys.stdin)["connections"]) != 0)' \
-    < <("$CFQCTL" -s "${NBDKIT_CTL[srv]}" raw stats)
-}
-wait_for "stats to list no connection" 10 none_listed
+wait_for "stats to list no connection" 10 conns_are srv 0
 stop_nbdkit srv
 [ "${NBDKIT_STATUS[srv]}" = 0 ] || fail "nbdkit exited with ${NBDKIT_STATUS[srv]} on SIGTERM"
 echo ok
